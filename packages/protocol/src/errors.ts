@@ -1,0 +1,64 @@
+/**
+ * Bayeux wire errors, in the `code:args:message` form of Bayeux 1.0 §3.9 with CometD's
+ * message strings. `args` is a comma-separated list, often empty (`402::session_unknown`).
+ */
+
+export const BayeuxErrors = {
+  /** Unknown or expired clientId; the client must handshake again. */
+  sessionUnknown: { code: 402, message: 'session_unknown' },
+  /** The security policy refused the handshake. */
+  handshakeDenied: { code: 403, message: 'handshake_denied' },
+  /** The security policy refused a subscription; args name the channel. */
+  subscribeDenied: { code: 403, message: 'subscribe_denied' },
+  /** The security policy refused a publish; args name the channel. */
+  publishDenied: { code: 403, message: 'publish_denied' },
+  /** The session holds as many subscriptions as allowed; args give the limit. */
+  subscriptionLimit: { code: 403, message: 'subscription_limit' },
+  /** The message has no `channel`. */
+  channelMissing: { code: 400, message: 'channel_missing' },
+  /** The channel name breaks the grammar, or may not be used in this place. */
+  channelInvalid: { code: 405, message: 'channel_invalid' },
+  /** A subscribe or unsubscribe without `subscription`. */
+  subscriptionMissing: { code: 400, message: 'subscription_missing' },
+  /** A message that is not a JSON object, or a field of the wrong type; args name the field. */
+  messageInvalid: { code: 400, message: 'message_invalid' },
+  /** A `__proto__` key anywhere in the message. */
+  forbiddenKey: { code: 400, message: 'forbidden_key' },
+  /** A handshake whose `version` or `supportedConnectionTypes` the server cannot serve. */
+  versionUnsupported: { code: 400, message: 'version_unsupported' },
+  connectionTypeUnsupported: { code: 400, message: 'connection_type_unsupported' },
+  /** A message larger than the server's limit; args give the limit in bytes. */
+  messageTooLarge: { code: 413, message: 'message_too_large' },
+  /** A meta channel no handler serves. */
+  metaUnknown: { code: 404, message: 'meta_unknown' },
+  /** The server-side handler of a `/service` channel threw; args name the channel. */
+  serviceFailed: { code: 500, message: 'service_failed' },
+  /** No handler is registered for this `/service` channel. */
+  serviceUnknown: { code: 404, message: 'service_unknown' },
+} as const satisfies Record<string, { code: number; message: string }>;
+
+export type BayeuxErrorName = keyof typeof BayeuxErrors;
+
+/** Formats an error string: `formatError('subscribeDenied', ['/a'])` → `403:/a:subscribe_denied`. */
+export function formatError(name: BayeuxErrorName, args: readonly (string | number)[] = []): string {
+  const e = BayeuxErrors[name];
+  return `${e.code}:${args.join(',')}:${e.message}`;
+}
+
+export interface ParsedError {
+  code: number;
+  args: string[];
+  message: string;
+}
+
+/** Parses `code:args:message`; returns `null` for a string not in that form. */
+export function parseError(error: unknown): ParsedError | null {
+  if (typeof error !== 'string') return null;
+  const first = error.indexOf(':');
+  const last = error.lastIndexOf(':');
+  if (first < 1 || last === first) return null;
+  const code = Number(error.slice(0, first));
+  if (!Number.isInteger(code)) return null;
+  const argText = error.slice(first + 1, last);
+  return { code, args: argText === '' ? [] : argText.split(','), message: error.slice(last + 1) };
+}
