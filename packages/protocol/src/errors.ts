@@ -29,8 +29,6 @@ export const BayeuxErrors = {
   connectionTypeUnsupported: { code: 400, message: 'connection_type_unsupported' },
   /** A message larger than the server's limit; args give the limit in bytes. */
   messageTooLarge: { code: 413, message: 'message_too_large' },
-  /** A meta channel no handler serves. */
-  metaUnknown: { code: 404, message: 'meta_unknown' },
   /** The server-side handler of a `/service` channel threw; args name the channel. */
   serviceFailed: { code: 500, message: 'service_failed' },
   /** No handler is registered for this `/service` channel. */

@@ -1,0 +1,266 @@
+/**
+ * The protocol engine of one node: sessions, subscriptions, services and the engine
+ * seam, reached by applications as `app.bayou`. Transports hand it batches of messages
+ * (`handleBatch`) and tell it when their sockets and requests go away.
+ */
+import { EventEmitter } from 'node:events';
+import { expandChannel, formatError, type Message, parseChannel } from '@bayou/protocol';
+import type { FastifyBaseLogger } from 'fastify';
+import { type BatchContext, replyTo, sendReply } from './bayeux/batch-context.js';
+import { processBatch } from './bayeux/dispatcher.js';
+import { SubscriptionIndex } from './channels/subscription-index.js';
+import type { Engine } from './engine/engine.js';
+import { MemoryEngine } from './engine/memory/memory-engine.js';
+import { BayouError } from './errors.js';
+import type { ResolvedOptions } from './options.js';
+import { Outbound } from './session/outbound.js';
+import type { PendingPoll, Session, SessionHost, SocketLink } from './session/session.js';
+import { SessionRegistry, type SweepHandler } from './session/session-registry.js';
+
+export interface ServiceContext {
+  session: Session;
+  message: Message;
+  bayou: Bayou;
+}
+export type ServiceHandler = (data: unknown, ctx: ServiceContext) => unknown;
+export type RemovalReason = 'disconnect' | 'timeout' | 'slow-consumer' | 'shutdown';
+
+export interface BayouEvents {
+  session: [session: Session];
+  'session:removed': [session: Session, reason: RemovalReason];
+  subscribe: [session: Session, channel: string];
+  unsubscribe: [session: Session, channel: string];
+}
+
+export class Bayou extends EventEmitter<BayouEvents> implements SessionHost, SweepHandler {
+  readonly registry: SessionRegistry;
+  readonly index = new SubscriptionIndex();
+  readonly outbound: Outbound;
+  readonly stats = { messagesIn: 0, slowConsumers: 0, publishes: 0 };
+  readonly maxQueuedMessages: number;
+  private readonly services = new Map<string, ServiceHandler>();
+  private readonly browserPolls = new Map<string, number>();
+  private readonly deliverLocal = (channel: string, json: string): void => {
+    this.index.deliver(channel, json);
+  };
+
+  constructor(
+    readonly options: ResolvedOptions,
+    readonly log: FastifyBaseLogger,
+    readonly engine: Engine = new MemoryEngine(),
+  ) {
+    super();
+    this.maxQueuedMessages = options.maxQueuedMessages;
+    this.registry = new SessionRegistry(this, options.maxInterval);
+    this.outbound = new Outbound(
+      (s) => this.completeConnect(s),
+      (s) => this.overflow(s),
+      options.maxBufferedBytes,
+    );
+  }
+
+  async start(): Promise<void> {
+    await this.engine.start(this.deliverLocal);
+    this.registry.startSweeping(this.options.sweepInterval, this);
+  }
+
+  async close(): Promise<void> {
+    this.registry.stopSweeping();
+    for (const session of [...this.registry.values()]) this.removeSession(session, 'shutdown');
+    await this.engine.close();
+  }
+
+  // ---- public API -------------------------------------------------------------------
+
+  /** Publishes `data` on a broadcast channel to every subscriber, on every node. */
+  publish(channel: string, data: unknown): void {
+    const info = parseChannel(channel);
+    if (info === null || info.kind !== 'broadcast' || info.wildcard !== null) {
+      throw new BayouError(
+        'BAYOU_ERR_INVALID_CHANNEL',
+        `cannot publish to "${channel}": not a broadcast channel`,
+      );
+    }
+    this.broadcast(channel, data);
+  }
+
+  /** Publish to a channel already known to be a plain broadcast channel: serialized once. */
+  broadcast(channel: string, data: unknown): void {
+    this.stats.publishes++;
+    this.engine.publish(channel, JSON.stringify({ channel, data }));
+  }
+
+  /** Sends `data` on `channel` to one session only (a private message, a service reply). */
+  deliver(session: Session, channel: string, data: unknown): void {
+    session.enqueue(JSON.stringify({ channel, data }));
+  }
+
+  /** Serves a `/service/...` channel (or pattern); the handler's result is the reply. */
+  service(channel: string, handler: ServiceHandler): this {
+    const info = parseChannel(channel);
+    if (info === null || info.kind !== 'service') {
+      throw new BayouError(
+        'BAYOU_ERR_INVALID_CHANNEL',
+        `service channel "${channel}" must start with /service/`,
+      );
+    }
+    if (this.services.has(channel)) {
+      throw new BayouError('BAYOU_ERR_DUPLICATE_SERVICE', `a handler for "${channel}" is already registered`);
+    }
+    this.services.set(channel, handler);
+    return this;
+  }
+
+  getSession(id: string): Session | undefined {
+    return this.registry.get(id);
+  }
+
+  get sessionCount(): number {
+    return this.registry.size;
+  }
+
+  subscriberCount(channel: string): number {
+    return this.index.subscriberCount(channel);
+  }
+
+  // ---- used by handlers and transports ----------------------------------------------
+
+  handleBatch(messages: unknown[], ctx: BatchContext, scanForProto: boolean): void | Promise<void> {
+    return processBatch(this, messages, ctx, scanForProto);
+  }
+
+  serviceFor(channel: string): ServiceHandler | undefined {
+    const exact = this.services.get(channel);
+    if (exact !== undefined || this.services.size === 0) return exact;
+    for (const name of expandChannel(channel)) {
+      const h = this.services.get(name);
+      if (h !== undefined) return h;
+    }
+    return undefined;
+  }
+
+  /** The session a message names, or `undefined` after replying `402::session_unknown`. */
+  sessionFor(message: Message, ctx: BatchContext): Session | undefined {
+    const session = this.registry.get(message.clientId);
+    if (session !== undefined && session.state !== 'removed') {
+      ctx.session = session;
+      return session;
+    }
+    const reply = replyTo(message, {
+      successful: false,
+      error: formatError('sessionUnknown'),
+      advice: { reconnect: 'handshake', interval: 0 },
+    });
+    sendReply(ctx, null, reply);
+    return undefined;
+  }
+
+  subscribe(session: Session, name: string): void {
+    if (session.subscriptions.has(name)) return;
+    if (this.index.add(name, session)) this.engine.interest(name, true);
+    this.emit('subscribe', session, name);
+  }
+
+  unsubscribe(session: Session, name: string): void {
+    if (!session.subscriptions.has(name)) return;
+    if (this.index.remove(name, session)) this.engine.interest(name, false);
+    this.emit('unsubscribe', session, name);
+  }
+
+  /** A connect binds the session to the carrier it came on. */
+  bindCarrier(session: Session, ctx: BatchContext): void {
+    session.transport = ctx.transport;
+    if (ctx.socket !== null) {
+      if (session.socket !== ctx.socket) {
+        session.socket = ctx.socket;
+        ctx.bound.push(session);
+      }
+    } else {
+      session.socket = null;
+    }
+  }
+
+  /** Answers the held connect of `session`, with everything queued when on long-polling. */
+  completeConnect(session: Session, advice?: Record<string, unknown>): void {
+    const held = session.held;
+    if (held === null) return;
+    session.held = null;
+    if (held.browserId !== null) this.releaseBrowserSlot(held.browserId);
+    session.expiresAt = Date.now() + this.options.maxInterval;
+    if (advice !== undefined) held.reply.advice = { ...(held.reply.advice as object), ...advice };
+    const json = JSON.stringify(held.reply);
+    if (held.poll === null) {
+      session.enqueue(json);
+      return;
+    }
+    const messages = session.drain();
+    messages.push(json);
+    held.poll.respond(messages);
+  }
+
+  acquireBrowserSlot(browserId: string): boolean {
+    const n = this.browserPolls.get(browserId) ?? 0;
+    if (n >= this.options.maxSessionsPerBrowser) return false;
+    this.browserPolls.set(browserId, n + 1);
+    return true;
+  }
+
+  private releaseBrowserSlot(browserId: string): void {
+    const n = (this.browserPolls.get(browserId) ?? 1) - 1;
+    if (n <= 0) this.browserPolls.delete(browserId);
+    else this.browserPolls.set(browserId, n);
+  }
+
+  /** The WebSocket of `session` closed: keep the session until it expires. */
+  socketClosed(session: Session, link: SocketLink): void {
+    if (session.socket !== link) return;
+    session.socket = null;
+    if (session.held !== null && session.held.poll === null) {
+      session.held = null;
+      session.expiresAt = Date.now() + this.options.maxInterval;
+    }
+  }
+
+  /** The client went away while its long-poll was held. */
+  pollAborted(session: Session, poll: PendingPoll): void {
+    const held = session.held;
+    if (held === null || held.poll !== poll) return;
+    session.held = null;
+    if (held.browserId !== null) this.releaseBrowserSlot(held.browserId);
+    session.expiresAt = Date.now() + this.options.maxInterval;
+  }
+
+  removeSession(session: Session, reason: RemovalReason): void {
+    if (session.state === 'removed') return;
+    if (session.held !== null) {
+      const advice = reason === 'shutdown' ? { reconnect: 'retry' } : { reconnect: 'handshake' };
+      this.completeConnect(session, advice);
+    }
+    session.state = 'removed';
+    this.registry.delete(session);
+    for (const name of this.index.removeAll(session)) this.engine.interest(name, false);
+    session.queue = [];
+    this.emit('session:removed', session, reason);
+  }
+
+  // ---- SessionHost and SweepHandler ---------------------------------------------------
+
+  scheduleFlush(session: Session): void {
+    this.outbound.schedule(session);
+  }
+
+  overflow(session: Session): void {
+    this.stats.slowConsumers++;
+    this.log.warn({ clientId: session.id }, 'slow consumer: queue limit reached, session dropped');
+    session.socket?.end(1008, 'slow consumer');
+    this.removeSession(session, 'slow-consumer');
+  }
+
+  connectTimedOut(session: Session): void {
+    this.completeConnect(session);
+  }
+
+  sessionExpired(session: Session): void {
+    this.removeSession(session, 'timeout');
+  }
+}

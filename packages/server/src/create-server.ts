@@ -1,0 +1,41 @@
+/** The composition root for standalone use: a Fastify app with the Bayou plugin. */
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { Bayou } from './bayou.js';
+import { type BayouPluginOptions, bayou } from './http/plugin.js';
+
+export interface CreateServerOptions extends BayouPluginOptions {
+  /** Interface to listen on. Default `'0.0.0.0'`. */
+  host?: string;
+  /** Port; `0` picks a free one. Default `8080`. */
+  port?: number;
+  /** Fastify (pino) logger options, or `false`. Default `false`. */
+  logger?: FastifyServerOptions['logger'];
+  /** TLS key and certificate (PEM) to serve https and wss. Default: none. */
+  https?: { key: string | Buffer; cert: string | Buffer };
+}
+
+export interface BayouServer {
+  readonly app: FastifyInstance;
+  readonly bayou: Bayou;
+  /** Starts listening; resolves to the base URL, e.g. `http://127.0.0.1:8080`. */
+  listen(): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function createServer(options: CreateServerOptions = {}): Promise<BayouServer> {
+  const { host = '0.0.0.0', port = 8080, logger = false, https, ...pluginOptions } = options;
+  const app = (https ? Fastify({ logger, https }) : Fastify({ logger })) as unknown as FastifyInstance;
+  await app.register(bayou, pluginOptions);
+  return {
+    app,
+    bayou: app.bayou,
+    async listen() {
+      await app.listen({ host, port });
+      const address = app.server.address();
+      const actual = typeof address === 'object' && address !== null ? address.port : port;
+      const shownHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
+      return `${https ? 'https' : 'http'}://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${actual}`;
+    },
+    close: () => app.close(),
+  };
+}

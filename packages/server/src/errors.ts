@@ -1,0 +1,43 @@
+/**
+ * Errors of `@bayou/server`. Wire errors for clients are Bayeux strings built with
+ * `formatError` from `@bayou/protocol`; this file holds the programmer errors thrown at
+ * setup (each with a stable code) and the error a service handler throws to answer with
+ * a Bayeux error of its choosing.
+ */
+
+export const ErrorCodes = {
+  /** An option key that does not exist. */
+  BAYOU_ERR_UNKNOWN_OPTION: 'BAYOU_ERR_UNKNOWN_OPTION',
+  /** An option with a value of the wrong type or out of range. */
+  BAYOU_ERR_INVALID_OPTION: 'BAYOU_ERR_INVALID_OPTION',
+  /** A channel name that breaks the grammar, or of the wrong kind for the call. */
+  BAYOU_ERR_INVALID_CHANNEL: 'BAYOU_ERR_INVALID_CHANNEL',
+  /** A second service handler for the same channel. */
+  BAYOU_ERR_DUPLICATE_SERVICE: 'BAYOU_ERR_DUPLICATE_SERVICE',
+  /** A config file that cannot be read or parsed. */
+  BAYOU_ERR_CONFIG: 'BAYOU_ERR_CONFIG',
+} as const;
+
+export type ErrorCode = keyof typeof ErrorCodes;
+
+export class BayouError extends TypeError {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string) {
+    super(message);
+    this.name = 'BayouError';
+    this.code = code;
+  }
+}
+
+/**
+ * Thrown by a service handler (or an `authenticate`/`canPublish` hook) to answer with a
+ * specific Bayeux error string, e.g. `new BayeuxReplyError('403:/chat:muted')`.
+ */
+export class BayeuxReplyError extends Error {
+  readonly bayeuxError: string;
+  constructor(bayeuxError: string) {
+    super(bayeuxError);
+    this.name = 'BayeuxReplyError';
+    this.bayeuxError = bayeuxError;
+  }
+}

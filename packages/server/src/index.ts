@@ -1,0 +1,23 @@
+export {
+  Bayou,
+  type BayouEvents,
+  type RemovalReason,
+  type ServiceContext,
+  type ServiceHandler,
+} from './bayou.js';
+export { type BayouServer, type CreateServerOptions, createServer } from './create-server.js';
+export type { DeliveryHandler, Engine } from './engine/engine.js';
+export { MemoryEngine } from './engine/memory/memory-engine.js';
+export { BayeuxReplyError, BayouError, type ErrorCode, ErrorCodes } from './errors.js';
+export { type BayouPluginOptions, bayou, bayou as default } from './http/plugin.js';
+export {
+  type AuthenticateHook,
+  type BayouOptions,
+  type ChannelHook,
+  defaultOptions,
+  type RequestInfo,
+  type ResolvedOptions,
+  resolveOptions,
+  type TransportName,
+} from './options.js';
+export type { Session, SessionState } from './session/session.js';

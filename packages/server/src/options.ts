@@ -1,0 +1,155 @@
+/**
+ * Every option of the Bayou plugin, with its default, in one place. `resolveOptions`
+ * merges the defaults, rejects unknown keys and bad values with a `BayouError` naming
+ * the option, and returns a frozen object; components receive only the sub-object they
+ * need.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Message } from '@bayou/protocol';
+import { BayouError } from './errors.js';
+import type { Session } from './session/session.js';
+
+export type TransportName = 'websocket' | 'long-polling';
+
+/** What the security hooks know about the HTTP request that carried a message. */
+export interface RequestInfo {
+  transport: TransportName;
+  /** The upgrade request (WebSocket) or the POST (long-polling). */
+  raw: IncomingMessage;
+  remoteAddress: string | undefined;
+}
+
+/** `false` denies; `true`, nothing or an object accepts (an object is kept as `session.auth`). */
+export type AuthenticateHook = (
+  message: Message,
+  request: RequestInfo,
+) => boolean | undefined | Record<string, unknown> | Promise<boolean | undefined | Record<string, unknown>>;
+
+/** `false` denies with `403:<channel>:subscribe_denied` / `publish_denied`. */
+export type ChannelHook = (session: Session, channel: string, message: Message) => boolean | Promise<boolean>;
+
+export interface BayouOptions {
+  /** URL path of the Bayeux endpoint for both transports. Default `'/bayeux'`. */
+  path?: string;
+  /** Transports offered, in order of preference. Default `['websocket', 'long-polling']`. */
+  transports?: TransportName[];
+  /** Milliseconds a `/meta/connect` is held when nothing is queued. Default `30000`. */
+  timeout?: number;
+  /** Milliseconds a client waits between a connect reply and its next connect. Default `0`. */
+  interval?: number;
+  /** Milliseconds after its last connect ended before an idle session expires. Default `10000`. */
+  maxInterval?: number;
+  /** Period of the shared sweep that ends held connects and expires sessions. Default `1000`. */
+  sweepInterval?: number;
+  /** Long-polls one browser (the `BAYEUX_BROWSER` cookie) may hold at once. Default `1`. */
+  maxSessionsPerBrowser?: number;
+  /** `interval` advised to a browser past `maxSessionsPerBrowser`. Default `2000`. */
+  multiSessionInterval?: number;
+  /** Origins allowed for WebSocket upgrades and CORS; `'*'` allows all. Default `['*']`. */
+  allowedOrigins?: string[];
+  /** Largest WebSocket frame or HTTP body in bytes (WS close 1009, HTTP 413). Default `65536`. */
+  maxPayloadBytes?: number;
+  /** Most messages in one frame or request. Default `1000`. */
+  maxBatchMessages?: number;
+  /** Most subscriptions one session may hold. Default `1000`. */
+  maxSubscriptionsPerSession?: number;
+  /** Most messages queued for one session before it is dropped as a slow consumer. Default `10000`. */
+  maxQueuedMessages?: number;
+  /** Most bytes buffered on one WebSocket before its session is dropped as slow. Default `8388608`. */
+  maxBufferedBytes?: number;
+  /** Decides each handshake. Default: accept all. */
+  authenticate?: AuthenticateHook;
+  /** Decides each subscription. Default: allow all. */
+  canSubscribe?: ChannelHook;
+  /** Decides each publish from a client. Default: allow all. */
+  canPublish?: ChannelHook;
+  /** Path of the Prometheus metrics, or `false`. Default `'/metrics'`. */
+  metricsPath?: string | false;
+  /** Path of the health check, or `false`. Default `'/healthz'`. */
+  healthPath?: string | false;
+}
+
+export type ResolvedOptions = Readonly<
+  Required<Omit<BayouOptions, 'authenticate' | 'canSubscribe' | 'canPublish'>>
+> &
+  Readonly<Pick<BayouOptions, 'authenticate' | 'canSubscribe' | 'canPublish'>>;
+
+export const defaultOptions: ResolvedOptions = Object.freeze({
+  path: '/bayeux',
+  transports: ['websocket', 'long-polling'] as TransportName[],
+  timeout: 30_000,
+  interval: 0,
+  maxInterval: 10_000,
+  sweepInterval: 1_000,
+  maxSessionsPerBrowser: 1,
+  multiSessionInterval: 2_000,
+  allowedOrigins: ['*'],
+  maxPayloadBytes: 64 * 1024,
+  maxBatchMessages: 1_000,
+  maxSubscriptionsPerSession: 1_000,
+  maxQueuedMessages: 10_000,
+  maxBufferedBytes: 8 * 1024 * 1024,
+  metricsPath: '/metrics',
+  healthPath: '/healthz',
+});
+
+const hooks = ['authenticate', 'canSubscribe', 'canPublish'] as const;
+const numeric = [
+  'timeout',
+  'interval',
+  'maxInterval',
+  'sweepInterval',
+  'maxSessionsPerBrowser',
+  'multiSessionInterval',
+  'maxPayloadBytes',
+  'maxBatchMessages',
+  'maxSubscriptionsPerSession',
+  'maxQueuedMessages',
+  'maxBufferedBytes',
+] as const;
+
+function invalid(name: string, expected: string): never {
+  throw new BayouError('BAYOU_ERR_INVALID_OPTION', `option "${name}" must be ${expected}`);
+}
+
+function checkValues(o: ResolvedOptions): void {
+  for (const name of numeric) {
+    const v = o[name];
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) invalid(name, 'a non-negative number');
+  }
+  if (o.sweepInterval < 10) invalid('sweepInterval', 'at least 10 (ms)');
+  if (typeof o.path !== 'string' || !o.path.startsWith('/')) invalid('path', 'a URL path starting with "/"');
+  const known: string[] = ['websocket', 'long-polling'];
+  if (
+    !Array.isArray(o.transports) ||
+    o.transports.length === 0 ||
+    o.transports.some((t) => !known.includes(t))
+  ) {
+    invalid('transports', 'a non-empty array of "websocket" and "long-polling"');
+  }
+  if (!Array.isArray(o.allowedOrigins) || o.allowedOrigins.some((x) => typeof x !== 'string')) {
+    invalid('allowedOrigins', 'an array of origins (or ["*"])');
+  }
+  for (const p of ['metricsPath', 'healthPath'] as const) {
+    if (o[p] !== false && (typeof o[p] !== 'string' || !(o[p] as string).startsWith('/')))
+      invalid(p, 'a path or false');
+  }
+  for (const h of hooks) if (o[h] !== undefined && typeof o[h] !== 'function') invalid(h, 'a function');
+}
+
+export function resolveOptions(input: BayouOptions = {}): ResolvedOptions {
+  const unknown = Object.keys(input).filter(
+    (k) => !(k in defaultOptions) && !(hooks as readonly string[]).includes(k),
+  );
+  if (unknown.length > 0) {
+    throw new BayouError('BAYOU_ERR_UNKNOWN_OPTION', `unknown option(s): ${unknown.join(', ')}`);
+  }
+  const defined = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined));
+  const merged = { ...defaultOptions, ...defined } as ResolvedOptions;
+  checkValues(merged);
+  return Object.freeze({
+    ...merged,
+    transports: [...merged.transports],
+    allowedOrigins: [...merged.allowedOrigins],
+  });
+}
