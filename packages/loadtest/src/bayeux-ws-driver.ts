@@ -1,0 +1,161 @@
+/**
+ * Bayeux over raw WebSocket for thousands of simulated clients. Per client: one small
+ * record and the socket; handlers are module-level functions that find the record through
+ * a symbol on the socket, so an idle client costs its socket and a few hundred bytes.
+ */
+import { META_CONNECT, META_HANDSHAKE, META_SUBSCRIBE, type Message } from '@bayou/protocol';
+import WebSocket from 'ws';
+import {
+  type Deferred,
+  type Driver,
+  type DriverOptions,
+  deferred,
+  deliverPayload,
+  toWsUrl,
+} from './driver.js';
+
+const CLIENT = Symbol('bayeux-client');
+
+interface WsClient {
+  index: number;
+  clientId: string;
+  pool: BayeuxWsDriver;
+  /** Settles the pending open() or subscribe(). */
+  waiting: Deferred | undefined;
+  pendingSubs: number;
+}
+
+type ClientSocket = WebSocket & { [CLIENT]?: WsClient };
+
+function onOpen(this: ClientSocket): void {
+  this.send(
+    `[{"channel":"/meta/handshake","version":"1.0","minimumVersion":"1.0","supportedConnectionTypes":["websocket"],"id":"1"}]`,
+  );
+}
+
+function onError(this: ClientSocket, error: Error): void {
+  this[CLIENT]?.waiting?.reject(error);
+}
+
+function onClose(this: ClientSocket): void {
+  const c = this[CLIENT];
+  if (!c) return;
+  c.pool.sockets[c.index] = undefined;
+  c.waiting?.reject(new Error('socket closed'));
+  if (!c.pool.closing && c.clientId !== '') c.pool.options.onSessionLost?.(c.index);
+}
+
+function onMessage(this: ClientSocket, raw: WebSocket.RawData): void {
+  const c = this[CLIENT]!;
+  const parsed = JSON.parse(raw.toString()) as Message | Message[];
+  const list = Array.isArray(parsed) ? parsed : [parsed];
+  for (const m of list) {
+    if (m.data !== undefined && !m.channel.startsWith('/meta/')) deliverPayload(c.pool.options.sink, m.data);
+    else if (m.channel === META_CONNECT) onConnectReply(this, c, m);
+    else if (m.channel === META_SUBSCRIBE) onSubscribeReply(c, m);
+    else if (m.channel === META_HANDSHAKE) onHandshakeReply(this, c, m);
+  }
+}
+
+function onHandshakeReply(ws: ClientSocket, c: WsClient, m: Message): void {
+  if (!m.successful || typeof m.clientId !== 'string') {
+    c.waiting?.reject(new Error(`handshake failed: ${m.error ?? 'no clientId'}`));
+    return;
+  }
+  c.clientId = m.clientId;
+  // The first connect asks for an immediate answer, as CometD clients do; later ones are held.
+  ws.send(
+    `[{"channel":"/meta/connect","clientId":"${c.clientId}","connectionType":"websocket","advice":{"timeout":0}}]`,
+  );
+  const w = c.waiting;
+  c.waiting = undefined;
+  w?.resolve();
+}
+
+function onConnectReply(ws: ClientSocket, c: WsClient, m: Message): void {
+  if (m.successful) {
+    ws.send(`[{"channel":"/meta/connect","clientId":"${c.clientId}","connectionType":"websocket"}]`);
+    return;
+  }
+  // A refused connect ends the session (402 → the server forgot us); the scenario counts it.
+  ws.terminate();
+}
+
+function onSubscribeReply(c: WsClient, m: Message): void {
+  if (!m.successful) {
+    c.waiting?.reject(new Error(`subscribe ${String(m.subscription)} failed: ${m.error ?? ''}`));
+    return;
+  }
+  if (--c.pendingSubs === 0) {
+    const w = c.waiting;
+    c.waiting = undefined;
+    w?.resolve();
+  }
+}
+
+export class BayeuxWsDriver implements Driver {
+  readonly options: DriverOptions;
+  readonly sockets: (ClientSocket | undefined)[] = [];
+  closing = false;
+  private readonly url: string;
+
+  constructor(options: DriverOptions) {
+    this.options = options;
+    this.url = toWsUrl(options.url);
+  }
+
+  open(index: number): Promise<void> {
+    const addrs = this.options.localAddresses;
+    const localAddress = addrs.length > 0 ? addrs[index % addrs.length] : undefined;
+    const ws: ClientSocket = new WebSocket(this.url, { perMessageDeflate: false, localAddress });
+    const c: WsClient = { index, clientId: '', pool: this, waiting: deferred(), pendingSubs: 0 };
+    ws[CLIENT] = c;
+    this.sockets[index] = ws;
+    ws.on('open', onOpen);
+    ws.on('message', onMessage);
+    ws.on('error', onError);
+    ws.on('close', onClose);
+    return c.waiting!.promise;
+  }
+
+  subscribe(index: number, channels: readonly string[]): Promise<void> {
+    const ws = this.sockets[index];
+    const c = ws?.[CLIENT];
+    if (!ws || !c) return Promise.reject(new Error(`client ${index} is not open`));
+    c.waiting = deferred();
+    c.pendingSubs = channels.length;
+    const msgs = channels.map(
+      (ch, n) =>
+        `{"channel":"/meta/subscribe","clientId":"${c.clientId}","subscription":"${ch}","id":"s${n}"}`,
+    );
+    ws.send(`[${msgs.join(',')}]`);
+    return c.waiting.promise;
+  }
+
+  publish(index: number, channel: string, dataJson: string): void {
+    const ws = this.sockets[index];
+    if (!ws || ws.readyState !== WebSocket.OPEN) return;
+    ws.send(`[{"channel":"${channel}","clientId":"${ws[CLIENT]!.clientId}","data":${dataJson}}]`);
+  }
+
+  connected(): number {
+    let n = 0;
+    for (const ws of this.sockets) if (ws && ws.readyState === WebSocket.OPEN) n++;
+    return n;
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    const closed: Promise<unknown>[] = [];
+    for (const ws of this.sockets) {
+      if (!ws || ws.readyState === WebSocket.CLOSED) continue;
+      closed.push(new Promise((resolve) => ws.once('close', resolve)));
+      ws.terminate();
+    }
+    await Promise.all(closed);
+  }
+}
+
+export function bayeuxWebSocket(options: DriverOptions): Driver {
+  return new BayeuxWsDriver(options);
+}

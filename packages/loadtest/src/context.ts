@@ -1,0 +1,141 @@
+/**
+ * What a scenario part runs with: its slice of the clients, the driver, the delivery
+ * statistics, and the barriers that keep worker threads in step.
+ */
+import type { Driver, DriverFactory } from './driver.js';
+import type { LoadtestOptions } from './options.js';
+import type { DeliveryStats, SeriesPoint, StatsPart } from './stats.js';
+
+export interface Slice {
+  /** First and one-past-last client index of this part. */
+  lo: number;
+  hi: number;
+  worker: number;
+  workers: number;
+}
+
+export interface PartContext {
+  options: Readonly<LoadtestOptions>;
+  slice: Slice;
+  driver: Driver;
+  stats: DeliveryStats;
+  /** Waits until every worker reached the same named point (immediate with one worker). */
+  barrier: (name: string) => Promise<void>;
+  /** Progress of this part, about once a second. */
+  onTick: (point: SeriesPoint, connected: number) => void;
+  /** Called when the measured window opens and closes (the bench samples server CPU there). */
+  onWindow: (event: 'open' | 'close') => void;
+}
+
+export interface SetupResult {
+  requested: number;
+  connected: number;
+  failed: number;
+  /** Seconds the setup took. */
+  seconds: number;
+  firstError?: string;
+}
+
+/** What one part (worker) returns. */
+export interface PartResult {
+  setup: SetupResult;
+  stats: StatsPart;
+  /** Seconds the measured window lasted. */
+  windowSeconds: number;
+  sessionsLost: number;
+  aborted?: string;
+  /** connections: generator RSS at the end of the hold. */
+  rssBytes: number;
+}
+
+export type { DriverFactory };
+
+/** mulberry32: a small seeded PRNG, so every worker derives the same room assignment. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Picks `k` distinct numbers of [0, n) for each of `count` clients. */
+export function assignGroups(count: number, n: number, k: number, seed: number): Uint16Array[] {
+  const rnd = seededRandom(seed);
+  const out: Uint16Array[] = [];
+  for (let i = 0; i < count; i++) {
+    const picked = new Set<number>();
+    while (picked.size < k) picked.add(Math.floor(rnd() * n));
+    out.push(Uint16Array.from(picked));
+  }
+  return out;
+}
+
+/** Members per group under an assignment. */
+export function groupSizes(groups: readonly Uint16Array[], n: number): Uint32Array {
+  const sizes = new Uint32Array(n);
+  for (const g of groups) for (const r of g) sizes[r]!++;
+  return sizes;
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Opens (and subscribes) the slice's clients with at most `concurrency` in flight, at most
+ * `perSecond` started per second (0 = as fast as possible).
+ */
+export async function openClients(
+  ctx: PartContext,
+  prepare: (index: number) => Promise<void>,
+  perSecond = 0,
+): Promise<SetupResult> {
+  const { lo, hi } = ctx.slice;
+  const started = performance.now();
+  const result: SetupResult = { requested: hi - lo, connected: 0, failed: 0, seconds: 0 };
+  let next = lo;
+  const worker = async () => {
+    while (next < hi) {
+      const index = next++;
+      if (perSecond > 0) {
+        const due = started + ((index - lo) * 1000) / perSecond;
+        const wait = due - performance.now();
+        if (wait > 1) await sleep(wait);
+      }
+      try {
+        await prepare(index);
+        result.connected++;
+      } catch (error) {
+        result.failed++;
+        result.firstError ??= (error as Error).message;
+      }
+    }
+  };
+  const lanes = Math.max(1, Math.min(ctx.options.concurrency, hi - lo));
+  await Promise.all(Array.from({ length: lanes }, worker));
+  result.seconds = (performance.now() - started) / 1000;
+  return result;
+}
+
+/** Seconds of a payload padding string, built once per run. */
+export function padding(size: number): string {
+  return 'x'.repeat(size);
+}
+
+/** Waits for late deliveries: until all expected arrived (one worker) or nothing moved for a while. */
+export async function drain(ctx: PartContext): Promise<void> {
+  const { stats, options } = ctx;
+  const deadline = performance.now() + options.drain;
+  let last = stats.received;
+  let still = performance.now();
+  while (performance.now() < deadline) {
+    if (ctx.slice.workers === 1 && stats.received >= stats.expected) return;
+    await sleep(50);
+    if (stats.received !== last) {
+      last = stats.received;
+      still = performance.now();
+    } else if (ctx.slice.workers > 1 && performance.now() - still > 1000) return;
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * The seam between scenarios and wire protocols. A driver holds many simulated clients as
+ * small records indexed by number; scenarios only open, subscribe and publish by index.
+ * Deliveries are reported through one sink function, not per-client callbacks.
+ */
+
+/** Called for every delivered test message: its id and its (intended) send time in ms. */
+export type DeliverySink = (id: number, sentAt: number) => void;
+
+export interface DriverOptions {
+  /** Endpoint URL (http(s) or ws(s); drivers convert the scheme). */
+  url: string;
+  /** Source addresses to spread connections over; empty = system default. */
+  localAddresses: readonly string[];
+  sink: DeliverySink;
+  /** Called when a session is lost after setup (closed socket, 402 from the server). */
+  onSessionLost?: (index: number) => void;
+}
+
+export interface Driver {
+  /** Opens client `index` (connection + handshake). Resolves once it can subscribe and publish. */
+  open(index: number): Promise<void>;
+  /** Subscribes client `index` to the channels; resolves when every one is acknowledged. */
+  subscribe(index: number, channels: readonly string[]): Promise<void>;
+  /** Publishes `dataJson` (already serialized) on `channel` from client `index`. */
+  publish(index: number, channel: string, dataJson: string): void;
+  /** Clients currently open. */
+  connected(): number;
+  /** Closes every client. */
+  close(): Promise<void>;
+}
+
+export type DriverFactory = (options: DriverOptions) => Driver;
+
+/** A promise with its settle functions, for the few setup steps that wait on a reply. */
+export interface Deferred {
+  promise: Promise<void>;
+  resolve: () => void;
+  reject: (error: Error) => void;
+}
+
+export function deferred(): Deferred {
+  let resolve!: () => void;
+  let reject!: (error: Error) => void;
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+/** Reads a test payload `{"i":id,"t":sentAt,...}` and forwards it to the sink. */
+export function deliverPayload(sink: DeliverySink, data: unknown): void {
+  if (typeof data !== 'object' || data === null) return;
+  const d = data as { i?: unknown; t?: unknown };
+  if (typeof d.i === 'number' && typeof d.t === 'number') sink(d.i, d.t);
+}
+
+export function toWsUrl(url: string): string {
+  return url.replace(/^http(s?):/, 'ws$1:');
+}
+
+export function toHttpUrl(url: string): string {
+  return url.replace(/^ws(s?):/, 'http$1:');
+}

@@ -1,0 +1,21 @@
+export { bayeuxLongPolling } from './bayeux-lp-driver.js';
+export { bayeuxWebSocket } from './bayeux-ws-driver.js';
+export type { DeliverySink, Driver, DriverFactory, DriverOptions } from './driver.js';
+export { driverFor, type Protocol } from './drivers.js';
+export { ExitCodes, LoadtestError, type LoadtestErrorCode, LoadtestErrors } from './errors.js';
+export { renderHtml } from './html-report.js';
+export { fetchServerSample, parsePrometheus, type ServerSample } from './metrics.js';
+export {
+  DEFAULTS,
+  helpText,
+  type LoadtestOptions,
+  parseArgs,
+  resolveOptions,
+  type Scenario,
+  type Transport,
+} from './options.js';
+export { progressLine, renderReport } from './report.js';
+export type { RunResult } from './result.js';
+export { type Progress, type RunHooks, runScenario } from './runner.js';
+export { socketIo } from './socketio-driver.js';
+export type { LatencySummary, SeriesPoint } from './stats.js';

@@ -1,0 +1,289 @@
+/**
+ * Every option of bayou-loadtest in one table, with its default and help text. The CLI
+ * parser, `--help` and `resolveOptions()` all read this table, so they cannot drift apart.
+ */
+import { LoadtestError, LoadtestErrors } from './errors.js';
+
+export type Scenario = 'chat' | 'feed' | 'connections';
+export type Transport = 'websocket' | 'long-polling';
+export const SCENARIOS: readonly Scenario[] = ['chat', 'feed', 'connections'];
+
+export interface LoadtestOptions {
+  /** Bayeux endpoint (http:// or ws://; the transport decides the scheme). */
+  url: string;
+  transport: Transport;
+  /** Simulated clients (sessions). */
+  clients: number;
+  /** chat: rooms (channels /chat/0 … /chat/N-1). */
+  rooms: number;
+  roomsPerClient: number;
+  batches: number;
+  batchSize: number;
+  /** Characters of padding in each message's data. */
+  messageSize: number;
+  /** ms between batches. */
+  pause: number;
+  /** chat/feed: open-loop publish rate in messages per second (0 = batches / closed loop). */
+  rate: number;
+  /** chat: closed loop, keep at most this many deliveries outstanding (0 = off). */
+  maxOutstanding: number;
+  /** feed: subjects published by the driver (channels /feed/0 … /feed/N-1). */
+  subjects: number;
+  subjectsPerClient: number;
+  /** connections: sessions opened per second. */
+  ramp: number;
+  /** connections: ms to hold the idle sessions. */
+  hold: number;
+  /** ms to publish for; 0 = chat runs its batches. */
+  duration: number;
+  /** ms at the start whose deliveries are not measured. */
+  warmup: number;
+  /** ms to wait for outstanding deliveries after publishing stops. */
+  drain: number;
+  /** ms; abort and fail past it (0 = off). */
+  maxLatency: number;
+  /** Source addresses to spread connections over (empty = system default). */
+  localAddresses: string[];
+  workers: number;
+  /** Handshakes in flight at once during setup. */
+  concurrency: number;
+  seed: number;
+  /** URL of the server's Prometheus /metrics ('' = derived from --url, 'off' = never). */
+  metricsUrl: string;
+  json: string;
+  html: string;
+  /** Print the live progress line. */
+  progress: boolean;
+}
+
+type Kind = 'int' | 'ms' | 'string' | 'transport' | 'addresses' | 'bool';
+interface OptionSpec {
+  key: keyof LoadtestOptions;
+  kind: Kind;
+  help: string;
+  scenarios?: readonly Scenario[];
+}
+
+export const DEFAULTS: Readonly<LoadtestOptions> = Object.freeze({
+  url: 'http://127.0.0.1:8080/bayeux',
+  transport: 'websocket',
+  clients: 1000,
+  rooms: 100,
+  roomsPerClient: 10,
+  batches: 1000,
+  batchSize: 10,
+  messageSize: 50,
+  pause: 10,
+  rate: 0,
+  maxOutstanding: 0,
+  subjects: 100,
+  subjectsPerClient: 10,
+  ramp: 1000,
+  hold: 10_000,
+  duration: 0,
+  warmup: 0,
+  drain: 5000,
+  maxLatency: 0,
+  localAddresses: [],
+  workers: 1,
+  concurrency: 200,
+  seed: 1,
+  metricsUrl: '',
+  json: '',
+  html: '',
+  progress: true,
+});
+
+export const OPTION_SPECS: readonly OptionSpec[] = [
+  { key: 'url', kind: 'string', help: 'Bayeux endpoint of the server under test' },
+  { key: 'transport', kind: 'transport', help: 'websocket | long-polling' },
+  { key: 'clients', kind: 'int', help: 'simulated clients (sessions)' },
+  { key: 'rooms', kind: 'int', help: 'chat rooms, channels /chat/<n>', scenarios: ['chat'] },
+  { key: 'roomsPerClient', kind: 'int', help: 'random rooms each client joins', scenarios: ['chat'] },
+  { key: 'batches', kind: 'int', help: 'batches to publish (when --duration is 0)', scenarios: ['chat'] },
+  { key: 'batchSize', kind: 'int', help: 'messages per batch', scenarios: ['chat'] },
+  {
+    key: 'messageSize',
+    kind: 'int',
+    help: 'characters of text in each message',
+    scenarios: ['chat', 'feed'],
+  },
+  { key: 'pause', kind: 'ms', help: 'pause between batches', scenarios: ['chat'] },
+  {
+    key: 'rate',
+    kind: 'int',
+    help: 'open loop: messages published per second (chat: total, feed: per subject; 0 = chat batches)',
+    scenarios: ['chat', 'feed'],
+  },
+  {
+    key: 'maxOutstanding',
+    kind: 'int',
+    help: 'closed loop: publish while fewer deliveries are outstanding (0 = off)',
+    scenarios: ['chat'],
+  },
+  { key: 'subjects', kind: 'int', help: 'feed subjects, channels /feed/<n>', scenarios: ['feed'] },
+  { key: 'subjectsPerClient', kind: 'int', help: 'random subjects each client watches', scenarios: ['feed'] },
+  { key: 'ramp', kind: 'int', help: 'sessions opened per second', scenarios: ['connections'] },
+  { key: 'hold', kind: 'ms', help: 'how long to hold the idle sessions', scenarios: ['connections'] },
+  { key: 'duration', kind: 'ms', help: 'publish for this long (chat: instead of --batches; feed: 10s if 0)' },
+  { key: 'warmup', kind: 'ms', help: 'initial period left out of throughput and latency' },
+  { key: 'drain', kind: 'ms', help: 'wait this long for late deliveries before counting losses' },
+  { key: 'maxLatency', kind: 'ms', help: 'abort and fail when a latency exceeds this (0 = off)' },
+  { key: 'localAddresses', kind: 'addresses', help: 'source addresses, e.g. 127.0.0.2-127.0.0.9' },
+  { key: 'workers', kind: 'int', help: 'worker threads sharing the clients' },
+  { key: 'concurrency', kind: 'int', help: 'handshakes in flight at once during setup' },
+  { key: 'seed', kind: 'int', help: 'seed of the random room/subject choice' },
+  { key: 'metricsUrl', kind: 'string', help: "server /metrics URL ('' = from --url, 'off' = none)" },
+  { key: 'json', kind: 'string', help: 'write the result as JSON to this file' },
+  { key: 'html', kind: 'string', help: 'write a self-contained HTML report with charts' },
+  { key: 'progress', kind: 'bool', help: 'live progress line (--no-progress to hide)' },
+];
+
+/** camelCase key → --kebab-case flag. */
+export function flagName(key: string): string {
+  return key.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase());
+}
+
+/** Parses '10ms', '5s', '2m', '1h' or a bare number of milliseconds. */
+export function parseDuration(text: string): number {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
+  if (!m) throw new LoadtestError(LoadtestErrors.INVALID_OPTION, `not a duration: ${text}`);
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] ?? 'ms'] ?? 1;
+  return Math.round(Number(m[1]) * unit);
+}
+
+/** Expands '127.0.0.2-127.0.0.9,10.0.0.1' into every address of the ranges (IPv4). */
+export function parseAddresses(text: string): string[] {
+  const out: string[] = [];
+  for (const part of text.split(',').filter((p) => p.trim() !== '')) {
+    const [from, to] = part.trim().split('-');
+    const a = ipv4ToInt(from!);
+    const b = to === undefined ? a : ipv4ToInt(to);
+    if (b < a || b - a > 65_535) throw new LoadtestError(LoadtestErrors.INVALID_OPTION, `bad range ${part}`);
+    for (let n = a; n <= b; n++) out.push([n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.'));
+  }
+  return out;
+}
+
+function ipv4ToInt(ip: string): number {
+  const parts = ip.split('.').map(Number);
+  if (parts.length !== 4 || parts.some((p) => !Number.isInteger(p) || p < 0 || p > 255)) {
+    throw new LoadtestError(LoadtestErrors.INVALID_OPTION, `not an IPv4 address: ${ip}`);
+  }
+  return ((parts[0]! << 24) | (parts[1]! << 16) | (parts[2]! << 8) | parts[3]!) >>> 0;
+}
+
+function convert(spec: OptionSpec, raw: string): LoadtestOptions[keyof LoadtestOptions] {
+  const name = flagName(spec.key);
+  switch (spec.kind) {
+    case 'int': {
+      const n = Number(raw);
+      if (!Number.isInteger(n) || n < 0) {
+        throw new LoadtestError(
+          LoadtestErrors.INVALID_OPTION,
+          `--${name} needs a whole number ≥ 0, got ${raw}`,
+        );
+      }
+      return n;
+    }
+    case 'ms':
+      return parseDuration(raw);
+    case 'transport':
+      if (raw !== 'websocket' && raw !== 'long-polling') {
+        throw new LoadtestError(LoadtestErrors.INVALID_OPTION, `--transport is websocket or long-polling`);
+      }
+      return raw;
+    case 'addresses':
+      return parseAddresses(raw);
+    case 'bool':
+      return raw !== 'false';
+    default:
+      return raw;
+  }
+}
+
+/** Merges defaults, rejects unknown keys and impossible values, returns a frozen object. */
+export function resolveOptions(partial: Partial<LoadtestOptions> = {}): Readonly<LoadtestOptions> {
+  for (const key of Object.keys(partial)) {
+    if (!(key in DEFAULTS)) throw new LoadtestError(LoadtestErrors.UNKNOWN_OPTION, `unknown option ${key}`);
+  }
+  const o = { ...DEFAULTS, ...partial };
+  if (o.clients < 1) throw new LoadtestError(LoadtestErrors.INVALID_OPTION, 'clients must be ≥ 1');
+  if (o.roomsPerClient > o.rooms) {
+    throw new LoadtestError(LoadtestErrors.INVALID_OPTION, 'rooms-per-client cannot exceed rooms');
+  }
+  if (o.subjectsPerClient > o.subjects) {
+    throw new LoadtestError(LoadtestErrors.INVALID_OPTION, 'subjects-per-client cannot exceed subjects');
+  }
+  if (o.workers < 1) throw new LoadtestError(LoadtestErrors.INVALID_OPTION, 'workers must be ≥ 1');
+  return Object.freeze(o);
+}
+
+export interface ParsedArgs {
+  scenario: Scenario | undefined;
+  options: Partial<LoadtestOptions>;
+  help: boolean;
+}
+
+/** Parses `<scenario> [--flag value | --flag=value | --no-flag]…`. */
+export function parseArgs(argv: readonly string[]): ParsedArgs {
+  const options: Record<string, unknown> = {};
+  let scenario: Scenario | undefined;
+  let help = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--help' || arg === '-h') {
+      help = true;
+      continue;
+    }
+    if (!arg.startsWith('--')) {
+      if (scenario !== undefined || !SCENARIOS.includes(arg as Scenario)) {
+        throw new LoadtestError(
+          LoadtestErrors.UNKNOWN_SCENARIO,
+          `unknown scenario ${arg} (chat|feed|connections)`,
+        );
+      }
+      scenario = arg as Scenario;
+      continue;
+    }
+    const eq = arg.indexOf('=');
+    let name = eq < 0 ? arg.slice(2) : arg.slice(2, eq);
+    const negated = name.startsWith('no-');
+    if (negated) name = name.slice(3);
+    const spec = OPTION_SPECS.find((s) => flagName(s.key) === name);
+    if (!spec) throw new LoadtestError(LoadtestErrors.UNKNOWN_OPTION, `unknown option --${name}`);
+    let raw: string | undefined = eq < 0 ? undefined : arg.slice(eq + 1);
+    if (spec.kind === 'bool') raw = negated ? 'false' : (raw ?? 'true');
+    else if (raw === undefined) raw = argv[++i];
+    if (raw === undefined) throw new LoadtestError(LoadtestErrors.INVALID_OPTION, `--${name} needs a value`);
+    options[spec.key] = convert(spec, raw);
+  }
+  return { scenario, options: options as Partial<LoadtestOptions>, help };
+}
+
+function formatDefault(spec: OptionSpec): string {
+  const v = DEFAULTS[spec.key];
+  if (spec.kind === 'ms') return `${v}ms`;
+  if (Array.isArray(v)) return v.length === 0 ? 'none' : v.join(',');
+  if (v === '') return 'none';
+  return String(v);
+}
+
+export function helpText(): string {
+  const lines = [
+    'usage: bayou-loadtest <chat|feed|connections> [options]',
+    '',
+    '  chat         CometD benchmark: clients in random rooms, messages to random rooms',
+    '  feed         the driver publishes --subjects channels at --rate each; clients watch a few',
+    '  connections  ramp to --clients idle sessions at --ramp/s, hold, report memory per session',
+    '',
+    'options (durations take ms, s, m, h):',
+  ];
+  for (const spec of OPTION_SPECS) {
+    const flag = `--${flagName(spec.key)}`.padEnd(22);
+    const only = spec.scenarios ? ` [${spec.scenarios.join(', ')}]` : '';
+    lines.push(`  ${flag} ${spec.help}${only} (default ${formatDefault(spec)})`);
+  }
+  lines.push('', 'exit code: 0 ok, 1 loss/duplicates/failed sessions, 2 usage, 3 --max-latency exceeded');
+  return lines.join('\n');
+}

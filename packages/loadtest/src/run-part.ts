@@ -1,0 +1,45 @@
+/** Runs one part of a scenario (all of it with one worker) against a fresh driver. */
+import type { PartContext, PartResult, Slice } from './context.js';
+import type { DriverFactory } from './driver.js';
+import type { LoadtestOptions, Scenario } from './options.js';
+import { runChat } from './scenarios/chat.js';
+import { runConnections } from './scenarios/connections.js';
+import { runFeed } from './scenarios/feed.js';
+import { DeliveryStats, now, type SeriesPoint } from './stats.js';
+
+export interface PartHooks {
+  barrier: (name: string) => Promise<void>;
+  onTick: (point: SeriesPoint, connected: number) => void;
+  onWindow: (event: 'open' | 'close') => void;
+}
+
+const SCENARIO_RUNNERS = { chat: runChat, feed: runFeed, connections: runConnections } as const;
+
+export async function runPart(
+  scenario: Scenario,
+  options: Readonly<LoadtestOptions>,
+  slice: Slice,
+  factory: DriverFactory,
+  hooks: PartHooks,
+): Promise<PartResult> {
+  const stats = new DeliveryStats();
+  stats.maxLatencyUs = options.maxLatency * 1000;
+  let sessionsLost = 0;
+  const driver = factory({
+    url: options.url,
+    localAddresses: options.localAddresses,
+    sink: (id, sentAt) => stats.onDeliver(id, sentAt, now()),
+    onSessionLost: () => {
+      sessionsLost++;
+    },
+  });
+  const ctx: PartContext = { options, slice, driver, stats, ...hooks };
+  const ticker = setInterval(() => hooks.onTick(stats.tick(), driver.connected()), 1000);
+  try {
+    const result = await SCENARIO_RUNNERS[scenario](ctx);
+    return { ...result, sessionsLost };
+  } finally {
+    clearInterval(ticker);
+    await driver.close();
+  }
+}

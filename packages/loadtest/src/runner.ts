@@ -1,0 +1,138 @@
+/**
+ * Runs a scenario: in this thread with one worker, otherwise in worker threads that share
+ * the clients and meet at barriers. Samples the server's /metrics around the measured window
+ * and folds everything into one RunResult.
+ */
+import { Worker } from 'node:worker_threads';
+import type { PartResult, Slice } from './context.js';
+import { driverFor, type Protocol } from './drivers.js';
+import { fetchServerSample, metricsUrlFor, type ServerSample } from './metrics.js';
+import { type LoadtestOptions, resolveOptions, type Scenario } from './options.js';
+import { buildResult, type RunResult } from './result.js';
+import { type PartHooks, runPart } from './run-part.js';
+import type { SeriesPoint } from './stats.js';
+import type { WorkerInput, WorkerMessage } from './worker.js';
+
+export interface Progress {
+  elapsedSeconds: number;
+  connected: number;
+  sent: number;
+  received: number;
+  deliveredPerSecond: number;
+  p99: number;
+}
+
+export interface RunHooks {
+  /** About once a second. */
+  onProgress?: (progress: Progress) => void;
+  /** When the measured window opens and closes (the bench reads server CPU there). */
+  onWindow?: (event: 'open' | 'close') => void | Promise<void>;
+  /** Wire protocol; the CLI always speaks Bayeux. */
+  protocol?: Protocol;
+}
+
+export async function runScenario(
+  scenario: Scenario,
+  partial: Partial<LoadtestOptions>,
+  hooks: RunHooks = {},
+): Promise<RunResult> {
+  const options = resolveOptions(partial);
+  const metricsUrl = metricsUrlFor(options.url, options.metricsUrl);
+  const samples: { before?: ServerSample; open?: ServerSample; close?: ServerSample } = {};
+  samples.before = await fetchServerSample(metricsUrl);
+  const startedAt = new Date();
+  const pending: Promise<void>[] = [];
+  const onWindow = (event: 'open' | 'close') => {
+    pending.push(
+      (async () => {
+        samples[event] = await fetchServerSample(metricsUrl);
+        await hooks.onWindow?.(event);
+      })(),
+    );
+  };
+  const progress = progressAggregator(options.workers, hooks.onProgress);
+  const protocol = hooks.protocol ?? 'bayeux';
+  const parts =
+    options.workers === 1
+      ? [
+          await runPart(scenario, options, sliceOf(options, 0), driverFor(protocol, options.transport), {
+            barrier: async () => {},
+            onTick: (point, connected) => progress(0, point, connected),
+            onWindow,
+          }),
+        ]
+      : await runWorkers(scenario, options, protocol, { onTick: progress, onWindow });
+  await Promise.all(pending);
+  return buildResult({ scenario, options, startedAt, parts, samples });
+}
+
+function sliceOf(options: LoadtestOptions, worker: number): Slice {
+  const per = Math.ceil(options.clients / options.workers);
+  return {
+    lo: Math.min(options.clients, worker * per),
+    hi: Math.min(options.clients, (worker + 1) * per),
+    worker,
+    workers: options.workers,
+  };
+}
+
+/** Adds up the workers' ticks into one progress line per second. */
+function progressAggregator(workers: number, onProgress: RunHooks['onProgress']) {
+  const latest: ({ point: SeriesPoint; connected: number } | undefined)[] = new Array(workers);
+  let sent = 0;
+  let received = 0;
+  return (worker: number, point: SeriesPoint, connected: number) => {
+    latest[worker] = { point, connected };
+    sent += point.sentPerSecond;
+    received += point.deliveredPerSecond;
+    if (worker !== 0 || !onProgress) return;
+    const ticks = latest.filter((l) => l !== undefined);
+    onProgress({
+      elapsedSeconds: point.t,
+      connected: ticks.reduce((n, l) => n + l.connected, 0),
+      sent,
+      received,
+      deliveredPerSecond: ticks.reduce((n, l) => n + l.point.deliveredPerSecond, 0),
+      p99: Math.max(...ticks.map((l) => l.point.p99)),
+    });
+  };
+}
+
+interface WorkerHooks {
+  onTick: (worker: number, point: SeriesPoint, connected: number) => void;
+  onWindow: PartHooks['onWindow'];
+}
+
+async function runWorkers(
+  scenario: Scenario,
+  options: LoadtestOptions,
+  protocol: Protocol,
+  hooks: WorkerHooks,
+): Promise<PartResult[]> {
+  const arrived = new Map<string, number>();
+  const workers: Worker[] = [];
+  const results = Array.from({ length: options.workers }, (_, w) => {
+    const input: WorkerInput = { scenario, options: { ...options }, slice: sliceOf(options, w), protocol };
+    const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: input });
+    workers.push(worker);
+    return new Promise<PartResult>((resolve, reject) => {
+      worker.on('error', reject);
+      worker.on('message', (m: WorkerMessage) => {
+        if (m.type === 'done') resolve(m.result);
+        else if (m.type === 'failed') reject(new Error(m.message));
+        else if (m.type === 'tick') hooks.onTick(w, m.point, m.connected);
+        else if (m.type === 'window' && w === 0) hooks.onWindow(m.event);
+        else if (m.type === 'barrier') {
+          const n = (arrived.get(m.name) ?? 0) + 1;
+          arrived.set(m.name, n);
+          if (n === options.workers) for (const wk of workers) wk.postMessage({ type: 'go', name: m.name });
+        }
+      });
+    });
+  });
+  try {
+    return await Promise.all(results);
+  } finally {
+    await Promise.all(workers.map((w) => w.terminate()));
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * The CometD benchmark's chat: every client joins `roomsPerClient` random rooms; messages
+ * go from a random client to a random one of its rooms and reach every member. Three ways
+ * to publish: batches with a pause (the CometD default), an open loop at `rate` messages/s
+ * timestamped at the intended send time, or a closed loop that keeps at most
+ * `maxOutstanding` deliveries in flight (saturation).
+ */
+import {
+  assignGroups,
+  drain,
+  groupSizes,
+  openClients,
+  type PartContext,
+  type PartResult,
+  padding,
+  seededRandom,
+} from '../context.js';
+import { runPublisher } from './publish-loop.js';
+
+export async function runChat(ctx: PartContext): Promise<PartResult> {
+  const { options: o, slice, driver, stats } = ctx;
+  const rooms = assignGroups(o.clients, o.rooms, o.roomsPerClient, o.seed);
+  const sizes = groupSizes(rooms, o.rooms);
+  const setup = await openClients(ctx, async (i) => {
+    await driver.open(i);
+    await driver.subscribe(
+      i,
+      Array.from(rooms[i]!, (r) => `/chat/${r}`),
+    );
+  });
+  await ctx.barrier('ready');
+  // Senders are this worker's clients; the random choice differs per worker.
+  const rnd = seededRandom(o.seed * 7919 + slice.worker + 1);
+  const pad = padding(o.messageSize);
+  let seq = 0;
+  const send = (sentAt: number) => {
+    const sender = slice.lo + Math.floor(rnd() * (slice.hi - slice.lo));
+    const mine = rooms[sender]!;
+    const room = mine[Math.floor(rnd() * mine.length)]!;
+    const id = seq++ * slice.workers + slice.worker;
+    stats.onSend(id, sizes[room]!);
+    driver.publish(sender, `/chat/${room}`, `{"i":${id},"t":${sentAt.toFixed(3)},"p":"${pad}"}`);
+  };
+  const total = Math.ceil((o.batches * o.batchSize) / slice.workers);
+  const window = await runPublisher(ctx, {
+    send,
+    total,
+    ratePerSecond: o.rate / slice.workers,
+    batch: o.batchSize,
+    batchPause: o.pause,
+  });
+  await ctx.barrier('published');
+  await drain(ctx);
+  await ctx.barrier('drained');
+  return {
+    setup,
+    stats: stats.toPart(),
+    windowSeconds: window.seconds,
+    sessionsLost: 0,
+    aborted: window.aborted,
+    rssBytes: process.memoryUsage().rss,
+  };
+}

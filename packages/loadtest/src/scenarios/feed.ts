@@ -1,0 +1,63 @@
+/**
+ * The Liberator-style feed: `subjects` channels /feed/<n>, each updated `rate` times a
+ * second; every client watches `subjectsPerClient` random subjects. Until the server has
+ * record providers, the updates come from a publisher session of the driver itself (one per
+ * worker, publishing the subjects n with n % workers == worker); any Bayeux server works.
+ */
+import {
+  assignGroups,
+  drain,
+  groupSizes,
+  openClients,
+  type PartContext,
+  type PartResult,
+  padding,
+} from '../context.js';
+import { runPublisher } from './publish-loop.js';
+
+/** Updates per second per subject when --rate is 0. */
+export const DEFAULT_FEED_RATE = 10;
+/** Publishing time when --duration is 0. */
+export const DEFAULT_FEED_DURATION = 10_000;
+
+export async function runFeed(ctx: PartContext): Promise<PartResult> {
+  const { options: o, slice, driver, stats } = ctx;
+  const watched = assignGroups(o.clients, o.subjects, o.subjectsPerClient, o.seed);
+  const sizes = groupSizes(watched, o.subjects);
+  const setup = await openClients(ctx, async (i) => {
+    await driver.open(i);
+    await driver.subscribe(
+      i,
+      Array.from(watched[i]!, (s) => `/feed/${s}`),
+    );
+  });
+  const publisher = o.clients + slice.worker;
+  await driver.open(publisher);
+  await ctx.barrier('ready');
+  const mine: number[] = [];
+  for (let s = slice.worker; s < o.subjects; s += slice.workers) mine.push(s);
+  const pad = padding(o.messageSize);
+  const rate = o.rate > 0 ? o.rate : DEFAULT_FEED_RATE;
+  let seq = 0;
+  const send = (sentAt: number) => {
+    const subject = mine[seq % mine.length]!;
+    const id = seq++ * slice.workers + slice.worker;
+    stats.onSend(id, sizes[subject]!);
+    driver.publish(publisher, `/feed/${subject}`, `{"i":${id},"t":${sentAt.toFixed(3)},"p":"${pad}"}`);
+  };
+  const window = await runPublisher(
+    { ...ctx, options: { ...o, duration: o.duration > 0 ? o.duration : DEFAULT_FEED_DURATION } },
+    { send, total: Number.POSITIVE_INFINITY, ratePerSecond: rate * mine.length, batch: 1, batchPause: 0 },
+  );
+  await ctx.barrier('published');
+  await drain(ctx);
+  await ctx.barrier('drained');
+  return {
+    setup,
+    stats: stats.toPart(),
+    windowSeconds: window.seconds,
+    sessionsLost: 0,
+    aborted: window.aborted,
+    rssBytes: process.memoryUsage().rss,
+  };
+}
