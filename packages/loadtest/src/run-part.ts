@@ -37,7 +37,11 @@ export async function runPart(
   const ticker = setInterval(() => hooks.onTick(stats.tick(), driver.connected()), 1000);
   try {
     const result = await SCENARIO_RUNNERS[scenario](ctx);
-    return { ...result, sessionsLost };
+    // A late delivery seen while draining fails the run as well as one seen while publishing.
+    const aborted =
+      result.aborted ??
+      (stats.latencyExceeded ? `latency above --max-latency ${options.maxLatency}ms` : undefined);
+    return { ...result, aborted, sessionsLost };
   } finally {
     clearInterval(ticker);
     await driver.close();

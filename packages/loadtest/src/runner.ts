@@ -98,6 +98,11 @@ function progressAggregator(workers: number, onProgress: RunHooks['onProgress'])
   };
 }
 
+// Worker threads run compiled JavaScript; when this module runs from source (tests), use the build.
+const WORKER_URL = import.meta.url.endsWith('.ts')
+  ? new URL('../dist/worker.js', import.meta.url)
+  : new URL('./worker.js', import.meta.url);
+
 interface WorkerHooks {
   onTick: (worker: number, point: SeriesPoint, connected: number) => void;
   onWindow: PartHooks['onWindow'];
@@ -113,7 +118,7 @@ async function runWorkers(
   const workers: Worker[] = [];
   const results = Array.from({ length: options.workers }, (_, w) => {
     const input: WorkerInput = { scenario, options: { ...options }, slice: sliceOf(options, w), protocol };
-    const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: input });
+    const worker = new Worker(WORKER_URL, { workerData: input });
     workers.push(worker);
     return new Promise<PartResult>((resolve, reject) => {
       worker.on('error', reject);

@@ -1,0 +1,43 @@
+/** The bayou-loadtest command: parse, run, print, write --json/--html, return the exit code. */
+import { writeFile } from 'node:fs/promises';
+import { ExitCodes, LoadtestError } from './errors.js';
+import { renderHtml } from './html-report.js';
+import { helpText, parseArgs } from './options.js';
+import { progressLine, renderReport } from './report.js';
+import { runScenario } from './runner.js';
+
+export interface CliIo {
+  out: { write(text: string): unknown };
+  err: { write(text: string): unknown; isTTY?: boolean };
+}
+
+export async function main(
+  argv: readonly string[],
+  io: CliIo = { out: process.stdout, err: process.stderr },
+): Promise<number> {
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs(argv);
+  } catch (error) {
+    if (!(error instanceof LoadtestError)) throw error;
+    io.err.write(`${error.message}\n\n${helpText()}\n`);
+    return ExitCodes.USAGE;
+  }
+  if (parsed.help || !parsed.scenario) {
+    io.out.write(`${helpText()}\n`);
+    return parsed.help ? ExitCodes.OK : ExitCodes.USAGE;
+  }
+  const live = parsed.options.progress !== false && io.err.isTTY === true;
+  const result = await runScenario(parsed.scenario, parsed.options, {
+    onProgress: (p) => {
+      if (parsed.options.progress === false) return;
+      // A TTY gets one line rewritten in place; a pipe or log gets a line per second.
+      io.err.write(live ? `\r${progressLine(p)}\x1b[K` : `${progressLine(p)}\n`);
+    },
+  });
+  if (live) io.err.write('\n');
+  io.out.write(`${renderReport(result)}\n`);
+  if (result.options.json) await writeFile(result.options.json, `${JSON.stringify(result, null, 2)}\n`);
+  if (result.options.html) await writeFile(result.options.html, renderHtml(result));
+  return result.exitCode;
+}

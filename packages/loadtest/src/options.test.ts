@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest';
+import { LoadtestErrors } from './errors.js';
+import {
+  DEFAULTS,
+  flagName,
+  helpText,
+  OPTION_SPECS,
+  parseAddresses,
+  parseArgs,
+  parseDuration,
+  resolveOptions,
+} from './options.js';
+
+describe('options', () => {
+  it('parses durations with units and bare milliseconds', () => {
+    expect(parseDuration('10ms')).toBe(10);
+    expect(parseDuration('5s')).toBe(5000);
+    expect(parseDuration('1.5m')).toBe(90_000);
+    expect(parseDuration('250')).toBe(250);
+    expect(() => parseDuration('soon')).toThrow(/duration/);
+  });
+
+  it('expands address ranges', () => {
+    expect(parseAddresses('127.0.0.2-127.0.0.4')).toEqual(['127.0.0.2', '127.0.0.3', '127.0.0.4']);
+    expect(parseAddresses('10.0.0.255-10.0.1.0,127.0.0.1')).toEqual(['10.0.0.255', '10.0.1.0', '127.0.0.1']);
+    expect(() => parseAddresses('127.0.0.9-127.0.0.2')).toThrow();
+    expect(() => parseAddresses('300.0.0.1')).toThrow(/IPv4/);
+  });
+
+  it('parses a scenario with --flag value, --flag=value and --no-flag', () => {
+    const p = parseArgs([
+      'chat',
+      '--clients',
+      '50',
+      '--pause=20ms',
+      '--transport',
+      'long-polling',
+      '--no-progress',
+    ]);
+    expect(p.scenario).toBe('chat');
+    expect(p.options).toEqual({ clients: 50, pause: 20, transport: 'long-polling', progress: false });
+  });
+
+  it('rejects unknown scenarios, options and bad values with their codes', () => {
+    expect(() => parseArgs(['storm'])).toThrow(
+      expect.objectContaining({ code: LoadtestErrors.UNKNOWN_SCENARIO }),
+    );
+    expect(() => parseArgs(['chat', '--nope', '1'])).toThrow(
+      expect.objectContaining({ code: LoadtestErrors.UNKNOWN_OPTION }),
+    );
+    expect(() => parseArgs(['chat', '--clients', '-3'])).toThrow(
+      expect.objectContaining({ code: LoadtestErrors.INVALID_OPTION }),
+    );
+    expect(() => parseArgs(['chat', '--transport', 'carrier-pigeon'])).toThrow(/transport/);
+  });
+
+  it('merges defaults into a frozen object and rejects impossible combinations', () => {
+    const o = resolveOptions({ clients: 10 });
+    expect(o.clients).toBe(10);
+    expect(o.rooms).toBe(DEFAULTS.rooms);
+    expect(Object.isFrozen(o)).toBe(true);
+    expect(() => resolveOptions({ rooms: 5, roomsPerClient: 6 })).toThrow(/rooms-per-client/);
+    expect(() => resolveOptions({ bogus: 1 } as never)).toThrow(/bogus/);
+  });
+
+  it('uses the CometD benchmark defaults for chat', () => {
+    expect(DEFAULTS).toMatchObject({
+      clients: 1000,
+      rooms: 100,
+      roomsPerClient: 10,
+      batches: 1000,
+      batchSize: 10,
+      messageSize: 50,
+      pause: 10,
+    });
+  });
+
+  it('documents every option with its default in --help', () => {
+    const help = helpText();
+    for (const spec of OPTION_SPECS) expect(help).toContain(`--${flagName(spec.key)}`);
+    expect(OPTION_SPECS.map((s) => s.key).sort()).toEqual(Object.keys(DEFAULTS).sort());
+    expect(help).toContain('--pause');
+    expect(help).toMatch(/--pause .*\(default 10ms\)/);
+    expect(help).toMatch(/--rooms-per-client .*\(default 10\)/);
+  });
+});

@@ -1,0 +1,68 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { main } from '../src/cli-main.js';
+import { ExitCodes } from '../src/errors.js';
+import { startTinyServer, type TinyServer } from './tiny-bayeux-server.js';
+
+function capture() {
+  let text = '';
+  return {
+    io: { out: { write: (t: string) => (text += t) }, err: { write: () => true } },
+    text: () => text,
+  };
+}
+
+const small = [
+  '--clients',
+  '20',
+  '--rooms',
+  '4',
+  '--rooms-per-client',
+  '2',
+  '--batches',
+  '10',
+  '--batch-size',
+  '5',
+];
+const quick = ['--pause', '1ms', '--drain', '1s', '--metrics-url', 'off', '--no-progress'];
+
+describe('bayou-loadtest exit code', () => {
+  let server: TinyServer | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+
+  it('exits 0 when every message reaches every room member', async () => {
+    server = await startTinyServer();
+    const out = capture();
+    const code = await main(['chat', '--url', server.url, ...small, ...quick], out.io);
+    expect(out.text()).toContain('lost 0');
+    expect(code).toBe(ExitCodes.OK);
+  });
+
+  it('exits non-zero and reports the loss when the server drops one message', async () => {
+    server = await startTinyServer({ dropIds: [7] });
+    const out = capture();
+    const code = await main(['chat', '--url', server.url, ...small, ...quick], out.io);
+    expect(code).toBe(ExitCodes.LOSS);
+    expect(out.text()).toMatch(/lost [1-9]/);
+    expect(out.text()).toContain('FAILED');
+  });
+
+  it('exits with the latency code when a delivery takes longer than --max-latency', async () => {
+    server = await startTinyServer({ delayIds: [3], delayMs: 300 });
+    const out = capture();
+    const code = await main(
+      ['chat', '--url', server.url, ...small, ...quick, '--max-latency', '100ms'],
+      out.io,
+    );
+    expect(code).toBe(ExitCodes.LATENCY);
+    expect(out.text()).toContain('ABORTED');
+  });
+
+  it('exits 2 on an unknown option and prints the help', async () => {
+    const out = capture();
+    const code = await main(['chat', '--no-such-thing', '3'], out.io);
+    expect(code).toBe(ExitCodes.USAGE);
+  });
+});
