@@ -13,6 +13,7 @@ function result(over: Partial<RunResult> = {}): RunResult {
     sessions: { requested: 10, connected: 10, failed: 0, lost: 0, setupSeconds: 0.5, connectsPerSecond: 20 },
     messages: { sent: 100, expected: 1000, received: 1000, lost: 0, duplicated: 0 },
     deliveredPerSecond: 12345,
+    deliveredInWindow: 24690,
     windowSeconds: 2,
     latency: { count: 1000, min: 0.1, mean: 1, p50: 1.25, p90: 2, p99: 3.5, p999: 4, max: 5 },
     series: [

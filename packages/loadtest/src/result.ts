@@ -28,6 +28,8 @@ export interface RunResult {
   };
   /** Deliveries per second inside the measured window. */
   deliveredPerSecond: number;
+  /** Deliveries counted inside the measured window. */
+  deliveredInWindow: number;
   windowSeconds: number;
   /** feed: deliveries per client per second. */
   updatesPerClientPerSecond?: number;
@@ -77,6 +79,7 @@ export function buildResult(input: ResultInput): RunResult {
     sessions,
     messages,
     deliveredPerSecond: Math.round(windowReceived / windowSeconds),
+    deliveredInWindow: windowReceived,
     windowSeconds: round(windowSeconds, 3),
     latency,
     series: mergeSeries(parts.map((p) => p.stats.series)),

@@ -1,0 +1,116 @@
+// Helpers of the comparison bench: server child processes, /proc CPU and memory readings,
+// medians and spreads.
+import { execFileSync, fork } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+
+/** The servers under comparison: script, arguments, and which driver speaks to them. */
+export const SERVERS = {
+  'ws-batched': {
+    script: 'ws-floor.mjs',
+    args: ['batched'],
+    protocol: 'bayeux',
+    label: 'raw ws, batched per turn',
+  },
+  'ws-frame': {
+    script: 'ws-floor.mjs',
+    args: ['frame'],
+    protocol: 'bayeux',
+    label: 'raw ws, frame per message',
+  },
+  bayou: { script: 'bayou.mjs', args: [], protocol: 'bayeux', label: 'Bayou' },
+  faye: { script: 'faye.mjs', args: [], protocol: 'bayeux', label: 'Faye 1.4' },
+  socketio: { script: 'socketio.mjs', args: [], protocol: 'socket.io', label: 'Socket.IO 4.8' },
+};
+
+/**
+ * Starts a server in its own process (with --expose-gc for the memory side channel) and
+ * resolves with { pid, url, memory(), stop() } once it reports its URL over IPC.
+ */
+export function startServer(name, execArgv = []) {
+  const spec = SERVERS[name];
+  const child = fork(join(here, 'servers', spec.script), spec.args, {
+    execArgv: ['--expose-gc', ...execArgv],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name} did not start`)), 15_000);
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`${name} exited with ${code}`)));
+    child.on('message', function onListening(m) {
+      if (m?.type !== 'listening') return;
+      clearTimeout(timer);
+      child.off('message', onListening);
+      resolve({
+        pid: child.pid,
+        url: m.url,
+        memory: () => askMemory(child),
+        stop: () => stopChild(child),
+      });
+    });
+  });
+}
+
+function askMemory(child) {
+  return new Promise((resolve) => {
+    child.on('message', function onMemory(m) {
+      if (m?.type !== 'memory') return;
+      child.off('message', onMemory);
+      resolve({ heapUsed: m.heapUsed, rss: m.rss });
+    });
+    child.send({ type: 'memory' });
+  });
+}
+
+function stopChild(child) {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.removeAllListeners('exit');
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+    setTimeout(() => child.kill('SIGKILL'), 3000).unref();
+  });
+}
+
+/** utime + stime of a process in seconds, from /proc/<pid>/stat. */
+export function cpuSeconds(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may hold spaces) start at field 3.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+}
+
+export function median(values) {
+  const v = values.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  if (v.length === 0) return Number.NaN;
+  const mid = Math.floor(v.length / 2);
+  return v.length % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
+}
+
+/** Spread as ± half the range, in percent of the median. */
+export function spread(values) {
+  const v = values.filter((x) => Number.isFinite(x));
+  const m = median(v);
+  if (v.length < 2 || !m) return 0;
+  return ((Math.max(...v) - Math.min(...v)) / 2 / m) * 100;
+}
+
+export function parseFlags(argv, defaults) {
+  const out = { ...defaults };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--help') return { ...out, help: true };
+    if (!arg.startsWith('--')) throw new Error(`unexpected argument ${arg}`);
+    const key = arg.slice(2).replace(/-([a-z])/g, (_, c) => c.toUpperCase());
+    if (!(key in defaults)) throw new Error(`unknown flag ${arg}`);
+    const def = defaults[key];
+    if (typeof def === 'boolean') out[key] = true;
+    else if (typeof def === 'number') out[key] = Number(argv[++i]);
+    else out[key] = argv[++i];
+  }
+  return out;
+}

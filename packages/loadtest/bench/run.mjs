@@ -1,0 +1,193 @@
+#!/usr/bin/env node
+// The comparison bench (`pnpm bench`): the same chat scenario against Bayou, Faye,
+// Socket.IO and two raw-ws floors, each in its own process, interleaved over several rounds.
+// Prints medians with their spread and ratios to the batched floor. See README.md.
+import { writeFileSync } from 'node:fs';
+import { parseAddresses, runScenario } from '../dist/index.js';
+import { cpuSeconds, median, parseFlags, SERVERS, spread, startServer } from './lib.mjs';
+import { renderTables } from './table.mjs';
+
+const DEFAULTS = {
+  rounds: 3,
+  clients: 1000,
+  rooms: 100,
+  roomsPerClient: 10,
+  messageSize: 50,
+  outstanding: 5000,
+  warmup: 2000,
+  measure: 5000,
+  rate: 20000,
+  latencyDuration: 5000,
+  idle: 10000,
+  idleRamp: 5000,
+  servers: 'ws-batched,ws-frame,bayou,faye,socketio',
+  lpServers: 'bayou,faye',
+  localAddresses: '127.0.0.2-127.0.0.9',
+  json: '',
+  markdown: '',
+  quick: false,
+};
+const QUICK = { rounds: 1, clients: 200, rooms: 20, roomsPerClient: 10, measure: 2000, warmup: 500 };
+Object.assign(QUICK, { latencyDuration: 2000, idle: 1000, rate: 5000 });
+
+const argFlags = parseFlags(process.argv.slice(2), DEFAULTS);
+if (argFlags.help) {
+  console.log(
+    `usage: pnpm bench [--quick] ${Object.entries(DEFAULTS)
+      .map(([k, v]) => `[--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} ${v}]`)
+      .join(' ')}`,
+  );
+  process.exit(0);
+}
+// --quick shrinks every size the command line did not set itself.
+const given = new Set(process.argv.filter((a) => a.startsWith('--')).map((a) => a.slice(2)));
+const quick = Object.fromEntries(
+  Object.entries(QUICK).filter(([k]) => !given.has(k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`))),
+);
+const flags = argFlags.quick ? { ...argFlags, ...quick } : argFlags;
+const localAddresses = flags.localAddresses ? parseAddresses(flags.localAddresses) : [];
+const fanOut = (flags.clients * flags.roomsPerClient) / flags.rooms;
+const chatBase = {
+  clients: flags.clients,
+  rooms: flags.rooms,
+  roomsPerClient: flags.roomsPerClient,
+  messageSize: flags.messageSize,
+  localAddresses,
+  metricsUrl: 'off',
+  drain: 5000,
+  batchSize: 10,
+};
+
+const log = (text) => process.stderr.write(`${text}\n`);
+
+/** Saturation (closed loop) and, over WebSocket, latency at a fixed delivered rate. */
+async function measureChat(name, transport) {
+  const server = await startServer(name);
+  const protocol = SERVERS[name].protocol;
+  try {
+    let cpu0 = 0;
+    let cpu1 = 0;
+    const sat = await runScenario(
+      'chat',
+      {
+        ...chatBase,
+        url: server.url,
+        transport,
+        maxOutstanding: flags.outstanding,
+        duration: flags.measure,
+        warmup: flags.warmup,
+      },
+      {
+        protocol,
+        onWindow: (event) => {
+          if (event === 'open') cpu0 = cpuSeconds(server.pid);
+          else cpu1 = cpuSeconds(server.pid);
+        },
+      },
+    );
+    const out = {
+      msgPerSec: sat.deliveredPerSecond,
+      cpuUsPerMsg: ((cpu1 - cpu0) * 1e6) / Math.max(1, sat.deliveredInWindow),
+      lost: sat.messages.lost + sat.messages.duplicated + sat.sessions.failed,
+    };
+    if (transport === 'websocket') {
+      const lat = await runScenario(
+        'chat',
+        {
+          ...chatBase,
+          url: server.url,
+          rate: flags.rate / fanOut,
+          duration: flags.latencyDuration,
+          warmup: 1000,
+        },
+        { protocol },
+      );
+      Object.assign(out, { p50: lat.latency.p50, p99: lat.latency.p99, latRate: lat.deliveredPerSecond });
+      out.lost += lat.messages.lost + lat.messages.duplicated + lat.sessions.failed;
+    }
+    return out;
+  } finally {
+    await server.stop();
+  }
+}
+
+/** Heap (after forced GCs, over IPC) and RSS per idle, subscribed WebSocket session. */
+async function measureIdle(name) {
+  const server = await startServer(name);
+  try {
+    const before = await server.memory();
+    let after;
+    const r = await runScenario(
+      'connections',
+      {
+        url: server.url,
+        clients: flags.idle,
+        ramp: flags.idleRamp,
+        hold: 3000,
+        localAddresses,
+        metricsUrl: 'off',
+      },
+      {
+        protocol: SERVERS[name].protocol,
+        onWindow: async (event) => {
+          if (event === 'open') after = await server.memory();
+        },
+      },
+    );
+    const n = r.sessions.connected;
+    return {
+      heapPerSession: (after.heapUsed - before.heapUsed) / n,
+      rssPerSession: (after.rss - before.rss) / n,
+      idleFailed: r.sessions.failed,
+    };
+  } finally {
+    await server.stop();
+  }
+}
+
+async function measure(results, key, fn) {
+  try {
+    const value = await fn();
+    results[key] ??= [];
+    results[key].push(value);
+    log(
+      `  ${key}: ${JSON.stringify(value, (_, v) => (typeof v === 'number' ? Math.round(v * 100) / 100 : v))}`,
+    );
+  } catch (error) {
+    log(`  ${key}: FAILED ${error.message}`);
+  }
+}
+
+function rotate(list, by) {
+  return list.map((_, i) => list[(i + by) % list.length]);
+}
+
+const started = Date.now();
+const servers = flags.servers.split(',').filter((s) => SERVERS[s]);
+const lpServers = flags.lpServers.split(',').filter((s) => SERVERS[s]);
+const results = {};
+for (let round = 0; round < flags.rounds; round++) {
+  log(`round ${round + 1}/${flags.rounds}`);
+  for (const name of rotate(servers, round)) {
+    await measure(results, `${name}/websocket`, () => measureChat(name, 'websocket'));
+    if (flags.idle > 0) await measure(results, `${name}/idle`, () => measureIdle(name));
+  }
+  for (const name of rotate(lpServers, round)) {
+    await measure(results, `${name}/long-polling`, () => measureChat(name, 'long-polling'));
+  }
+}
+
+const summary = {};
+for (const [key, runs] of Object.entries(results)) {
+  summary[key] = {};
+  for (const metric of Object.keys(runs[0])) {
+    const values = runs.map((r) => r[metric]);
+    summary[key][metric] = { median: median(values), spread: spread(values), values };
+  }
+}
+const seconds = Math.round((Date.now() - started) / 1000);
+const command = `pnpm bench ${process.argv.slice(2).join(' ')}`.trim();
+const markdown = renderTables({ summary, servers, lpServers, flags, seconds, command, fanOut });
+console.log(markdown);
+if (flags.markdown) writeFileSync(flags.markdown, `${markdown}\n`);
+if (flags.json) writeFileSync(flags.json, `${JSON.stringify({ flags, seconds, summary }, null, 2)}\n`);
