@@ -1,0 +1,82 @@
+/**
+ * Shared pieces of the interop suites (real CometD and Faye clients from npm): a server
+ * with short timeouts and an echo service, restartable on the same port, plus small
+ * waiting helpers. Client libraries are imported by each suite, never here, so the
+ * CometD adapter's globals stay in its own file.
+ */
+import { type BayouServer, createServer } from '../dist/index.js';
+
+export type Transport = 'websocket' | 'long-polling';
+export const TRANSPORTS: Transport[] = ['websocket', 'long-polling'];
+
+export interface Running {
+  server: BayouServer;
+  /** e.g. `http://127.0.0.1:40123` */
+  base: string;
+  /** The Bayeux endpoint, `${base}/bayeux`. */
+  url: string;
+  port: number;
+}
+
+/** A server on `port` (0 picks one) with `/service/echo` answering with the request's data. */
+export async function startBayou(port = 0): Promise<Running> {
+  const server = await createServer({
+    host: '127.0.0.1',
+    port,
+    logger: false,
+    timeout: 2000,
+    sweepInterval: 100,
+  });
+  server.bayou.service('/service/echo', (data) => data);
+  const base = await server.listen();
+  return { server, base, url: `${base}/bayeux`, port: Number(new URL(base).port) };
+}
+
+export const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Retries `check` until it stops throwing (or returns a value other than `false`). */
+export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 8000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== false) return value;
+      if (Date.now() > deadline) throw new Error('condition still false');
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+    }
+    await delay(25);
+  }
+}
+
+/** Collects what a listener receives, in order. */
+export class Inbox<T = unknown> {
+  readonly items: T[] = [];
+  readonly push = (item: T): void => {
+    this.items.push(item);
+  };
+  /** Resolves once at least `count` items arrived; rejects after `timeoutMs`. */
+  async waitFor(count: number, timeoutMs = 8000): Promise<T[]> {
+    await eventually(() => {
+      if (this.items.length < count) throw new Error(`received ${this.items.length} of ${count}`);
+    }, timeoutMs);
+    return this.items;
+  }
+}
+
+/** Reads `bayou_connections{transport="…"}` from the server's `/metrics`. */
+export async function connectionGauge(base: string, transport: Transport): Promise<number> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const match = new RegExp(`^bayou_connections\\{transport="${transport}"\\} (\\d+)$`, 'm').exec(text);
+  if (match === null) throw new Error(`no bayou_connections{transport="${transport}"} in /metrics`);
+  return Number(match[1]);
+}
+
+/** Rejects with `what` when `promise` has not settled within `ms`, so a missing reply fails fast. */
+export function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: nothing within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
