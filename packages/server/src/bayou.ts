@@ -54,7 +54,7 @@ export class Bayou extends EventEmitter<BayouEvents> implements SessionHost, Swe
     this.registry = new SessionRegistry(this, options.maxInterval);
     this.outbound = new Outbound(
       (s) => this.completeConnect(s),
-      (s) => this.overflow(s),
+      (s) => this.dropSlowConsumer(s),
       options.maxBufferedBytes,
     );
   }
@@ -249,7 +249,19 @@ export class Bayou extends EventEmitter<BayouEvents> implements SessionHost, Swe
     this.outbound.schedule(session);
   }
 
-  overflow(session: Session): void {
+  overflow(session: Session): boolean {
+    if (session.socket !== null) {
+      // A WebSocket drains every turn; a burst larger than the queue goes out early, and
+      // the socket's own buffer (maxBufferedBytes) decides whether the reader is slow.
+      this.outbound.flush(session);
+      if (session.state !== 'removed') return true;
+      return false;
+    }
+    this.dropSlowConsumer(session);
+    return false;
+  }
+
+  private dropSlowConsumer(session: Session): void {
     this.stats.slowConsumers++;
     this.log.warn({ clientId: session.id }, 'slow consumer: queue limit reached, session dropped');
     session.socket?.end(1008, 'slow consumer');

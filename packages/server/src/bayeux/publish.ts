@@ -74,26 +74,22 @@ function callService(
   }
   if (result instanceof Promise) {
     return result.then(
-      (value) => serviceReplied(bayou, message, ctx, session, value),
+      (value) => serviceReplied(message, ctx, session, value),
       (err: unknown) => serviceFailed(bayou, message, ctx, session, err),
     );
   }
-  serviceReplied(bayou, message, ctx, session, result);
+  serviceReplied(message, ctx, session, result);
 }
 
-function serviceReplied(
-  bayou: Bayou,
-  message: Message,
-  ctx: BatchContext,
-  session: Session,
-  value: unknown,
-): void {
-  const fields: Record<string, unknown> = { successful: true };
-  if (value !== undefined) fields.data = value;
-  sendReply(ctx, session, replyTo(message, fields));
-  // Also as a message on the service channel, for listener-style clients (CometD
-  // `addListener`, Faye `subscribe`); request/reply clients read the reply's `data`.
-  if (value !== undefined) bayou.deliver(session, message.channel, value);
+function serviceReplied(message: Message, ctx: BatchContext, session: Session, value: unknown): void {
+  sendReply(ctx, session, replyTo(message, { successful: true }));
+  if (value === undefined) return;
+  // The answer follows the plain publish reply as a second message with the request's id,
+  // `successful` and `data`, the shape CometD's remote calls expect. Each client reads it
+  // once: CometD resolves `remoteCall` by id (or notifies `addListener` listeners), Faye
+  // hands it to the `subscribe` callback, `@bayou/client` resolves `request` by id. Data
+  // in the publish reply itself would skip CometD's publish callback.
+  sendReply(ctx, session, replyTo(message, { successful: true, data: value }));
 }
 
 function serviceFailed(

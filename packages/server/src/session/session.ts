@@ -31,7 +31,8 @@ export interface HeldConnect {
 /** What a session needs from its server: where to schedule a flush and the queue bounds. */
 export interface SessionHost {
   scheduleFlush(session: Session): void;
-  overflow(session: Session): void;
+  /** The queue is full: make room (flush to a socket) and return `true`, or drop the session. */
+  overflow(session: Session): boolean;
   readonly maxQueuedMessages: number;
 }
 
@@ -73,10 +74,7 @@ export class Session {
   /** Queues one serialized message; the hot path of delivery. */
   enqueue(json: string): void {
     if (this.state === 'removed') return;
-    if (this.queue.length >= this.host.maxQueuedMessages) {
-      this.host.overflow(this);
-      return;
-    }
+    if (this.queue.length >= this.host.maxQueuedMessages && !this.host.overflow(this)) return;
     this.queue.push(json);
     if (!this.flushScheduled) {
       this.flushScheduled = true;

@@ -89,26 +89,30 @@ export function longPollingRoutes(bayou: Bayou, options: LongPollOptions) {
       done(null, new URLSearchParams(body as unknown as string).get('message') ?? '');
     });
 
-    scope.options(options.path, (req, reply) => {
-      if (!applyCors(req, reply, options.allowedOrigins))
-        return reply.code(403).send({ error: 'origin not allowed' });
-      reply.header('access-control-allow-methods', 'POST, OPTIONS');
-      reply.header(
-        'access-control-allow-headers',
-        req.headers['access-control-request-headers'] ?? 'content-type',
-      );
-      reply.header('access-control-max-age', '86400');
-      return reply.code(204).send();
-    });
-
-    scope.post(options.path, { bodyLimit: options.maxPayloadBytes }, (req, reply) => {
-      if (!applyCors(req, reply, options.allowedOrigins)) {
-        reply.code(403).send({ error: 'origin not allowed' });
-        return;
-      }
-      handlePoll(bayou, options, req, reply);
-    });
+    // CometD's client appends the message type to the URL (`/bayeux/connect`) by default.
+    for (const url of [options.path, `${options.path.replace(/\/$/, '')}/*`]) {
+      scope.options(url, (req, reply) => preflight(options, req, reply));
+      scope.post(url, { bodyLimit: options.maxPayloadBytes }, (req, reply) => {
+        if (!applyCors(req, reply, options.allowedOrigins)) {
+          reply.code(403).send({ error: 'origin not allowed' });
+          return;
+        }
+        handlePoll(bayou, options, req, reply);
+      });
+    }
   };
+}
+
+function preflight(options: LongPollOptions, req: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (!applyCors(req, reply, options.allowedOrigins))
+    return reply.code(403).send({ error: 'origin not allowed' });
+  reply.header('access-control-allow-methods', 'POST, OPTIONS');
+  reply.header(
+    'access-control-allow-headers',
+    req.headers['access-control-request-headers'] ?? 'content-type',
+  );
+  reply.header('access-control-max-age', '86400');
+  return reply.code(204).send();
 }
 
 function handlePoll(bayou: Bayou, options: LongPollOptions, req: FastifyRequest, reply: FastifyReply): void {

@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { Session, type SessionHost } from '../session/session.js';
+import { SubscriptionIndex } from './subscription-index.js';
+
+const host: SessionHost = { scheduleFlush: () => undefined, overflow: () => false, maxQueuedMessages: 100 };
+const session = (id: string) => new Session(id, 'websocket', host, Number.POSITIVE_INFINITY);
+
+describe('SubscriptionIndex', () => {
+  it('delivers once per session however many of its patterns match', () => {
+    const index = new SubscriptionIndex();
+    const a = session('a');
+    for (const name of ['/x/y', '/x/*', '/x/**', '/**']) index.add(name, a);
+    expect(index.deliver('/x/y', '"m"')).toBe(1);
+    expect(a.queue).toEqual(['"m"']);
+  });
+
+  it('reaches only the sessions whose names match', () => {
+    const index = new SubscriptionIndex();
+    const [a, b, c] = [session('a'), session('b'), session('c')];
+    index.add('/x/y', a);
+    index.add('/x/*', b);
+    index.add('/z/**', c);
+    expect(index.deliver('/x/y', '1')).toBe(2);
+    expect(index.deliver('/x/y/z', '2')).toBe(0);
+    expect(index.deliver('/z/1/2', '3')).toBe(1);
+    expect([a.queue, b.queue, c.queue]).toEqual([['1'], ['1'], ['3']]);
+  });
+
+  it('reports first and last subscribers and cleans up empty names', () => {
+    const index = new SubscriptionIndex();
+    const [a, b] = [session('a'), session('b')];
+    expect(index.add('/q', a)).toBe(true);
+    expect(index.add('/q', b)).toBe(false);
+    expect(index.subscriberCount('/q')).toBe(2);
+    expect(index.remove('/q', a)).toBe(false);
+    expect(index.remove('/q', b)).toBe(true);
+    expect([...index.names()]).toEqual([]);
+    expect(index.remove('/q', b)).toBe(false);
+  });
+
+  it('removes every subscription of a session', () => {
+    const index = new SubscriptionIndex();
+    const a = session('a');
+    index.add('/1', a);
+    index.add('/2/*', a);
+    expect(index.removeAll(a).sort()).toEqual(['/1', '/2/*']);
+    expect(a.subscriptions.size).toBe(0);
+    expect(index.deliver('/1', 'x')).toBe(0);
+  });
+});

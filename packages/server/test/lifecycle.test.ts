@@ -1,0 +1,170 @@
+/** Connect holding, session expiry, the browser cookie, slow consumers and shutdown. */
+import { describe, expect, it } from 'vitest';
+import { startServer } from './start-server.js';
+import { eventually, TestClient } from './test-client.js';
+
+async function post(base: string, messages: unknown, headers: Record<string, string> = {}) {
+  const r = await fetch(`${base}/bayeux`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(messages),
+  });
+  return { status: r.status, headers: r.headers, body: (await r.json()) as Record<string, unknown>[] };
+}
+
+async function handshake(base: string, headers: Record<string, string> = {}): Promise<string> {
+  const r = await post(
+    base,
+    [{ channel: '/meta/handshake', version: '1.0', supportedConnectionTypes: ['long-polling'] }],
+    headers,
+  );
+  return r.body[0]?.clientId as string;
+}
+
+const connect = (clientId: string) => ({
+  channel: '/meta/connect',
+  clientId,
+  connectionType: 'long-polling',
+});
+
+describe('long-poll connects', () => {
+  it('answers the first connect at once, holds the next until timeout, and answers early when a message comes', async () => {
+    const { server, base } = await startServer({ timeout: 600 });
+    const id = await handshake(base);
+    let t = Date.now();
+    await post(base, [connect(id)]);
+    expect(Date.now() - t).toBeLessThan(400);
+    t = Date.now();
+    const held = await post(base, [connect(id)]);
+    expect(Date.now() - t).toBeGreaterThanOrEqual(550);
+    expect(held.body).toMatchObject([{ channel: '/meta/connect', successful: true }]);
+    await post(base, [{ channel: '/meta/subscribe', clientId: id, subscription: '/q' }]);
+    const pending = post(base, [connect(id)]);
+    await new Promise((r) => setTimeout(r, 50));
+    server.bayou.publish('/q', 'now');
+    const early = await pending;
+    expect(early.body.map((m) => m.channel)).toEqual(['/q', '/meta/connect']);
+    await server.close();
+  });
+
+  it('keeps one outstanding connect per session: a new connect answers the held one', async () => {
+    const { server, base } = await startServer({ timeout: 5000 });
+    const id = await handshake(base);
+    await post(base, [connect(id)]);
+    const first = post(base, [connect(id)]);
+    await new Promise((r) => setTimeout(r, 100));
+    const second = post(base, [connect(id)]);
+    const t = Date.now();
+    expect((await first).body[0]).toMatchObject({ channel: '/meta/connect', successful: true });
+    expect(Date.now() - t).toBeLessThan(1000);
+    await server.close();
+    await second;
+  });
+
+  it('advises multiple-clients when one browser holds more long-polls than allowed', async () => {
+    const { server, base } = await startServer({ timeout: 3000, maxSessionsPerBrowser: 1 });
+    const first = await post(base, [
+      { channel: '/meta/handshake', version: '1.0', supportedConnectionTypes: ['long-polling'] },
+    ]);
+    const cookie = String(first.headers.get('set-cookie')).split(';')[0] as string;
+    expect(cookie).toMatch(/^BAYEUX_BROWSER=/);
+    expect(String(first.headers.get('set-cookie'))).toMatch(/HttpOnly/);
+    const tab1 = first.body[0]?.clientId as string;
+    const tab2 = await handshake(base, { cookie });
+    await post(base, [connect(tab1)], { cookie });
+    await post(base, [connect(tab2)], { cookie });
+    const held = post(base, [connect(tab1)], { cookie });
+    await new Promise((r) => setTimeout(r, 50));
+    const t = Date.now();
+    const extra = await post(base, [connect(tab2)], { cookie });
+    expect(Date.now() - t).toBeLessThan(1000);
+    expect(extra.body[0]).toMatchObject({
+      successful: true,
+      advice: { 'multiple-clients': true, reconnect: 'retry', interval: 2000 },
+    });
+    await server.close();
+    await held;
+  });
+});
+
+describe('session expiry', () => {
+  it('expires a session maxInterval after its last connect ended, and emits session:removed', async () => {
+    const { server, base } = await startServer({ maxInterval: 300, sweepInterval: 50 });
+    const removed: string[] = [];
+    server.bayou.on('session:removed', (_s, reason) => removed.push(reason));
+    const id = await handshake(base);
+    await post(base, [connect(id)]);
+    await post(base, [{ channel: '/meta/subscribe', clientId: id, subscription: '/e' }]);
+    expect(server.bayou.sessionCount).toBe(1);
+    await eventually(() => server.bayou.sessionCount === 0, 2000);
+    expect(removed).toEqual(['timeout']);
+    expect(server.bayou.subscriberCount('/e')).toBe(0);
+    const late = await post(base, [connect(id)]);
+    expect(late.body[0]).toMatchObject({ error: '402::session_unknown', advice: { reconnect: 'handshake' } });
+    await server.close();
+  });
+
+  it('keeps a WebSocket session alive while it keeps connecting', async () => {
+    const { server, base } = await startServer({ maxInterval: 300, timeout: 200, sweepInterval: 50 });
+    const c = new TestClient(base, 'websocket');
+    await c.connect();
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(server.bayou.getSession(c.clientId)).toBeDefined();
+    await c.close();
+    await eventually(() => server.bayou.sessionCount === 0, 2000);
+    await server.close();
+  });
+});
+
+describe('slow consumers', () => {
+  it('drops a session whose queue passes the limit and counts it, without hurting others', async () => {
+    const { server, base } = await startServer({ maxQueuedMessages: 50 });
+    const id = await handshake(base);
+    await post(base, [connect(id)]);
+    await post(base, [{ channel: '/meta/subscribe', clientId: id, subscription: '/flood' }]);
+    const good = new TestClient(base, 'websocket');
+    await good.connect();
+    await good.subscribe('/flood');
+    // The long-poller never comes back for its messages.
+    for (let i = 0; i < 100; i++) server.bayou.publish('/flood', i);
+    await good.waitFor((m) => m.data === 99);
+    expect(server.bayou.getSession(id)).toBeUndefined();
+    expect(server.bayou.stats.slowConsumers).toBe(1);
+    expect(good.deliveries('/flood')).toHaveLength(100);
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    expect(metrics).toMatch(/^bayou_slow_consumer_disconnects_total 1$/m);
+    await good.close();
+    await server.close();
+  });
+});
+
+describe('graceful shutdown', () => {
+  it('answers held connects with reconnect advice and closes sockets with 1001', async () => {
+    const { server, base } = await startServer({ timeout: 10_000 });
+    const id = await handshake(base);
+    await post(base, [connect(id)]);
+    const held = post(base, [connect(id)]);
+    const ws = new TestClient(base, 'websocket');
+    await ws.connect();
+    await new Promise((r) => setTimeout(r, 100));
+    await server.close();
+    expect((await held).body[0]).toMatchObject({ channel: '/meta/connect', advice: { reconnect: 'retry' } });
+    await eventually(() => ws.closedWith !== null);
+    expect(ws.closedWith).toBe(1001);
+  });
+});
+
+describe('long-polling bodies', () => {
+  it('accepts application/x-www-form-urlencoded message= bodies', async () => {
+    const { server, base } = await startServer();
+    const body = new URLSearchParams({
+      message: JSON.stringify([
+        { channel: '/meta/handshake', version: '1.0', supportedConnectionTypes: ['long-polling'] },
+      ]),
+    });
+    const r = await fetch(`${base}/bayeux`, { method: 'POST', body });
+    expect(r.status).toBe(200);
+    expect(((await r.json()) as Record<string, unknown>[])[0]).toMatchObject({ successful: true });
+    await server.close();
+  });
+});
