@@ -83,13 +83,13 @@ function callService(
 
 function serviceReplied(message: Message, ctx: BatchContext, session: Session, value: unknown): void {
   sendReply(ctx, session, replyTo(message, { successful: true }));
-  if (value === undefined) return;
-  // The answer follows the plain publish reply as a second message with the request's id,
-  // `successful` and `data`, the shape CometD's remote calls expect. Each client reads it
-  // once: CometD resolves `remoteCall` by id (or notifies `addListener` listeners), Faye
-  // hands it to the `subscribe` callback, `@bayou/client` resolves `request` by id. Data
-  // in the publish reply itself would skip CometD's publish callback.
-  sendReply(ctx, session, replyTo(message, { successful: true, data: value }));
+  // The answer follows as a second message with the request's id, `successful` and
+  // `data` — the shape CometD's remote calls expect. Each client reads it once: CometD
+  // resolves `remoteCall` by id (or notifies `addListener` listeners), Faye hands it to
+  // the `subscribe` callback, `@bayou/client` resolves `request` by id. Data in the
+  // publish reply itself would skip CometD's publish callback. Every successful call is
+  // answered (`data: null` when the handler returns nothing), so a caller knows it is done.
+  sendReply(ctx, session, replyTo(message, { successful: true, data: value === undefined ? null : value }));
 }
 
 function serviceFailed(
