@@ -1,93 +1,123 @@
 /**
- * Bayeux long-polling for many simulated clients over node:http keep-alive agents (one
- * agent per local address). Each client keeps one /meta/connect in flight and re-sends it
- * as soon as the held response comes back; publishes and subscribes go as separate POSTs.
+ * Bayeux long-polling for many simulated clients. Each client has its own connection for
+ * its held /meta/connect (re-sent as soon as the response comes back) and keeps the
+ * browser cookie the server gave it, as a browser would. Handshakes, subscribes and
+ * publishes are pipelined over a small shared pool of connections.
  */
-import http from 'node:http';
 import type { Message } from '@bayou/protocol';
 import { type Driver, type DriverOptions, deliverPayload, toHttpUrl } from './driver.js';
+import { HttpConnection, type HttpResponse } from './http-connection.js';
+
+/** Shared connections for everything but the held polls. */
+const POOL_SIZE = 16;
 
 interface LpClient {
+  index: number;
   clientId: string;
-  agent: http.Agent;
+  cookie: string | undefined;
+  poll: HttpConnection;
   open: boolean;
+  driver: BayeuxLpDriver;
 }
 
-type Reply = (error: Error | undefined, messages: Message[]) => void;
+function parseReply(error: Error | undefined, res: HttpResponse | undefined): Message[] {
+  if (error) throw error;
+  if (res!.status !== 200) throw new Error(`HTTP ${res!.status}`);
+  return JSON.parse(res!.body) as Message[];
+}
+
+function deliverAll(driver: BayeuxLpDriver, messages: Message[]): boolean {
+  let connectOk = true;
+  for (const m of messages) {
+    if (m.channel === '/meta/connect') connectOk = m.successful === true;
+    else if (m.data !== undefined && !m.channel.startsWith('/meta/'))
+      deliverPayload(driver.options.sink, m.data);
+  }
+  return connectOk;
+}
+
+function onConnectResponse(c: LpClient, error: Error | undefined, res: HttpResponse | undefined): void {
+  if (c.driver.closing || !c.open) return;
+  let ok = false;
+  try {
+    ok = deliverAll(c.driver, parseReply(error, res));
+  } catch {
+    ok = false;
+  }
+  if (ok) {
+    sendConnect(c, false);
+    return;
+  }
+  c.open = false;
+  c.driver.options.onSessionLost?.(c.index);
+}
+
+function onPublishResponse(
+  driver: BayeuxLpDriver,
+  error: Error | undefined,
+  res: HttpResponse | undefined,
+): void {
+  // A server may answer a publish with deliveries queued for the publisher.
+  if (!error && res?.status === 200) deliverAll(driver, JSON.parse(res.body) as Message[]);
+}
+
+function sendConnect(c: LpClient, first: boolean): void {
+  // The first connect asks for an immediate answer, as CometD clients do; later ones are held.
+  const advice = first ? ',"advice":{"timeout":0}' : '';
+  const body = `[{"channel":"/meta/connect","clientId":"${c.clientId}","connectionType":"long-polling"${advice}}]`;
+  c.poll.request(body, c.cookie, onConnectResponse, c);
+}
 
 export class BayeuxLpDriver implements Driver {
-  private readonly options: DriverOptions;
+  readonly options: DriverOptions;
+  closing = false;
   private readonly url: URL;
-  private readonly agents: http.Agent[];
+  private readonly pool: HttpConnection[];
   private readonly clients: (LpClient | undefined)[] = [];
-  private closing = false;
 
   constructor(options: DriverOptions) {
     this.options = options;
     this.url = new URL(toHttpUrl(options.url));
-    const addrs = options.localAddresses.length > 0 ? options.localAddresses : [undefined];
-    this.agents = addrs.map(
-      (localAddress) => new http.Agent({ keepAlive: true, maxSockets: Infinity, localAddress }),
-    );
+    this.pool = Array.from({ length: POOL_SIZE }, (_, i) => new HttpConnection(this.url, this.addressFor(i)));
   }
 
-  /** POSTs a JSON array and hands back the parsed reply array. */
-  private post(agent: http.Agent, body: string, reply: Reply): void {
-    const req = http.request(this.url, {
-      method: 'POST',
-      agent,
-      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-    });
-    req.on('error', (error) => reply(error, []));
-    req.on('response', (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        if (res.statusCode !== 200) return reply(new Error(`HTTP ${res.statusCode}`), []);
-        try {
-          reply(undefined, JSON.parse(Buffer.concat(chunks).toString()) as Message[]);
-        } catch (error) {
-          reply(error as Error, []);
-        }
-      });
-    });
-    req.end(body);
+  private addressFor(index: number): string | undefined {
+    const addrs = this.options.localAddresses;
+    return addrs.length > 0 ? addrs[index % addrs.length] : undefined;
   }
 
-  private request(agent: http.Agent, body: string): Promise<Message[]> {
+  private request(index: number, body: string, cookie: string | undefined): Promise<HttpResponse> {
     return new Promise((resolve, reject) => {
-      this.post(agent, body, (error, messages) => (error ? reject(error) : resolve(messages)));
+      this.pool[index % POOL_SIZE]!.request(
+        body,
+        cookie,
+        (_ctx: null, error, res) => (error ? reject(error) : resolve(res!)),
+        null,
+      );
     });
   }
 
   async open(index: number): Promise<void> {
-    const agent = this.agents[index % this.agents.length]!;
-    const [reply] = await this.request(
-      agent,
+    const res = await this.request(
+      index,
       `[{"channel":"/meta/handshake","version":"1.0","minimumVersion":"1.0","supportedConnectionTypes":["long-polling"],"id":"1"}]`,
+      undefined,
     );
+    const [reply] = parseReply(undefined, res);
     if (!reply?.successful || typeof reply.clientId !== 'string') {
       throw new Error(`handshake failed: ${reply?.error ?? 'no reply'}`);
     }
-    const c: LpClient = { clientId: reply.clientId, agent, open: true };
+    const poll = new HttpConnection(this.url, this.addressFor(index));
+    const c: LpClient = {
+      index,
+      clientId: reply.clientId,
+      cookie: res.cookie,
+      poll,
+      open: true,
+      driver: this,
+    };
     this.clients[index] = c;
-    this.connect(index, c);
-  }
-
-  private connect(index: number, c: LpClient): void {
-    const body = `[{"channel":"/meta/connect","clientId":"${c.clientId}","connectionType":"long-polling"}]`;
-    this.post(c.agent, body, (error, messages) => {
-      if (this.closing || !c.open) return;
-      let ok = error === undefined;
-      for (const m of messages) {
-        if (m.channel === '/meta/connect') ok = ok && m.successful === true;
-        else if (m.data !== undefined && !m.channel.startsWith('/meta/'))
-          deliverPayload(this.options.sink, m.data);
-      }
-      if (ok) return this.connect(index, c);
-      c.open = false;
-      this.options.onSessionLost?.(index);
-    });
+    sendConnect(c, true);
   }
 
   async subscribe(index: number, channels: readonly string[]): Promise<void> {
@@ -96,7 +126,7 @@ export class BayeuxLpDriver implements Driver {
     const body = channels.map(
       (ch) => `{"channel":"/meta/subscribe","clientId":"${c.clientId}","subscription":"${ch}"}`,
     );
-    const replies = await this.request(c.agent, `[${body.join(',')}]`);
+    const replies = parseReply(undefined, await this.request(index, `[${body.join(',')}]`, c.cookie));
     const failed = replies.find((m) => m.channel === '/meta/subscribe' && !m.successful);
     if (failed) throw new Error(`subscribe ${String(failed.subscription)} failed: ${failed.error ?? ''}`);
   }
@@ -105,13 +135,7 @@ export class BayeuxLpDriver implements Driver {
     const c = this.clients[index];
     if (!c?.open) return;
     const body = `[{"channel":"${channel}","clientId":"${c.clientId}","data":${dataJson}}]`;
-    this.post(c.agent, body, (_error, messages) => {
-      // Some servers answer a publish with deliveries queued for the publisher.
-      for (const m of messages) {
-        if (m.data !== undefined && !m.channel.startsWith('/meta/'))
-          deliverPayload(this.options.sink, m.data);
-      }
-    });
+    this.pool[index % POOL_SIZE]!.request(body, c.cookie, onPublishResponse, this);
   }
 
   connected(): number {
@@ -121,18 +145,29 @@ export class BayeuxLpDriver implements Driver {
   }
 
   async close(): Promise<void> {
+    const open = this.clients.filter((c): c is LpClient => c?.open === true);
+    // Set first: the held polls that the disconnects end are not lost sessions.
     this.closing = true;
-    const bodies = this.clients.flatMap((c) =>
-      c?.open ? [[c, `[{"channel":"/meta/disconnect","clientId":"${c.clientId}"}]`] as const] : [],
-    );
-    // Disconnect politely in slices so a server is not hit by thousands of requests at once.
-    for (let i = 0; i < bodies.length; i += 200) {
+    // Disconnect politely, in slices, so a server is not hit by thousands of requests at once.
+    for (let i = 0; i < open.length; i += 200) {
       await Promise.all(
-        bodies.slice(i, i + 200).map(([c, body]) => this.request(c.agent, body).catch(() => undefined)),
+        open
+          .slice(i, i + 200)
+          .map((c) =>
+            this.request(
+              c.index,
+              `[{"channel":"/meta/disconnect","clientId":"${c.clientId}"}]`,
+              c.cookie,
+            ).catch(() => undefined),
+          ),
       );
     }
-    for (const c of this.clients) if (c) c.open = false;
-    for (const agent of this.agents) agent.destroy();
+    for (const c of this.clients) {
+      if (!c) continue;
+      c.open = false;
+      c.poll.close();
+    }
+    for (const conn of this.pool) conn.close();
   }
 }
 

@@ -125,7 +125,11 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
   { key: 'subjectsPerClient', kind: 'int', help: 'random subjects each client watches', scenarios: ['feed'] },
   { key: 'ramp', kind: 'int', help: 'sessions opened per second', scenarios: ['connections'] },
   { key: 'hold', kind: 'ms', help: 'how long to hold the idle sessions', scenarios: ['connections'] },
-  { key: 'duration', kind: 'ms', help: 'publish for this long (chat: instead of --batches; feed: 10s if 0)' },
+  {
+    key: 'duration',
+    kind: 'ms',
+    help: 'publish for this long after --warmup (chat: instead of --batches; feed: 10s if 0)',
+  },
   { key: 'warmup', kind: 'ms', help: 'initial period left out of throughput and latency' },
   { key: 'drain', kind: 'ms', help: 'wait this long for late deliveries before counting losses' },
   { key: 'maxLatency', kind: 'ms', help: 'abort and fail when a latency exceeds this (0 = off)' },
@@ -263,6 +267,7 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
 
 function formatDefault(spec: OptionSpec): string {
   const v = DEFAULTS[spec.key];
+  if (spec.key === 'metricsUrl') return '/metrics on the origin of --url';
   if (spec.kind === 'ms') return `${v}ms`;
   if (Array.isArray(v)) return v.length === 0 ? 'none' : v.join(',');
   if (v === '') return 'none';

@@ -22,3 +22,6 @@ process.on('message', (m) => {
 });
 // The parent going away ends the server, so no orphan keeps a port or a core.
 process.on('disconnect', () => process.exit(0));
+// A normal exit on SIGTERM/SIGINT lets `node --cpu-prof` write its profile.
+process.on('SIGTERM', () => process.exit(0));
+process.on('SIGINT', () => process.exit(0));
