@@ -1,5 +1,6 @@
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { bayou } from '../dist/index.js';
 import { TestClient } from './test-client.js';
 
@@ -29,6 +30,30 @@ describe('Fastify plugin', () => {
     await fetch(`${base}/api/publish`);
     expect((await c.waitFor((m) => m.channel === '/news')).data).toEqual({ from: 'route' });
     await c.close();
+    await app.close();
+  });
+
+  it('routes WebSocket upgrades through Fastify, so app hooks can refuse them', async () => {
+    const app = Fastify();
+    app.addHook('onRequest', async (req, reply) => {
+      if (req.headers['x-token'] !== 'ok') return reply.code(401).send({ error: 'token required' });
+    });
+    await app.register(bayou);
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const address = app.server.address();
+    const url = `ws://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/bayeux`;
+    const statusOf = (headers: Record<string, string>) =>
+      new Promise<number>((resolve) => {
+        const ws = new WebSocket(url, { headers });
+        ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+        ws.on('open', () => {
+          ws.close();
+          resolve(101);
+        });
+        ws.on('error', () => undefined);
+      });
+    expect(await statusOf({})).toBe(401);
+    expect(await statusOf({ 'x-token': 'ok' })).toBe(101);
     await app.close();
   });
 

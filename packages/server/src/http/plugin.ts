@@ -35,10 +35,12 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
   app.decorate('bayou', bayou);
   await bayou.start();
 
-  const ws = options.transports.includes('websocket')
-    ? new WebSocketTransport(app.server, bayou, options)
-    : null;
-  if (options.transports.includes('long-polling')) await app.register(longPollingRoutes(bayou, options));
+  const ws = options.transports.includes('websocket') ? new WebSocketTransport(app, bayou, options) : null;
+  // The endpoint's routes live in their own scope, so their body parsers stay out of the app.
+  await app.register(async (scope) => {
+    ws?.route(scope);
+    if (options.transports.includes('long-polling')) await longPollingRoutes(bayou, options)(scope);
+  });
 
   if (options.healthPath !== false) {
     app.get(options.healthPath, async () => ({ status: 'ok', sessions: bayou.sessionCount }));

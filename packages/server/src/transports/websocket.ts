@@ -1,12 +1,14 @@
 /**
- * The WebSocket transport: `ws` in `noServer` mode on the server's `upgrade` event, one
+ * The WebSocket transport: `ws` in `noServer` mode, upgrades routed through Fastify, one
  * `WebSocketLink` per socket. Each incoming frame is a JSON array of messages; outgoing
  * frames are written by the per-turn flusher. Socket events use module-level handlers,
  * not closures per socket.
  */
-import type { IncomingMessage, Server } from 'node:http';
+import { type IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { decodeBatch, formatError } from '@bayou/protocol';
+import type { FastifyInstance } from 'fastify';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { createBatchContext } from '../bayeux/batch-context.js';
 import type { Bayou } from '../bayou.js';
@@ -15,6 +17,8 @@ import type { Session, SocketLink } from '../session/session.js';
 import { originAllowed, pathOf, requestInfo } from './request-info.js';
 
 const LINK = Symbol('bayou.link');
+const UPGRADE = Symbol('bayou.upgrade');
+type UpgradeRequest = IncomingMessage & { [UPGRADE]?: { socket: Duplex; head: Buffer } };
 type LinkedSocket = WebSocket & { [LINK]?: WebSocketLink };
 
 export class WebSocketLink implements SocketLink {
@@ -43,40 +47,60 @@ export class WebSocketTransport {
   };
 
   constructor(
-    private readonly server: Server,
+    private readonly app: FastifyInstance,
     private readonly bayou: Bayou,
-    private readonly options: Pick<
-      ResolvedOptions,
-      'path' | 'allowedOrigins' | 'maxPayloadBytes' | 'maxBatchMessages'
-    >,
+    private readonly options: Pick<ResolvedOptions, 'path' | 'allowedOrigins' | 'maxPayloadBytes'>,
   ) {
     this.wss = new WebSocketServer({
       noServer: true,
       maxPayload: options.maxPayloadBytes,
       perMessageDeflate: false,
     });
-    server.on('upgrade', this.onUpgrade);
+    app.server.on('upgrade', this.onUpgrade);
   }
 
   get connections(): number {
     return this.wss.clients.size;
   }
 
+  /**
+   * An upgrade on our path goes through Fastify's router like any request, so the app's
+   * hooks (authentication, rate limits) apply; `route()` then completes the handshake.
+   */
   private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     if (pathOf(req.url) !== this.options.path) {
       // Leave other paths to other upgrade listeners; refuse only when we are alone.
-      if (this.server.listenerCount('upgrade') === 1) rejectUpgrade(socket, 404, 'Not Found');
+      if (this.app.server.listenerCount('upgrade') === 1) rejectUpgrade(socket, 404, 'Not Found');
       return;
     }
-    if (!originAllowed(this.options.allowedOrigins, req.headers.origin)) {
-      rejectUpgrade(socket, 403, 'Forbidden');
-      return;
-    }
-    this.wss.handleUpgrade(req, socket, head, (ws: LinkedSocket) => {
-      ws[LINK] = new WebSocketLink(ws, this.bayou, requestInfo('websocket', req));
-      ws.on('message', onSocketMessage);
-      ws.on('close', onSocketClose);
-      ws.on('error', onSocketError);
+    (req as UpgradeRequest)[UPGRADE] = { socket, head };
+    const res = new ServerResponse(req);
+    res.assignSocket(socket as Socket);
+    // A hook or the route answered over HTTP instead of upgrading: end the socket.
+    res.once('finish', () => socket.destroy());
+    this.app.routing(req, res);
+  }
+
+  /** The GET route on the endpoint path; registered by the plugin in its own scope. */
+  route(scope: FastifyInstance): void {
+    scope.get(this.options.path, (request, reply) => {
+      const pending = (request.raw as UpgradeRequest)[UPGRADE];
+      if (pending === undefined) {
+        reply.code(426).header('upgrade', 'websocket').send({ error: 'WebSocket upgrade expected' });
+        return;
+      }
+      if (!originAllowed(this.options.allowedOrigins, request.headers.origin)) {
+        reply.code(403).send({ error: 'origin not allowed' });
+        return;
+      }
+      reply.hijack();
+      const raw = request.raw;
+      this.wss.handleUpgrade(raw, pending.socket, pending.head, (ws: LinkedSocket) => {
+        ws[LINK] = new WebSocketLink(ws, this.bayou, requestInfo('websocket', raw));
+        ws.on('message', onSocketMessage);
+        ws.on('close', onSocketClose);
+        ws.on('error', onSocketError);
+      });
     });
   }
 
@@ -86,7 +110,7 @@ export class WebSocketTransport {
   }
 
   async close(): Promise<void> {
-    this.server.off('upgrade', this.onUpgrade);
+    this.app.server.off('upgrade', this.onUpgrade);
     for (const ws of this.wss.clients) ws.terminate();
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
   }
