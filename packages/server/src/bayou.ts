@@ -7,6 +7,7 @@ import { EventEmitter } from 'node:events';
 import { expandChannel, formatError, type Message, parseChannel } from '@bayou/protocol';
 import type { FastifyBaseLogger } from 'fastify';
 import { type BatchContext, replyTo, sendReply } from './bayeux/batch-context.js';
+import { connectReplyJson } from './bayeux/connect.js';
 import { processBatch } from './bayeux/dispatcher.js';
 import { SubscriptionIndex } from './channels/subscription-index.js';
 import type { Engine } from './engine/engine.js';
@@ -38,6 +39,10 @@ export class Bayou extends EventEmitter<BayouEvents> implements SessionHost, Swe
   readonly outbound: Outbound;
   readonly stats = { messagesIn: 0, slowConsumers: 0, publishes: 0 };
   readonly maxQueuedMessages: number;
+  /** The usual connect advice, serialized once. */
+  readonly connectAdvice: string;
+  readonly multipleClientsAdvice: string;
+  private readonly adviceFields: Record<string, unknown>;
   private readonly services = new Map<string, ServiceHandler>();
   private readonly browserPolls = new Map<string, number>();
   private readonly deliverLocal = (channel: string, json: string): void => {
@@ -51,6 +56,13 @@ export class Bayou extends EventEmitter<BayouEvents> implements SessionHost, Swe
   ) {
     super();
     this.maxQueuedMessages = options.maxQueuedMessages;
+    this.adviceFields = { reconnect: 'retry', interval: options.interval, timeout: options.timeout };
+    this.connectAdvice = JSON.stringify(this.adviceFields);
+    this.multipleClientsAdvice = JSON.stringify({
+      reconnect: 'retry',
+      interval: options.multiSessionInterval,
+      'multiple-clients': true,
+    });
     this.registry = new SessionRegistry(this, options.maxInterval);
     this.outbound = new Outbound(
       (s) => this.completeConnect(s),
@@ -187,8 +199,9 @@ export class Bayou extends EventEmitter<BayouEvents> implements SessionHost, Swe
     session.held = null;
     if (held.browserId !== null) this.releaseBrowserSlot(held.browserId);
     session.expiresAt = Date.now() + this.options.maxInterval;
-    if (advice !== undefined) held.reply.advice = { ...(held.reply.advice as object), ...advice };
-    const json = JSON.stringify(held.reply);
+    const adviceJson =
+      advice === undefined ? this.connectAdvice : JSON.stringify({ ...this.adviceFields, ...advice });
+    const json = connectReplyJson(held.id, session.id, adviceJson);
     if (held.poll === null) {
       session.enqueue(json);
       return;

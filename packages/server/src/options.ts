@@ -4,7 +4,7 @@
  * the option, and returns a frozen object; components receive only the sub-object they
  * need.
  */
-import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Message } from '@bayou/protocol';
 import { BayouError } from './errors.js';
 import type { Session } from './session/session.js';
@@ -14,8 +14,9 @@ export type TransportName = 'websocket' | 'long-polling';
 /** What the security hooks know about the HTTP request that carried a message. */
 export interface RequestInfo {
   transport: TransportName;
-  /** The upgrade request (WebSocket) or the POST (long-polling). */
-  raw: IncomingMessage;
+  /** Headers of the upgrade request (WebSocket) or of the POST (long-polling). */
+  headers: IncomingHttpHeaders;
+  url: string;
   remoteAddress: string | undefined;
 }
 

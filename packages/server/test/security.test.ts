@@ -53,6 +53,29 @@ describe.each<Transport>(['websocket', 'long-polling'])('security hooks over %s'
   });
 });
 
+describe('request info for hooks', () => {
+  it('gives authenticate the request headers, also for a second handshake on the same WebSocket', async () => {
+    const seen: (string | undefined)[] = [];
+    const { server, base } = await startServer({
+      authenticate: (_m, request) => {
+        seen.push(request.headers.cookie);
+        return request.headers.cookie === 'token=abc';
+      },
+    });
+    const c = new TestClient(base, 'websocket', { cookie: 'token=abc' });
+    expect(await c.connect()).toMatchObject({ successful: true });
+    const again = await c.request({
+      channel: '/meta/handshake',
+      version: '1.0',
+      supportedConnectionTypes: ['websocket'],
+    });
+    expect(again).toMatchObject({ successful: true });
+    expect(seen).toEqual(['token=abc', 'token=abc']);
+    await c.close();
+    await server.close();
+  });
+});
+
 describe('origins', () => {
   it('refuses a WebSocket upgrade from a foreign origin and accepts an allowed one', async () => {
     const { server, base } = await startServer({ allowedOrigins: ['http://good.example'] });

@@ -49,7 +49,10 @@ export function replyTo(
 }
 
 export function sendReply(ctx: BatchContext, session: Session | null, reply: Record<string, unknown>): void {
-  const json = JSON.stringify(reply);
+  sendReplyJson(ctx, session, JSON.stringify(reply));
+}
+
+export function sendReplyJson(ctx: BatchContext, session: Session | null, json: string): void {
   if (session !== null && ctx.socket !== null && session.socket === ctx.socket) session.enqueue(json);
   else ctx.replies.push(json);
 }

@@ -5,7 +5,7 @@
  */
 import type { Message } from '@bayou/protocol';
 import type { Bayou } from '../bayou.js';
-import { type BatchContext, replyTo, sendReply } from './batch-context.js';
+import { type BatchContext, sendReplyJson } from './batch-context.js';
 
 export function handleConnect(bayou: Bayou, message: Message, ctx: BatchContext): void {
   const session = bayou.sessionFor(message, ctx);
@@ -13,31 +13,40 @@ export function handleConnect(bayou: Bayou, message: Message, ctx: BatchContext)
   bayou.bindCarrier(session, ctx);
   // A new connect supersedes a held one: answer the old one now.
   if (session.held !== null) bayou.completeConnect(session);
-  const { interval, timeout, multiSessionInterval } = bayou.options;
-  const reply = replyTo(message, {
-    clientId: session.id,
-    successful: true,
-    advice: { reconnect: 'retry', interval, timeout } as Record<string, unknown>,
-  });
   const first = session.state === 'handshaken';
   session.state = 'connected';
   const clientTimeout = (message.advice as { timeout?: unknown } | undefined)?.timeout;
-  let immediate = first || clientTimeout === 0 || (ctx.poll !== null && session.queue.length > 0);
-  if (!immediate && ctx.poll !== null && ctx.browserId !== null && !bayou.acquireBrowserSlot(ctx.browserId)) {
-    reply.advice = { reconnect: 'retry', interval: multiSessionInterval, 'multiple-clients': true };
-    immediate = true;
+  let advice: string | null =
+    first || clientTimeout === 0 || (ctx.poll !== null && session.queue.length > 0)
+      ? bayou.connectAdvice
+      : null;
+  if (
+    advice === null &&
+    ctx.poll !== null &&
+    ctx.browserId !== null &&
+    !bayou.acquireBrowserSlot(ctx.browserId)
+  ) {
+    advice = bayou.multipleClientsAdvice;
   }
-  if (immediate) {
+  if (advice !== null) {
     session.expiresAt = Date.now() + bayou.options.maxInterval;
-    sendReply(ctx, session, reply);
+    sendReplyJson(ctx, session, connectReplyJson(message.id, session.id, advice));
     return;
   }
+  // Only the id is kept while the connect is held: the reply is built when it completes.
   session.held = {
-    reply,
-    deadline: Date.now() + timeout,
+    id: message.id,
+    deadline: Date.now() + bayou.options.timeout,
     poll: ctx.poll,
     browserId: ctx.poll !== null ? ctx.browserId : null,
   };
   session.expiresAt = Number.POSITIVE_INFINITY;
   if (ctx.poll !== null) ctx.held = true;
+}
+
+/** The connect reply, built as text: it is the most frequent reply of all. */
+export function connectReplyJson(id: string | undefined, clientId: string, adviceJson: string): string {
+  const idPart = id === undefined ? '' : `,"id":${JSON.stringify(id)}`;
+  // clientIds are base64url, safe inside a JSON string as they are.
+  return `{"channel":"/meta/connect"${idPart},"clientId":"${clientId}","successful":true,"advice":${adviceJson}}`;
 }

@@ -18,7 +18,7 @@ describe('SessionRegistry', () => {
       const r = new SessionRegistry(host, 1000);
       const idle = r.create('long-polling', Date.now());
       const holding = r.create('long-polling', Date.now());
-      holding.held = { reply: {}, deadline: Date.now() + 500, poll: null, browserId: null };
+      holding.held = { id: '1', deadline: Date.now() + 500, poll: null, browserId: null };
       const timedOut: string[] = [];
       const expired: string[] = [];
       r.startSweeping(100, {

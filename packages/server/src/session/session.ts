@@ -20,8 +20,8 @@ export interface PendingPoll {
 }
 
 export interface HeldConnect {
-  /** The connect reply, serialized when the connect completes (its advice may change). */
-  reply: Record<string, unknown>;
+  /** The `id` of the held connect; its reply is built when it completes. */
+  id: string | undefined;
   deadline: number;
   /** `null` when the connect was held on a WebSocket. */
   poll: PendingPoll | null;
@@ -55,8 +55,7 @@ export class Session {
   browserId: string | null = null;
   /** Whatever `authenticate` returned as an object. */
   auth: Record<string, unknown> | null = null;
-  /** Free slot for the application (a user name, a role). */
-  readonly data: Record<string, unknown> = Object.create(null);
+  private appData: Record<string, unknown> | null = null;
   /** The `ext` of the handshake message. */
   handshakeExt: Record<string, unknown> | undefined;
   /** Stamp of the last publish delivered, so a message matching several patterns is queued once. */
@@ -69,6 +68,12 @@ export class Session {
     this.transport = transport;
     this.host = host;
     this.expiresAt = expiresAt;
+  }
+
+  /** Free slot for the application (a user name, a role); created on first use. */
+  get data(): Record<string, unknown> {
+    if (this.appData === null) this.appData = Object.create(null) as Record<string, unknown>;
+    return this.appData;
   }
 
   /** Queues one serialized message; the hot path of delivery. */

@@ -9,36 +9,47 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { decodeBatch, formatError } from '@bayou/protocol';
 import type { FastifyInstance } from 'fastify';
-import { type WebSocket, WebSocketServer } from 'ws';
+import { WebSocket, WebSocketServer } from 'ws';
 import { createBatchContext } from '../bayeux/batch-context.js';
 import type { Bayou } from '../bayou.js';
 import type { RequestInfo, ResolvedOptions } from '../options.js';
 import type { Session, SocketLink } from '../session/session.js';
-import { originAllowed, pathOf, requestInfo } from './request-info.js';
+import { keepAfterHandshake, originAllowed, pathOf, requestInfo } from './request-info.js';
 
-const LINK = Symbol('bayou.link');
 const UPGRADE = Symbol('bayou.upgrade');
-type UpgradeRequest = IncomingMessage & { [UPGRADE]?: { socket: Duplex; head: Buffer } };
-type LinkedSocket = WebSocket & { [LINK]?: WebSocketLink };
-
-export class WebSocketLink implements SocketLink {
-  readonly sessions: Session[] = [];
+type UpgradeRequest = IncomingMessage & { [UPGRADE]?: PendingUpgrade };
+interface PendingUpgrade {
+  socket: Duplex;
+  head: Buffer;
+  res: ServerResponse;
+}
+/**
+ * A `ws` WebSocket carrying Bayou's per-connection state in its own fields, so an idle
+ * connection costs one object beyond what `ws` allocates anyway.
+ */
+export class WebSocketLink extends WebSocket implements SocketLink {
+  /** Set right after the upgrade, before any event. */
+  bayou!: Bayou;
+  request: RequestInfo = NO_REQUEST;
+  sessions: Session[] = NO_SESSIONS;
+  /** Whether `request` was already cut down to what later handshakes may need. */
+  trimmed = false;
   tail: Promise<void> | null = null;
-  constructor(
-    readonly ws: WebSocket,
-    readonly bayou: Bayou,
-    readonly request: RequestInfo,
-  ) {}
-  send(frame: string): void {
-    this.ws.send(frame);
-  }
-  get bufferedAmount(): number {
-    return this.ws.bufferedAmount;
-  }
+
   end(code: number, reason: string): void {
-    this.ws.close(code, reason);
+    this.close(code, reason);
   }
 }
+
+const NO_SESSIONS: Session[] = [];
+/** The module-level handlers below run with `this` bound to the link. */
+type SocketHandler = (this: WebSocket, ...args: unknown[]) => void;
+const NO_REQUEST: RequestInfo = Object.freeze({
+  transport: 'websocket',
+  headers: {},
+  url: '',
+  remoteAddress: undefined,
+});
 
 export class WebSocketTransport {
   readonly wss: WebSocketServer;
@@ -52,6 +63,7 @@ export class WebSocketTransport {
     private readonly options: Pick<ResolvedOptions, 'path' | 'allowedOrigins' | 'maxPayloadBytes'>,
   ) {
     this.wss = new WebSocketServer({
+      WebSocket: WebSocketLink,
       noServer: true,
       maxPayload: options.maxPayloadBytes,
       perMessageDeflate: false,
@@ -73,11 +85,11 @@ export class WebSocketTransport {
       if (this.app.server.listenerCount('upgrade') === 1) rejectUpgrade(socket, 404, 'Not Found');
       return;
     }
-    (req as UpgradeRequest)[UPGRADE] = { socket, head };
     const res = new ServerResponse(req);
+    (req as UpgradeRequest)[UPGRADE] = { socket, head, res };
     res.assignSocket(socket as Socket);
     // A hook or the route answered over HTTP instead of upgrading: end the socket.
-    res.once('finish', () => socket.destroy());
+    res.once('finish', onRefusedUpgrade);
     this.app.routing(req, res);
   }
 
@@ -94,12 +106,19 @@ export class WebSocketTransport {
         return;
       }
       reply.hijack();
-      const raw = request.raw;
-      this.wss.handleUpgrade(raw, pending.socket, pending.head, (ws: LinkedSocket) => {
-        ws[LINK] = new WebSocketLink(ws, this.bayou, requestInfo('websocket', raw));
-        ws.on('message', onSocketMessage);
-        ws.on('close', onSocketClose);
-        ws.on('error', onSocketError);
+      const raw = request.raw as UpgradeRequest;
+      // Let go of the HTTP response: `ws` writes the 101 itself, and a response attached to
+      // the socket would keep the request alive as long as the connection.
+      pending.res.off('finish', onRefusedUpgrade);
+      pending.res.detachSocket(pending.socket as Socket);
+      raw[UPGRADE] = undefined;
+      this.wss.handleUpgrade(raw, pending.socket, pending.head, (ws) => {
+        const link = ws as WebSocketLink;
+        link.bayou = this.bayou;
+        link.request = requestInfo('websocket', raw);
+        link.on('message', onSocketMessage as SocketHandler);
+        link.on('close', onSocketClose as SocketHandler);
+        link.on('error', onSocketError as SocketHandler);
       });
     });
   }
@@ -116,57 +135,67 @@ export class WebSocketTransport {
   }
 }
 
+function onRefusedUpgrade(this: ServerResponse): void {
+  this.socket?.destroy();
+}
+
 function rejectUpgrade(socket: Duplex, status: number, text: string): void {
   socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
 }
 
-function onSocketMessage(this: LinkedSocket, data: Buffer, isBinary: boolean): void {
-  const link = this[LINK];
-  if (link === undefined) return;
+function onSocketMessage(this: WebSocketLink, data: Buffer, isBinary: boolean): void {
   const text = isBinary ? '' : data.toString('utf8');
-  if (link.tail !== null) {
-    const tail: Promise<void> = link.tail.then(() => handleFrame(link, text));
-    link.tail = tail.finally(() => {
-      if (link.tail === tail) link.tail = null;
+  if (this.tail !== null) {
+    const tail: Promise<void> = this.tail.then(() => handleFrame(this, text));
+    this.tail = tail.finally(() => {
+      if (this.tail === tail) this.tail = null;
     });
     return;
   }
-  const pending = handleFrame(link, text);
+  const pending = handleFrame(this, text);
   if (pending !== undefined) {
     const tail: Promise<void> = pending.finally(() => {
-      if (link.tail === tail) link.tail = null;
+      if (this.tail === tail) this.tail = null;
     });
-    link.tail = tail;
+    this.tail = tail;
   }
 }
 
 function handleFrame(link: WebSocketLink, text: string): void | Promise<void> {
+  const bayou = link.bayou;
   const decoded = decodeBatch(text);
-  const max = link.bayou.options.maxBatchMessages;
+  const max = bayou.options.maxBatchMessages;
   if (!decoded.ok || decoded.messages.length > max) {
     const args = decoded.ok ? ['batch', `max ${max}`] : [decoded.reason.replace(/[:,]/g, ' ')];
     link.send(JSON.stringify([{ successful: false, error: formatError('messageInvalid', args) }]));
     return;
   }
   const ctx = createBatchContext('websocket', link.request, link, null, null);
-  const pending = link.bayou.handleBatch(decoded.messages, ctx, text.includes('__proto__'));
+  const pending = bayou.handleBatch(decoded.messages, ctx, text.includes('__proto__'));
   if (pending !== undefined) return pending.then(() => finishFrame(link, ctx.replies, ctx.bound));
   finishFrame(link, ctx.replies, ctx.bound);
 }
 
 function finishFrame(link: WebSocketLink, replies: string[], bound: Session[]): void {
-  for (const s of bound) if (!link.sessions.includes(s)) link.sessions.push(s);
-  if (replies.length > 0 && link.ws.readyState === 1) link.send(`[${replies.join(',')}]`);
+  for (const s of bound) {
+    if (link.sessions.includes(s)) continue;
+    // Most links carry one session: keep the array exactly that small.
+    link.sessions = link.sessions.length === 0 ? [s] : [...link.sessions, s];
+  }
+  if (bound.length > 0 && !link.trimmed) {
+    // Only `authenticate` reads the request, for later handshakes on this socket.
+    link.request = link.bayou.options.authenticate ? keepAfterHandshake(link.request) : NO_REQUEST;
+    link.trimmed = true;
+  }
+  if (replies.length > 0 && link.readyState === WebSocket.OPEN) link.send(`[${replies.join(',')}]`);
 }
 
-function onSocketClose(this: LinkedSocket): void {
-  const link = this[LINK];
-  if (link === undefined) return;
-  for (const s of link.sessions) link.bayou.socketClosed(s, link);
-  link.sessions.length = 0;
+function onSocketClose(this: WebSocketLink): void {
+  for (const s of this.sessions) this.bayou.socketClosed(s, this);
+  this.sessions = NO_SESSIONS;
 }
 
-function onSocketError(this: LinkedSocket, err: Error): void {
+function onSocketError(this: WebSocketLink, err: Error): void {
   // ws closes the socket itself (e.g. 1009 for an oversized frame); just record it.
-  this[LINK]?.bayou.log.debug({ err }, 'websocket error');
+  this.bayou.log.debug({ err }, 'websocket error');
 }
