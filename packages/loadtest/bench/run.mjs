@@ -2,7 +2,9 @@
 // The comparison bench (`pnpm bench`): the same chat scenario against Bayou, Faye,
 // Socket.IO and two raw-ws floors, each in its own process, interleaved over several rounds.
 // Prints medians with their spread and ratios to the batched floor. See README.md.
+import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { parseAddresses, runScenario } from '../dist/index.js';
 import { cpuSeconds, median, parseFlags, SERVERS, spread, startServer } from './lib.mjs';
 import { renderTables } from './table.mjs';
@@ -187,7 +189,12 @@ for (const [key, runs] of Object.entries(results)) {
 }
 const seconds = Math.round((Date.now() - started) / 1000);
 const command = `pnpm bench ${process.argv.slice(2).join(' ')}`.trim();
-const markdown = renderTables({ summary, servers, lpServers, flags, seconds, command, fanOut });
+let commit = 'unknown';
+try {
+  commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+} catch {}
+const machine = `Node ${process.version}, ${cpus().length} CPUs, repository at ${commit}`;
+const markdown = renderTables({ summary, servers, lpServers, flags, seconds, command, fanOut, machine });
 console.log(markdown);
 if (flags.markdown) writeFileSync(flags.markdown, `${markdown}\n`);
 if (flags.json) writeFileSync(flags.json, `${JSON.stringify({ flags, seconds, summary }, null, 2)}\n`);

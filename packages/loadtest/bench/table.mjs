@@ -83,9 +83,9 @@ function targets(summary) {
   ];
 }
 
-export function renderTables({ summary, servers, lpServers, flags, seconds, command, fanOut }) {
+export function renderTables({ summary, servers, lpServers, flags, seconds, command, fanOut, machine }) {
   return [
-    `Command: \`${command}\` — ${flags.rounds} interleaved round(s), ${seconds} s in all. Medians, ± half the range.`,
+    `Command: \`${command}\` — ${flags.rounds} interleaved round(s), ${seconds} s in all; ${machine}. Medians, ± half the range.`,
     `Chat: ${flags.clients} clients, ${flags.rooms} rooms, ${flags.roomsPerClient} rooms each (fan-out ≈ ${fanOut}), ` +
       `${flags.messageSize}-character messages; saturation = closed loop ≤ ${flags.outstanding} outstanding, ` +
       `${flags.measure / 1000} s measured after ${flags.warmup / 1000} s warm-up; latency = open loop at ` +
