@@ -1,3 +1,6 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { main } from '../src/cli-main.js';
 import { ExitCodes } from '../src/errors.js';
@@ -58,6 +61,20 @@ describe('bayou-loadtest exit code', () => {
     );
     expect(code).toBe(ExitCodes.LATENCY);
     expect(out.text()).toContain('ABORTED');
+  });
+
+  it('writes the --json result and the self-contained --html report', async () => {
+    server = await startTinyServer();
+    const dir = mkdtempSync(join(tmpdir(), 'bayou-loadtest-'));
+    const args = ['--json', join(dir, 'r.json'), '--html', join(dir, 'r.html')];
+    const code = await main(['chat', '--url', server.url, ...small, ...quick, ...args], capture().io);
+    expect(code).toBe(ExitCodes.OK);
+    const json = JSON.parse(readFileSync(join(dir, 'r.json'), 'utf8'));
+    expect(json.messages).toMatchObject({ sent: 50, lost: 0 });
+    expect(json.messages.received).toBe(json.messages.expected);
+    const html = readFileSync(join(dir, 'r.html'), 'utf8');
+    expect(html).toContain('<svg');
+    expect(html).not.toMatch(/<script/);
   });
 
   it('exits 2 on an unknown option and prints the help', async () => {
