@@ -14,6 +14,10 @@ import type { Engine } from './engine/engine.js';
 import { MemoryEngine } from './engine/memory/memory-engine.js';
 import { BayouError } from './errors.js';
 import type { ResolvedOptions } from './options.js';
+import type { Provider } from './records/providers.js';
+import { recordEncoding } from './records/record-codec.js';
+import { readRecordRequest } from './records/record-options.js';
+import { RecordStore } from './records/record-store.js';
 import { Outbound } from './session/outbound.js';
 import type { PendingPoll, Session, SessionHost, SocketLink } from './session/session.js';
 import { SessionRegistry, type SweepHandler } from './session/session-registry.js';
@@ -36,6 +40,7 @@ export interface BayouEvents {
 export class Bayou extends EventEmitter<BayouEvents> implements SessionHost, SweepHandler {
   readonly registry: SessionRegistry;
   readonly index = new SubscriptionIndex();
+  readonly records: RecordStore;
   readonly outbound: Outbound;
   readonly stats = { messagesIn: 0, slowConsumers: 0, publishes: 0 };
   readonly maxQueuedMessages: number;
@@ -64,6 +69,10 @@ export class Bayou extends EventEmitter<BayouEvents> implements SessionHost, Swe
       'multiple-clients': true,
     });
     this.registry = new SessionRegistry(this, options.maxInterval);
+    this.records = new RecordStore(
+      new Map(options.records.map((p) => [p.pattern, p])),
+      options.providerLinger,
+    );
     this.outbound = new Outbound(
       (s) => this.completeConnect(s),
       (s) => this.dropSlowConsumer(s),
@@ -79,6 +88,7 @@ export class Bayou extends EventEmitter<BayouEvents> implements SessionHost, Swe
   async close(): Promise<void> {
     this.registry.stopSweeping();
     for (const session of [...this.registry.values()]) this.removeSession(session, 'shutdown');
+    this.records.close();
     await this.engine.close();
   }
 
@@ -91,6 +101,12 @@ export class Bayou extends EventEmitter<BayouEvents> implements SessionHost, Swe
       throw new BayouError(
         'BAYOU_ERR_INVALID_CHANNEL',
         `cannot publish to "${channel}": not a broadcast channel`,
+      );
+    }
+    if (this.records.patternFor(channel) !== undefined) {
+      throw new BayouError(
+        'BAYOU_ERR_INVALID_CHANNEL',
+        `"${channel}" is a record subject: use updateRecord()`,
       );
     }
     this.broadcast(channel, data);
@@ -120,6 +136,41 @@ export class Bayou extends EventEmitter<BayouEvents> implements SessionHost, Swe
       throw new BayouError('BAYOU_ERR_DUPLICATE_SERVICE', `a handler for "${channel}" is already registered`);
     }
     this.services.set(channel, handler);
+    return this;
+  }
+
+  /**
+   * Merges `fields` into the image of a record subject (a channel matching one of the
+   * `records` patterns); subscribers get the changed fields, conflated per their throttle.
+   */
+  updateRecord(subject: string, fields: Record<string, unknown>): void {
+    if (this.records.patternFor(subject) === undefined) {
+      throw new BayouError('BAYOU_ERR_INVALID_CHANNEL', `"${subject}" matches no records pattern`);
+    }
+    this.records.update(subject, fields);
+  }
+
+  /** The latest image of a record subject, or `null` before its first update. */
+  recordImage(subject: string): Readonly<Record<string, unknown>> | null {
+    return this.records.image(subject);
+  }
+
+  /** Feeds record subjects matching `pattern` on demand (first subscriber → `onRequest`). */
+  provide(pattern: string, provider: Provider): this {
+    const info = parseChannel(pattern);
+    if (info === null || info.kind !== 'broadcast') {
+      throw new BayouError(
+        'BAYOU_ERR_INVALID_CHANNEL',
+        `provider pattern "${pattern}" is not a broadcast channel`,
+      );
+    }
+    if (this.records.providers.has(pattern)) {
+      throw new BayouError(
+        'BAYOU_ERR_DUPLICATE_SERVICE',
+        `a provider for "${pattern}" is already registered`,
+      );
+    }
+    this.records.provide(pattern, provider);
     return this;
   }
 
@@ -167,16 +218,32 @@ export class Bayou extends EventEmitter<BayouEvents> implements SessionHost, Swe
     return undefined;
   }
 
-  subscribe(session: Session, name: string): void {
+  subscribe(session: Session, name: string, message?: Message): void {
     if (session.subscriptions.has(name)) return;
-    if (this.index.add(name, session)) this.engine.interest(name, true);
+    const pattern = this.records.patternFor(name);
+    if (pattern !== undefined) {
+      session.subscriptions.add(name);
+      const request = readRecordRequest(message?.ext);
+      this.records.subscribe(session, name, pattern, request, recordEncoding(session));
+    } else if (this.index.add(name, session)) {
+      this.engine.interest(name, true);
+    }
     this.emit('subscribe', session, name);
   }
 
   unsubscribe(session: Session, name: string): void {
     if (!session.subscriptions.has(name)) return;
-    if (this.index.remove(name, session)) this.engine.interest(name, false);
+    this.dropSubscription(session, name);
     this.emit('unsubscribe', session, name);
+  }
+
+  private dropSubscription(session: Session, name: string): void {
+    if (this.records.patternFor(name) !== undefined) {
+      session.subscriptions.delete(name);
+      this.records.unsubscribe(session, name);
+    } else if (this.index.remove(name, session)) {
+      this.engine.interest(name, false);
+    }
   }
 
   /** A connect binds the session to the carrier it came on. */
@@ -251,7 +318,7 @@ export class Bayou extends EventEmitter<BayouEvents> implements SessionHost, Swe
     }
     session.state = 'removed';
     this.registry.delete(session);
-    for (const name of this.index.removeAll(session)) this.engine.interest(name, false);
+    for (const name of [...session.subscriptions]) this.dropSubscription(session, name);
     session.queue = [];
     this.emit('session:removed', session, reason);
   }

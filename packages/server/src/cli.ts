@@ -20,6 +20,9 @@ Options:
   --transports <list>      comma-separated: websocket,long-polling (default both)
   --tls-key <file>         PEM key: serve https/wss (with --tls-cert)
   --tls-cert <file>        PEM certificate
+  --demo-feed              serve demo price records on /demo/prices/<SYMBOL>
+  --demo-symbols <n>       symbols in the demo feed (default 2000)
+  --demo-rate <n>          updates per second of each watched demo subject (default 1)
   --log-level <level>      pino level: fatal|error|warn|info|debug (default info)
   -h, --help               show this help`;
 
@@ -50,6 +53,9 @@ function parse(argv: string[]): CreateServerOptions {
       'tls-key': { type: 'string' },
       'tls-cert': { type: 'string' },
       'log-level': { type: 'string' },
+      'demo-feed': { type: 'boolean' },
+      'demo-symbols': { type: 'string' },
+      'demo-rate': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -77,6 +83,13 @@ function parse(argv: string[]): CreateServerOptions {
   }
   if (values['tls-key'] && values['tls-cert']) {
     options.https = { key: readFileSync(values['tls-key']), cert: readFileSync(values['tls-cert']) };
+  }
+  if (values['demo-feed']) {
+    const symbols = Number(values['demo-symbols'] ?? 2000);
+    const rate = Number(values['demo-rate'] ?? 1);
+    if (!(symbols > 0)) fail(`--demo-symbols must be a positive number, got "${values['demo-symbols']}"`);
+    if (!(rate > 0)) fail(`--demo-rate must be a positive number, got "${values['demo-rate']}"`);
+    options.demoFeed = { symbols, rate };
   }
   options.logger = { level: values['log-level'] ?? 'info' };
   return options;

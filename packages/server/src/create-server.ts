@@ -2,6 +2,7 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Bayou } from './bayou.js';
 import { type BayouPluginOptions, bayou } from './http/plugin.js';
+import { DEMO_PATTERN, DemoFeed, type DemoFeedOptions } from './records/demo-feed.js';
 
 export interface CreateServerOptions extends BayouPluginOptions {
   /** Interface to listen on. Default `'0.0.0.0'`. */
@@ -12,6 +13,8 @@ export interface CreateServerOptions extends BayouPluginOptions {
   logger?: FastifyServerOptions['logger'];
   /** TLS key and certificate (PEM) to serve https and wss. Default: none. */
   https?: { key: string | Buffer; cert: string | Buffer };
+  /** Run the demo price feed on `/demo/prices/<SYMBOL>` records. Default: off. */
+  demoFeed?: boolean | DemoFeedOptions;
 }
 
 export interface BayouServer {
@@ -23,9 +26,19 @@ export interface BayouServer {
 }
 
 export async function createServer(options: CreateServerOptions = {}): Promise<BayouServer> {
-  const { host = '0.0.0.0', port = 8080, logger = false, https, ...pluginOptions } = options;
+  const { host = '0.0.0.0', port = 8080, logger = false, https, demoFeed, ...pluginOptions } = options;
   const app = (https ? Fastify({ logger, https }) : Fastify({ logger })) as unknown as FastifyInstance;
+  if (demoFeed) {
+    // The feed's subjects are records, unless the caller configured that pattern already.
+    const records = pluginOptions.records ?? [];
+    if (!records.some((r) => r.pattern === DEMO_PATTERN))
+      pluginOptions.records = [...records, { pattern: DEMO_PATTERN }];
+  }
   await app.register(bayou, pluginOptions);
+  if (demoFeed) {
+    const feed = new DemoFeed(app.bayou, demoFeed === true ? {} : demoFeed);
+    app.addHook('onClose', async () => feed.close());
+  }
   return {
     app,
     bayou: app.bayou,

@@ -7,6 +7,11 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Message } from '@bayou/protocol';
 import { BayouError } from './errors.js';
+import {
+  type RecordPattern,
+  type ResolvedRecordPattern,
+  resolveRecordPatterns,
+} from './records/record-options.js';
 import type { Session } from './session/session.js';
 
 export type TransportName = 'websocket' | 'long-polling';
@@ -64,6 +69,10 @@ export interface BayouOptions {
   canSubscribe?: ChannelHook;
   /** Decides each publish from a client. Default: allow all. */
   canPublish?: ChannelHook;
+  /** Channels that carry records (snapshot, field deltas, conflation). Default `[]`. */
+  records?: RecordPattern[];
+  /** ms a record subject's provider is kept after its last subscriber left. Default `5000`. */
+  providerLinger?: number;
   /** Path of the Prometheus metrics, or `false`. Default `'/metrics'`. */
   metricsPath?: string | false;
   /** Path of the health check, or `false`. Default `'/healthz'`. */
@@ -71,9 +80,11 @@ export interface BayouOptions {
 }
 
 export type ResolvedOptions = Readonly<
-  Required<Omit<BayouOptions, 'authenticate' | 'canSubscribe' | 'canPublish'>>
+  Required<Omit<BayouOptions, 'authenticate' | 'canSubscribe' | 'canPublish' | 'records'>>
 > &
-  Readonly<Pick<BayouOptions, 'authenticate' | 'canSubscribe' | 'canPublish'>>;
+  Readonly<Pick<BayouOptions, 'authenticate' | 'canSubscribe' | 'canPublish'>> & {
+    readonly records: readonly ResolvedRecordPattern[];
+  };
 
 export const defaultOptions: ResolvedOptions = Object.freeze({
   path: '/bayeux',
@@ -90,6 +101,8 @@ export const defaultOptions: ResolvedOptions = Object.freeze({
   maxSubscriptionsPerSession: 1_000,
   maxQueuedMessages: 10_000,
   maxBufferedBytes: 8 * 1024 * 1024,
+  records: [] as ResolvedRecordPattern[],
+  providerLinger: 5_000,
   metricsPath: '/metrics',
   healthPath: '/healthz',
 });
@@ -107,6 +120,7 @@ const numeric = [
   'maxSubscriptionsPerSession',
   'maxQueuedMessages',
   'maxBufferedBytes',
+  'providerLinger',
 ] as const;
 
 function invalid(name: string, expected: string): never {
@@ -148,9 +162,12 @@ export function resolveOptions(input: BayouOptions = {}): ResolvedOptions {
   const defined = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined));
   const merged = { ...defaultOptions, ...defined } as ResolvedOptions;
   checkValues(merged);
+  if (!Array.isArray(merged.records))
+    invalid('records', 'an array of { pattern, throttleMs?, maxFrequency? }');
   return Object.freeze({
     ...merged,
     transports: [...merged.transports],
     allowedOrigins: [...merged.allowedOrigins],
+    records: resolveRecordPatterns(merged.records as RecordPattern[]),
   });
 }

@@ -21,6 +21,10 @@ export function handlePublish(
   const session = bayou.sessionFor(message, ctx);
   if (session === undefined) return;
   if (info.kind === 'service') return callService(bayou, message, ctx, session);
+  // Records are fed by the server (updateRecord, providers), never by clients.
+  if (bayou.records.patternFor(message.channel) !== undefined) {
+    return fail(ctx, session, message, formatError('publishDenied', [message.channel]));
+  }
   const hook = bayou.options.canPublish;
   if (hook === undefined) return broadcast(bayou, message, ctx, session, true);
   let verdict: boolean | Promise<boolean>;

@@ -53,10 +53,11 @@ function finish(
     return;
   }
   if (session.state === 'removed') return;
-  for (const name of names) bayou.subscribe(session, name);
+  // The reply goes first: a record snapshot queued by the subscription follows it.
   sendReply(
     ctx,
     session,
     replyTo(message, { clientId: session.id, successful: true, subscription: message.subscription }),
   );
+  for (const name of names) bayou.subscribe(session, name, message);
 }

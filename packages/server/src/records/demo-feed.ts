@@ -1,0 +1,106 @@
+/**
+ * The built-in demo feed: `/demo/prices/<SYMBOL>` records (bid, ask, last, change, volume,
+ * time) for a few thousand made-up symbols, produced by a provider — so only subjects
+ * someone watches are computed. One shared timer drives every active subject.
+ */
+import type { Bayou } from '../bayou.js';
+
+export const DEMO_PATTERN = '/demo/prices/*';
+const PREFIX = '/demo/prices/';
+const TICK_MS = 50;
+
+export interface DemoFeedOptions {
+  /** How many symbols exist (AAA, AAB, …). Default `2000`. */
+  symbols?: number;
+  /** Updates per second of each watched subject. Default `1`. */
+  rate?: number;
+}
+
+interface Quote {
+  symbol: string;
+  mid: number;
+  open: number;
+  volume: number;
+  /** Fractional updates carried between ticks, so low rates still update. */
+  credit: number;
+}
+
+/** `AAA`, `AAB`, … in order: the symbol of index `i`. */
+export function demoSymbol(i: number): string {
+  const a = String.fromCharCode(65 + (Math.floor(i / 676) % 26));
+  const b = String.fromCharCode(65 + (Math.floor(i / 26) % 26));
+  return a + b + String.fromCharCode(65 + (i % 26));
+}
+
+export class DemoFeed {
+  private readonly active = new Map<string, Quote>();
+  private readonly symbols: Set<string>;
+  private readonly perTick: number;
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly bayou: Bayou,
+    options: DemoFeedOptions = {},
+  ) {
+    const count = Math.min(options.symbols ?? 2000, 17_576);
+    this.symbols = new Set(Array.from({ length: count }, (_, i) => demoSymbol(i)));
+    this.perTick = ((options.rate ?? 1) * TICK_MS) / 1000;
+    bayou.provide(DEMO_PATTERN, {
+      onRequest: (subject) => this.start(subject),
+      onDiscard: (subject) => this.active.delete(subject),
+    });
+  }
+
+  get activeSubjects(): number {
+    return this.active.size;
+  }
+
+  close(): void {
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  private start(subject: string): void {
+    const symbol = subject.slice(PREFIX.length);
+    if (!this.symbols.has(symbol)) return;
+    const mid = 10 + (hash(symbol) % 9000) / 10;
+    const quote: Quote = { symbol, mid, open: mid, volume: 0, credit: Math.random() };
+    this.active.set(subject, quote);
+    this.bayou.updateRecord(subject, fieldsOf(quote));
+    if (this.timer === null) {
+      this.timer = setInterval(() => this.tick(), TICK_MS);
+      this.timer.unref();
+    }
+  }
+
+  private tick(): void {
+    if (this.active.size === 0) return;
+    for (const [subject, q] of this.active) {
+      q.credit += this.perTick;
+      if (q.credit < 1) continue;
+      q.credit -= Math.floor(q.credit);
+      q.mid = Math.max(0.01, q.mid * (1 + (Math.random() - 0.5) * 0.002));
+      q.volume += Math.floor(Math.random() * 1000);
+      this.bayou.updateRecord(subject, fieldsOf(q));
+    }
+  }
+}
+
+function fieldsOf(q: Quote): Record<string, unknown> {
+  const spread = q.mid * 0.0004;
+  const round = (x: number) => Math.round(x * 10_000) / 10_000;
+  return {
+    bid: round(q.mid - spread / 2),
+    ask: round(q.mid + spread / 2),
+    last: round(q.mid),
+    change: round(q.mid - q.open),
+    volume: q.volume,
+    time: Date.now(),
+  };
+}
+
+function hash(s: string): number {
+  let h = 0;
+  for (let i = 0; i < s.length; i++) h = (h * 31 + s.charCodeAt(i)) | 0;
+  return Math.abs(h);
+}
