@@ -1,0 +1,141 @@
+/**
+ * The page's link to the chat server, over one `BayouClient`: the name goes in every
+ * handshake (so a re-handshake after a server restart is named again), rooms are
+ * subscriptions the client restores by itself, and switching transports swaps the client
+ * for a new one with the same rooms.
+ */
+import { BayouClient, type ConnectionState, longPolling, type Subscription, websocket } from '@bayou/client';
+import {
+  type HistoryReply,
+  type PrivateMessage,
+  type RoomEvent,
+  roomChannel,
+  SERVICE,
+} from '../shared/chat-protocol.js';
+
+export interface ChatEvents {
+  roomEvent(room: string, event: RoomEvent): void;
+  history(reply: HistoryReply): void;
+  privateMessage(message: PrivateMessage): void;
+  state(state: ConnectionState): void;
+  transport(name: string | null): void;
+  /** An operational failure to show (a refused subscription, a lost history request). */
+  problem(text: string): void;
+}
+
+export class ChatConnection {
+  private client: BayouClient;
+  private readonly rooms = new Map<string, Subscription>();
+
+  constructor(
+    readonly user: string,
+    private longPollingOnly: boolean,
+    private readonly events: ChatEvents,
+  ) {
+    this.client = this.open();
+  }
+
+  get state(): ConnectionState {
+    return this.client.state;
+  }
+
+  get transport(): string | null {
+    return this.client.transport;
+  }
+
+  get forcedLongPolling(): boolean {
+    return this.longPollingOnly;
+  }
+
+  /** Connects; rejects (with a `BayouError`) when the server refuses the name. */
+  async start(): Promise<void> {
+    this.subscribeAll();
+    await this.client.connect();
+  }
+
+  /** Leaves the server (used when the first connect failed). */
+  async stop(): Promise<void> {
+    await this.client.disconnect().catch(() => undefined);
+  }
+
+  /** Subscribes to a room, then loads its history and member list. */
+  async join(room: string): Promise<void> {
+    if (this.rooms.has(room)) return;
+    const sub = this.subscribeRoom(room);
+    await sub.ready;
+    await this.loadHistory(room);
+  }
+
+  leave(room: string): void {
+    this.rooms.get(room)?.unsubscribe();
+    this.rooms.delete(room);
+  }
+
+  send(room: string, text: string): Promise<unknown> {
+    return this.client.request(SERVICE.send, { room, text });
+  }
+
+  sendPrivate(to: string, text: string): Promise<unknown> {
+    return this.client.request(SERVICE.private, { to, text });
+  }
+
+  /** Moves to a new client on the chosen transports, keeping the rooms. */
+  async switchTransports(longPollingOnly: boolean): Promise<void> {
+    if (longPollingOnly === this.longPollingOnly) return;
+    this.longPollingOnly = longPollingOnly;
+    const old = this.client;
+    this.client = this.open();
+    await old.disconnect().catch(() => undefined);
+    this.subscribeAll();
+    this.events.state(this.client.state);
+    await this.client.connect();
+    await this.reloadHistories();
+  }
+
+  private open(): BayouClient {
+    const client = new BayouClient(new URL('/bayeux', location.href).href, {
+      transports: this.longPollingOnly ? [longPolling] : [websocket, longPolling],
+      handshake: () => ({ chat: { user: this.user } }),
+    });
+    // Events of a client that was swapped out are ignored.
+    client.on('state', (state, previous) => {
+      if (client !== this.client) return;
+      this.events.state(state);
+      if (state === 'connected' && previous === 'reconnecting') void this.reloadHistories();
+    });
+    client.on('transport', (name) => {
+      if (client === this.client) this.events.transport(name);
+    });
+    client.on('error', (error) => {
+      if (client === this.client) this.events.problem(error.message);
+    });
+    return client;
+  }
+
+  private subscribeAll(): void {
+    this.client.subscribe(SERVICE.inbox, (m) => this.events.privateMessage(m.data as PrivateMessage));
+    const rooms = [...this.rooms.keys()];
+    this.rooms.clear();
+    for (const room of rooms) this.subscribeRoom(room);
+  }
+
+  private subscribeRoom(room: string): Subscription {
+    const sub = this.client.subscribe(roomChannel(room), (m) =>
+      this.events.roomEvent(room, m.data as RoomEvent),
+    );
+    this.rooms.set(room, sub);
+    return sub;
+  }
+
+  private async loadHistory(room: string): Promise<void> {
+    const reply = await this.client.request<HistoryReply | null>(SERVICE.history, { room });
+    if (reply?.room === room) this.events.history(reply);
+  }
+
+  /** After a reconnect: fill in what was missed (the page drops what it already has). */
+  private async reloadHistories(): Promise<void> {
+    for (const room of this.rooms.keys()) {
+      await this.loadHistory(room).catch((error: unknown) => this.events.problem(String(error)));
+    }
+  }
+}

@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { checkText, LIMITS, normalizeName, normalizeRoom, roomOf } from './chat-protocol.js';
+
+describe('chat limits', () => {
+  it('accepts names up to the limit, counted in characters, trimmed and with spaces collapsed', () => {
+    expect(normalizeName('  Ada   Lovelace ')).toBe('Ada Lovelace');
+    expect(normalizeName('é'.repeat(LIMITS.nameLength))).toBe('é'.repeat(LIMITS.nameLength));
+    expect(normalizeName('🙂'.repeat(LIMITS.nameLength))).not.toBeNull();
+    expect(normalizeName('x'.repeat(LIMITS.nameLength + 1))).toBeNull();
+    expect(normalizeName('')).toBeNull();
+    expect(normalizeName('a\u202eb')).toBeNull();
+    expect(normalizeName({ toString: () => 'x' })).toBeNull();
+  });
+
+  it('takes room names of lowercase letters, digits, - and _ only', () => {
+    expect(normalizeRoom('Lobby')).toBe('lobby');
+    expect(normalizeRoom('dev-ops_2')).toBe('dev-ops_2');
+    for (const bad of ['', '-x', 'a b', 'a/b', '*', 'x'.repeat(LIMITS.roomLength + 1), null]) {
+      expect(normalizeRoom(bad)).toBeNull();
+    }
+    expect(roomOf('/chat/lobby')).toBe('lobby');
+    expect(roomOf('/chat/*')).toBeNull();
+    expect(roomOf('/chat/Lobby')).toBeNull();
+    expect(roomOf('/chat/a/b')).toBeNull();
+  });
+
+  it('trims messages, blanks control characters and enforces the length', () => {
+    expect(checkText('  hi\u0007there ')).toEqual({ ok: true, text: 'hi there' });
+    expect(checkText('x'.repeat(LIMITS.textLength))).toMatchObject({ ok: true });
+    expect(checkText('x'.repeat(LIMITS.textLength + 1))).toEqual({ ok: false, reason: 'text_too_long' });
+    expect(checkText(' \n ')).toEqual({ ok: false, reason: 'text_missing' });
+    expect(checkText(7)).toEqual({ ok: false, reason: 'text_missing' });
+  });
+});
