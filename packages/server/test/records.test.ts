@@ -168,6 +168,21 @@ describe.each<Transport>(['websocket', 'long-polling'])('records over %s', (tran
     ]);
   });
 
+  it('names a new field to a throttled compact subscriber that has not seen it', async () => {
+    s = await startServer({ records: [{ pattern: '/fx/*', throttleMs: 100 }] });
+    s.server.bayou.updateRecord('/fx/AUDUSD', { bid: 0.65 });
+    const c = await client({ bayou: { compact: true } });
+    await subscribeRecord(c, '/fx/AUDUSD');
+    await c.waitFor((m) => m.channel === '/~r');
+    s.server.bayou.updateRecord('/fx/AUDUSD', { bid: 0.66, spread: 2 });
+    await eventually(() => on(c, '/~r').length === 2, 2000);
+    s.server.bayou.updateRecord('/fx/AUDUSD', { spread: 3 });
+    await eventually(() => on(c, '/~r').length === 3, 2000);
+    const [, second, third] = on(c, '/~r').map((m) => m.data as unknown[]);
+    expect(Object.values(second?.[3] as Record<string, string>)).toEqual(['spread']);
+    expect(third).toHaveLength(3); // already named: no definitions again
+  });
+
   it('refuses client publishes to record subjects', async () => {
     s = await startServer({ records: [{ pattern: '/fx/*' }] });
     const c = await client();

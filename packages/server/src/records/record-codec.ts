@@ -56,12 +56,9 @@ export class CompactDictionary {
   }
 }
 
-/**
- * Which field names a compact message must define: all of them for a snapshot or a
- * message built for one subscriber; for a delta shared by every subscriber of a subject,
- * only those the subject has not announced yet (each of them saw every earlier delta).
- */
-export type Definitions = 'all' | Set<string>;
+/** Whether a compact message must define (name) a field for its receivers. */
+export type NeedsDefinition = (name: string) => boolean;
+export const DEFINE_ALL: NeedsDefinition = () => true;
 
 export function encodeRecord(
   encoding: RecordEncoding,
@@ -69,19 +66,12 @@ export function encodeRecord(
   fields: Record<string, unknown>,
   kind: RecordKind,
   dict: CompactDictionary,
-  definitions: Definitions,
+  needsDefinition: NeedsDefinition,
 ): string {
   if (encoding === 'plain') return JSON.stringify({ channel: subject, data: fields });
   if (encoding === 'tagged') return JSON.stringify({ channel: subject, data: fields, ext: { r: kind } });
   const ids = dict.ids(fields);
-  const defs =
-    definitions === 'all'
-      ? dict.defs(fields, () => true)
-      : dict.defs(fields, (name) => {
-          if (definitions.has(name)) return false;
-          definitions.add(name);
-          return true;
-        });
+  const defs = dict.defs(fields, needsDefinition);
   const data: unknown[] = [dict.alias(subject), ids, kind];
   // A snapshot also names its subject, so the client can map the alias.
   if (kind === 's') data.push(defs ?? {}, subject);

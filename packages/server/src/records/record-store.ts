@@ -8,7 +8,13 @@
 import { expandChannel } from '@bayou/protocol';
 import type { Session } from '../session/session.js';
 import { type Provider, ProviderLeases } from './providers.js';
-import { CompactDictionary, encodeRecord, type RecordEncoding } from './record-codec.js';
+import {
+  CompactDictionary,
+  DEFINE_ALL,
+  encodeRecord,
+  type NeedsDefinition,
+  type RecordEncoding,
+} from './record-codec.js';
 import { effectiveThrottle, type RecordRequest, type ResolvedRecordPattern } from './record-options.js';
 import { ThrottleWheel } from './throttle-wheel.js';
 
@@ -21,6 +27,8 @@ interface RecordSubscriber {
   pending: Record<string, unknown> | null;
   scheduled: boolean;
   active: boolean;
+  /** How many of the subject's fields (in `fieldOrder`) this subscriber has had named. */
+  defined: number;
 }
 
 interface RecordState {
@@ -31,6 +39,9 @@ interface RecordState {
   shared: number;
   /** Field names already defined to the shared compact subscribers of this subject. */
   readonly announced: Set<string>;
+  /** Every field the image ever had, in order of appearance, and each one's position. */
+  readonly fieldOrder: string[];
+  readonly fieldIndex: Map<string, number>;
 }
 
 export class RecordStore {
@@ -49,6 +60,12 @@ export class RecordStore {
   /** Merges `fields` into the image of `subject` and sends the changes. */
   update(subject: string, fields: Record<string, unknown>): void {
     const state = this.stateOf(subject);
+    for (const name of Object.keys(fields)) {
+      if (!state.fieldIndex.has(name)) {
+        state.fieldIndex.set(name, state.fieldOrder.length);
+        state.fieldOrder.push(name);
+      }
+    }
     if (state.image === null) {
       state.image = { ...fields };
       for (const sub of state.subscribers.values()) this.sendSnapshot(sub);
@@ -103,6 +120,7 @@ export class RecordStore {
       pending: null,
       scheduled: false,
       active: true,
+      defined: 0,
     };
     state.subscribers.set(session, sub);
     if (isShared(sub)) state.shared++;
@@ -133,7 +151,15 @@ export class RecordStore {
   private stateOf(subject: string): RecordState {
     let state = this.states.get(subject);
     if (state === undefined) {
-      state = { subject, image: null, subscribers: new Map(), shared: 0, announced: new Set() };
+      state = {
+        subject,
+        image: null,
+        subscribers: new Map(),
+        shared: 0,
+        announced: new Set(),
+        fieldOrder: [],
+        fieldIndex: new Map(),
+      };
       this.states.set(subject, state);
     }
     return state;
@@ -148,7 +174,8 @@ export class RecordStore {
   private sendSnapshot(sub: RecordSubscriber): void {
     const image = sub.state.image as Record<string, unknown>;
     const fields = sub.fields === null ? image : pick(image, sub.fields);
-    sub.session.enqueue(encodeRecord(sub.encoding, sub.state.subject, fields, 's', this.dict, 'all'));
+    sub.defined = sub.state.fieldOrder.length;
+    sub.session.enqueue(encodeRecord(sub.encoding, sub.state.subject, fields, 's', this.dict, DEFINE_ALL));
   }
 
   private fanOut(state: RecordState, changed: Record<string, unknown>): void {
@@ -161,7 +188,7 @@ export class RecordStore {
       }
       let json = encoded[sub.encoding];
       if (json === undefined) {
-        const defs = sub.encoding === 'compact' ? state.announced : 'all';
+        const defs = sub.encoding === 'compact' ? announceOnce(state.announced) : DEFINE_ALL;
         json = encodeRecord(sub.encoding, state.subject, changed, 'd', this.dict, defs);
         encoded[sub.encoding] = json;
       }
@@ -187,8 +214,21 @@ export class RecordStore {
     const pending = sub.pending;
     sub.pending = null;
     if (pending === null || !sub.active) return;
-    sub.session.enqueue(encodeRecord(sub.encoding, sub.state.subject, pending, 'd', this.dict, 'all'));
+    const { fieldIndex, fieldOrder } = sub.state;
+    const known = sub.defined;
+    const needs: NeedsDefinition = (name) => (fieldIndex.get(name) ?? 0) >= known;
+    sub.defined = fieldOrder.length;
+    sub.session.enqueue(encodeRecord(sub.encoding, sub.state.subject, pending, 'd', this.dict, needs));
   }
+}
+
+/** Shared deltas name a field the first time the subject sends it (every receiver saw all earlier ones). */
+function announceOnce(announced: Set<string>): NeedsDefinition {
+  return (name) => {
+    if (announced.has(name)) return false;
+    announced.add(name);
+    return true;
+  };
 }
 
 function isShared(sub: RecordSubscriber): boolean {
