@@ -172,6 +172,29 @@ describe('chat page in headless Chromium', () => {
     expect(await texts(alice)).toEqual(['just between us', 'sure']);
   });
 
+  it('keeps rooms apart, each with its own members and messages, and counts unread ones', async () => {
+    await alice.fill('#new-room', 'dev');
+    await alice.press('#new-room', 'Enter');
+    await until(alice, async () => (await members(alice)).join() === 'alice', 'alice alone in dev');
+    await bob.click('#rooms li[data-name="lobby"] button.item');
+    await say(bob, 'lobby only');
+    await until(
+      alice,
+      async () => (await alice.textContent('#rooms li[data-name="lobby"] .badge')) === '1',
+      'unread',
+    );
+    expect(await texts(alice)).toEqual([]);
+    await bob.fill('#new-room', 'dev');
+    await bob.press('#new-room', 'Enter');
+    await until(alice, async () => (await members(alice)).join() === 'alice,bob', 'bob in dev');
+    await say(bob, 'dev only');
+    await until(alice, async () => (await texts(alice)).includes('dev only'), 'the dev message');
+    await alice.click('#rooms li[data-name="lobby"] button.item');
+    expect(await texts(alice)).toContain('lobby only');
+    expect(await texts(alice)).not.toContain('dev only');
+    expect(await alice.$$('#rooms .badge')).toHaveLength(0);
+  });
+
   it('switches a connected page to long-polling and keeps its room', async () => {
     await alice.click('#rooms li[data-name="lobby"] button.item');
     await alice.check('#force-long-polling');
