@@ -70,7 +70,8 @@ switch (task) {
   case 'start':
     install();
     build();
-    runPnpm(['--filter', '@bayou/server', 'run', 'start', ...rest]);
+    // The chat demo on http://localhost:8080 (PORT and HOST override), served by @bayou/server.
+    runPnpm(['--filter', '@bayou/example-chat', 'run', 'start']);
     break;
   default:
     console.error(

@@ -85,9 +85,9 @@ describe.each(TRANSPORTS)('the CometD client over %s', (transport) => {
     const reply = await handshake(cometd);
     expect(reply.successful).toBe(true);
     expect(reply.supportedConnectionTypes).toEqual(['websocket', 'long-polling']);
-    const clientId = cometd.getClientId();
+    const clientId = cometd.getClientId() as string;
     expect(clientId).toBe(reply.clientId);
-    expect(cometd.getTransport().type).toBe(transport);
+    expect(cometd.getTransport()?.type).toBe(transport);
     await eventually(() => expect(cometd.getStatus()).toBe('connected'));
     expect(bayou.server.bayou.getSession(clientId)?.transport).toBe(transport);
     const other: Transport = transport === 'websocket' ? 'long-polling' : 'websocket';
@@ -188,7 +188,7 @@ describe.each(TRANSPORTS)('the CometD client over %s', (transport) => {
 
   it('disconnects, and the server drops the session', async () => {
     await handshake(cometd);
-    const clientId = cometd.getClientId();
+    const clientId = cometd.getClientId() as string;
     await eventually(() => expect(bayou.server.bayou.sessionCount).toBe(1));
 
     const reply = await within(
@@ -223,12 +223,12 @@ describe.each(TRANSPORTS)('the CometD client over %s', (transport) => {
     bayou = await startBayou(port);
 
     await eventually(() => expect(bayou.server.bayou.subscriberCount('/restart/feed')).toBe(1), 15_000);
-    const secondId = cometd.getClientId();
+    const secondId = cometd.getClientId() as string;
     expect(secondId).not.toBe(firstId);
     expect(handshakes.items.filter((m) => m.successful)).toHaveLength(2);
     expect(handshakes.items.at(-1)?.reestablish).toBe(true);
     expect(bayou.server.bayou.getSession(secondId)?.transport).toBe(transport);
-    expect(cometd.getTransport().type).toBe(transport);
+    expect(cometd.getTransport()?.type).toBe(transport);
 
     bayou.server.bayou.publish('/restart/feed', { after: true });
     const got = await inbox.waitFor(2);
