@@ -1,0 +1,250 @@
+/**
+ * `BayouClient`, the public face of the SDK. It owns the user-facing pieces — the
+ * subscriptions, the offline queue, batching, extensions, events — and leaves the session
+ * and its transports to `Connection`.
+ */
+import { META_SUBSCRIBE, META_UNSUBSCRIBE, parseChannel } from '@bayou/protocol';
+import { Connection } from './connection.js';
+import { Dispatcher, type Outgoing } from './dispatcher.js';
+import { Emitter } from './emitter.js';
+import { BayouError, ErrorCodes, rejection } from './errors.js';
+import { type BayouClientOptions, type ResolvedOptions, resolveOptions } from './options.js';
+import type { ConnectionState } from './state.js';
+import {
+  type ChannelEntry,
+  type MessageHandler,
+  type Subscription,
+  SubscriptionRegistry,
+} from './subscriptions.js';
+import type { TransportContext } from './transports/transport.js';
+import type { Extension, Message } from './types.js';
+
+export interface ClientEvents {
+  /** The connection state changed. */
+  state: (state: ConnectionState, previous: ConnectionState) => void;
+  /** The transport in use changed (`previous` is `null` for the first one). */
+  transport: (transport: string, previous: string | null) => void;
+  /** An operational failure no promise reports: the client stopped, a resubscribe was refused. */
+  error: (error: BayouError) => void;
+}
+
+export class BayouClient {
+  private readonly options: ResolvedOptions;
+  private readonly events = new Emitter<ClientEvents>();
+  private readonly dispatcher: Dispatcher;
+  private readonly connection: Connection;
+  private readonly subscriptions = new SubscriptionRegistry();
+  /** Publishes waiting for a connection, oldest first. */
+  private outbox: Outgoing[] = [];
+  /** Publishes whose transport failed before the reply: sent again before the outbox. */
+  private retries: Outgoing[] = [];
+  private batchDepth = 0;
+  private batched: Outgoing[] = [];
+  /** Why the client stopped; publishes reject with it until the next `connect()`. */
+  private stopError: BayouError | null = null;
+
+  constructor(url: string, options?: BayouClientOptions) {
+    if (typeof url !== 'string' || url === '')
+      throw new TypeError('BayouClient: url must be a non-empty string');
+    this.options = resolveOptions(options);
+    this.dispatcher = new Dispatcher(
+      {
+        onDelivery: (message) => this.subscriptions.dispatch(message),
+        onTimeout: (transport, error) => this.connection.transportFailed(transport, error),
+      },
+      this.options.connectTimeout,
+    );
+    const context: TransportContext = {
+      url,
+      WebSocket: this.options.WebSocket,
+      fetch: this.options.fetch,
+      onMessages: (messages) => this.dispatcher.receive(messages),
+      onFailure: (transport, error) => this.connection.transportFailed(transport, error),
+    };
+    this.connection = new Connection(this.options, this.dispatcher, context, {
+      onState: (next, previous) => this.events.emit('state', next, previous),
+      onTransport: (next, previous) => this.events.emit('transport', next, previous),
+      onConnected: (newSession) => this.resume(newSession),
+      onStopped: (error) => this.stopped(error),
+    });
+  }
+
+  /** `disconnected | connecting | connected | reconnecting`. */
+  get state(): ConnectionState {
+    return this.connection.state;
+  }
+
+  /** The transport in use (`'websocket'`, `'long-polling'`), or `null` while not connected. */
+  get transport(): string | null {
+    return this.connection.transport?.name ?? null;
+  }
+
+  /** The Bayeux `clientId` of the current session, or `null`. */
+  get clientId(): string | null {
+    return this.connection.session;
+  }
+
+  on<K extends keyof ClientEvents>(event: K, listener: ClientEvents[K]): () => void {
+    return this.events.on(event, listener);
+  }
+
+  /** Adds an extension to the pipeline; returns the function that removes it. */
+  use(extension: Extension): () => void {
+    this.dispatcher.extensions.push(extension);
+    return () => {
+      const i = this.dispatcher.extensions.indexOf(extension);
+      if (i >= 0) this.dispatcher.extensions.splice(i, 1);
+    };
+  }
+
+  /** Handshakes and connects; resolves once connected, rejects if the server refuses for good. */
+  connect(): Promise<void> {
+    this.stopError = null;
+    return this.connection.connect();
+  }
+
+  /** Leaves the server; pending publishes reject with `BAYOU_ERR_DISCONNECTED`. */
+  disconnect(): Promise<void> {
+    return this.connection.disconnect();
+  }
+
+  /**
+   * Calls `handler` with every message on `channel` (`/a/*` and `/a/**` allowed). The
+   * subscription outlives reconnects and re-handshakes until `unsubscribe()`.
+   */
+  subscribe(channel: string, handler: MessageHandler): Subscription {
+    const info = parseChannel(channel);
+    if (!info || info.kind === 'meta') throw new TypeError(`BayouClient: cannot subscribe to "${channel}"`);
+    if (typeof handler !== 'function') throw new TypeError('BayouClient: subscribe needs a handler function');
+    const { entry, ready } = this.subscriptions.add(channel, handler);
+    if (!entry.confirmed && !entry.inFlight && this.connection.sendable) this.send(this.subscribeItem(entry));
+    let live = true;
+    return {
+      channel,
+      ready,
+      unsubscribe: () => {
+        if (!live) return;
+        live = false;
+        if (this.subscriptions.remove(channel, handler) && this.connection.sendable) {
+          this.subscriptions.forget(channel);
+          this.send(this.unsubscribeItem(channel));
+        }
+      },
+    };
+  }
+
+  /** Publishes `data` on `channel`; settled by the server's reply. */
+  publish(channel: string, data: unknown): Promise<void> {
+    const info = parseChannel(channel);
+    if (!info || info.kind === 'meta' || info.wildcard) {
+      throw new TypeError(`BayouClient: cannot publish to "${channel}"`);
+    }
+    return this.userMessage({ channel, data }).then(() => undefined);
+  }
+
+  /** Sends `data` to a `/service/**` channel and resolves with the `data` of the server's reply. */
+  request<T = unknown>(channel: string, data: unknown): Promise<T> {
+    const info = parseChannel(channel);
+    if (info?.kind !== 'service' || info.wildcard) {
+      throw new TypeError(`BayouClient: request needs a /service channel, got "${channel}"`);
+    }
+    return this.userMessage({ channel, data }, true).then((reply) => reply.data as T);
+  }
+
+  /** Sends every message `fn` produces as one batch: one frame, one request. */
+  batch<T>(fn: () => T): T {
+    this.batchDepth++;
+    try {
+      return fn();
+    } finally {
+      if (--this.batchDepth === 0 && this.batched.length > 0) this.sendNow(this.batched.splice(0));
+    }
+  }
+
+  // ── internals ────────────────────────────────────────────────────────────────
+
+  private userMessage(message: Message, awaitData = false): Promise<Message> {
+    return new Promise((resolve, reject) => {
+      const item: Outgoing = {
+        message,
+        awaitData,
+        onReply: (reply) => (reply.successful ? resolve(reply) : reject(rejection(reply))),
+        onFail: (error, retry) => (retry ? this.enqueue(item, true) : reject(error)),
+      };
+      this.enqueue(item, false);
+    });
+  }
+
+  /** Sends now when connected, otherwise queues (a retried message ahead of new ones). */
+  private enqueue(item: Outgoing, retry: boolean): void {
+    if (!retry && this.stopError) {
+      item.onFail(this.stopError, false);
+    } else if (this.connection.sendable) {
+      this.send(item);
+    } else if (retry) {
+      this.retries.push(item);
+    } else if (this.outbox.length + this.retries.length >= this.options.maxQueuedMessages) {
+      const error = `offline queue full (${this.options.maxQueuedMessages} messages)`;
+      item.onFail(new BayouError(ErrorCodes.QUEUE_FULL, error), false);
+    } else {
+      this.outbox.push(item);
+    }
+  }
+
+  private send(item: Outgoing): void {
+    if (this.batchDepth > 0) this.batched.push(item);
+    else this.sendNow([item]);
+  }
+
+  private sendNow(items: Outgoing[]): void {
+    const transport = this.connection.sendable;
+    if (!transport) {
+      const error = new BayouError(ErrorCodes.TRANSPORT, 'not connected');
+      for (const item of items) item.onFail(error, true);
+      return;
+    }
+    const clientId = this.connection.session ?? undefined;
+    for (const item of items) item.message.clientId = clientId;
+    this.dispatcher.send(transport, items, this.options.connectTimeout);
+  }
+
+  private subscribeItem(entry: ChannelEntry): Outgoing {
+    entry.inFlight = true;
+    return {
+      message: { channel: META_SUBSCRIBE, subscription: entry.channel },
+      onReply: (reply) => {
+        if (reply.successful) return this.subscriptions.confirm(entry);
+        const error = rejection(reply);
+        this.subscriptions.refuse(entry, error);
+        this.events.emit('error', error);
+      },
+      onFail: () => this.subscriptions.retry(entry),
+    };
+  }
+
+  private unsubscribeItem(channel: string): Outgoing {
+    return { message: { channel: META_UNSUBSCRIBE, subscription: channel }, onReply() {}, onFail() {} };
+  }
+
+  /** Connected again: resubscribe (everything, after a new handshake), then send what waited. */
+  private resume(newSession: boolean): void {
+    if (newSession) this.subscriptions.resetSession();
+    const { unsubscribe, subscribe } = this.subscriptions.pending();
+    const items: Outgoing[] = [];
+    for (const channel of unsubscribe) {
+      this.subscriptions.forget(channel);
+      items.push(this.unsubscribeItem(channel));
+    }
+    for (const entry of subscribe) items.push(this.subscribeItem(entry));
+    items.push(...this.retries.splice(0), ...this.outbox.splice(0));
+    if (items.length > 0) this.sendNow(items);
+  }
+
+  private stopped(error: BayouError): void {
+    this.stopError = error;
+    const waiting = [...this.retries.splice(0), ...this.outbox.splice(0), ...this.batched.splice(0)];
+    for (const item of waiting) item.onFail(error, false);
+    this.subscriptions.rejectWaiters(error);
+    if (error.code !== ErrorCodes.DISCONNECTED) this.events.emit('error', error);
+  }
+}

@@ -1,0 +1,168 @@
+/**
+ * Sends messages through a transport and matches the replies to them: gives every
+ * message an id, runs the extensions on the way out and in, and watches for replies that
+ * do not come. It knows nothing about sessions or state; it reports a silent transport to
+ * its owner, which decides what that means.
+ */
+import { BayouError, ErrorCodes } from './errors.js';
+import type { Transport } from './transports/transport.js';
+import type { Extension, Message } from './types.js';
+
+/** A message waiting for its reply. */
+export interface Outgoing {
+  message: Message;
+  /**
+   * A `/service` request: a successful reply without `data` is only the publish
+   * acknowledgement, and the answer (same id, with `data`) follows; wait for it.
+   */
+  awaitData?: boolean;
+  onReply(reply: Message): void;
+  /** `retry` is false when the client stopped; true when only the transport failed. */
+  onFail(error: BayouError, retry: boolean): void;
+}
+
+/** The messages of one `send`, sharing one reply timer. */
+interface Batch {
+  remaining: number;
+  timer: ReturnType<typeof setTimeout> | undefined;
+}
+
+interface Pending {
+  item: Outgoing;
+  transport: Transport;
+  batch: Batch;
+}
+
+export interface DispatcherHooks {
+  /** A message that is no reply: a delivery to the client's subscriptions. */
+  onDelivery(message: Message): void;
+  /** Some reply did not arrive within its timeout on `transport`. */
+  onTimeout(transport: Transport, error: BayouError): void;
+}
+
+export class Dispatcher {
+  readonly extensions: Extension[] = [];
+  private readonly pending = new Map<string, Pending>();
+  /** Acknowledged requests waiting for their answer; resolved with the ack if none comes. */
+  private readonly answers = new Map<
+    string,
+    { item: Outgoing; ack: Message; timer: ReturnType<typeof setTimeout> }
+  >();
+  private readonly answerTimeout: number;
+  private readonly hooks: DispatcherHooks;
+  private nextId = 0;
+
+  constructor(hooks: DispatcherHooks, answerTimeout: number) {
+    this.hooks = hooks;
+    this.answerTimeout = answerTimeout;
+  }
+
+  /** Sends `items` as one batch; if any is unanswered after `timeout` ms, reports the transport. */
+  send(transport: Transport, items: Outgoing[], timeout: number): void {
+    const messages: Message[] = [];
+    const batch: Batch = { remaining: 0, timer: undefined };
+    for (const item of items) {
+      const id = String(++this.nextId);
+      const message = this.outgoing({ ...item.message, id });
+      if (message === null) {
+        item.onFail(new BayouError(ErrorCodes.REJECTED, 'dropped by an extension'), false);
+        continue;
+      }
+      this.pending.set(id, { item, transport, batch });
+      messages.push(message);
+      batch.remaining++;
+    }
+    if (messages.length === 0) return;
+    batch.timer = setTimeout(() => {
+      batch.timer = undefined;
+      this.hooks.onTimeout(transport, new BayouError(ErrorCodes.TRANSPORT, `no reply within ${timeout} ms`));
+    }, timeout);
+    transport.send(messages);
+  }
+
+  /** Sends one message and resolves with its reply; rejects when the transport fails. */
+  request(transport: Transport, message: Message, timeout: number): Promise<Message> {
+    return new Promise((resolve, reject) => {
+      this.send(transport, [{ message, onReply: resolve, onFail: reject }], timeout);
+    });
+  }
+
+  /** Handles messages a transport received. */
+  receive(messages: Message[]): void {
+    for (const raw of messages) {
+      const message = this.incoming(raw);
+      if (message === null) continue;
+      const isReply = message.successful !== undefined || message.channel.startsWith('/meta/');
+      if (!isReply) {
+        this.hooks.onDelivery(message);
+        continue;
+      }
+      if (message.id === undefined) continue;
+      const id = message.id;
+      const answer = this.answers.get(id);
+      if (answer) {
+        this.answers.delete(id);
+        clearTimeout(answer.timer);
+        answer.item.onReply(message);
+        continue;
+      }
+      const entry = this.pending.get(id);
+      if (!entry) continue;
+      this.settle(id, entry);
+      if (entry.item.awaitData && message.successful && !('data' in message)) {
+        const timer = setTimeout(() => {
+          this.answers.delete(id);
+          entry.item.onReply(message);
+        }, this.answerTimeout);
+        this.answers.set(id, { item: entry.item, ack: message, timer });
+        continue;
+      }
+      entry.item.onReply(message);
+    }
+  }
+
+  /** Fails every message waiting on `transport`, or on any transport when none is given. */
+  fail(transport: Transport | null, error: BayouError, retry: boolean): void {
+    const failed: Outgoing[] = [];
+    for (const [id, entry] of this.pending) {
+      if (transport !== null && entry.transport !== transport) continue;
+      this.settle(id, entry);
+      failed.push(entry.item);
+    }
+    if (transport === null) {
+      // The client stopped: answers still awaited settle with their acknowledgement.
+      for (const [id, answer] of this.answers) {
+        this.answers.delete(id);
+        clearTimeout(answer.timer);
+        answer.item.onReply(answer.ack);
+      }
+    }
+    for (const item of failed) item.onFail(error, retry);
+  }
+
+  private settle(id: string, entry: Pending): void {
+    this.pending.delete(id);
+    if (--entry.batch.remaining === 0 && entry.batch.timer !== undefined) {
+      clearTimeout(entry.batch.timer);
+      entry.batch.timer = undefined;
+    }
+  }
+
+  private outgoing(message: Message): Message | null {
+    let m: Message | null = message;
+    for (const ext of this.extensions) {
+      if (m === null) break;
+      if (ext.outgoing) m = ext.outgoing(m);
+    }
+    return m;
+  }
+
+  private incoming(message: Message): Message | null {
+    let m: Message | null = message;
+    for (const ext of this.extensions) {
+      if (m === null) break;
+      if (ext.incoming) m = ext.incoming(m);
+    }
+    return m;
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * The client's one error class and its stable codes. Programmer errors (a bad option, an
+ * invalid channel) are thrown at once as `TypeError`; everything that happens on the wire
+ * rejects a promise, or is emitted as `error`, with a `BayouError`.
+ */
+import { parseError } from '@bayou/protocol';
+import type { Message } from './types.js';
+
+export const ErrorCodes = {
+  /** The server answered `successful: false`; `bayeux` holds its error. */
+  REJECTED: 'BAYOU_ERR_REJECTED',
+  /** The server denied the handshake (`403::handshake_denied`); the client stopped. */
+  HANDSHAKE_DENIED: 'BAYOU_ERR_HANDSHAKE_DENIED',
+  /** The server advised `reconnect: none`; the client stopped. */
+  RECONNECT_NONE: 'BAYOU_ERR_RECONNECT_NONE',
+  /** `disconnect()` was called before the server answered. */
+  DISCONNECTED: 'BAYOU_ERR_DISCONNECTED',
+  /** The offline queue holds `maxQueuedMessages` messages already. */
+  QUEUE_FULL: 'BAYOU_ERR_QUEUE_FULL',
+  /** The client and the server share no transport. */
+  NO_TRANSPORT: 'BAYOU_ERR_NO_TRANSPORT',
+  /** A transport failed (socket closed, request failed, nothing received in time). */
+  TRANSPORT: 'BAYOU_ERR_TRANSPORT',
+} as const;
+
+export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
+
+/** A Bayeux wire error, `"403:/a:publish_denied"` parsed. */
+export interface BayeuxError {
+  code: number;
+  args: string[];
+  message: string;
+}
+
+export class BayouError extends Error {
+  readonly code: ErrorCode;
+  /** The server's error when it gave one. */
+  readonly bayeux: BayeuxError | null;
+  /** The server's reply when there was one. */
+  readonly reply: Message | null;
+
+  constructor(code: ErrorCode, message: string, reply: Message | null = null) {
+    super(message);
+    this.name = 'BayouError';
+    this.code = code;
+    this.reply = reply;
+    this.bayeux = reply ? parseError(reply.error) : null;
+  }
+}
+
+/** The error for a reply with `successful: false`. */
+export function rejection(reply: Message): BayouError {
+  return new BayouError(ErrorCodes.REJECTED, `${reply.channel}: ${reply.error ?? 'rejected'}`, reply);
+}

@@ -1,0 +1,98 @@
+/**
+ * Every option of `BayouClient`, with its default, in one place. `resolveOptions` merges
+ * the defaults, rejects unknown keys and bad values with a `TypeError` naming the option,
+ * and returns a frozen object.
+ */
+import { longPolling } from './transports/long-polling.js';
+import type { FetchFunction, TransportFactory, WebSocketConstructor } from './transports/transport.js';
+import { websocket } from './transports/websocket.js';
+import type { Ext } from './types.js';
+
+export interface BayouClientOptions {
+  /** Transports to try, in order of preference. Default `[websocket, longPolling]`. */
+  transports?: readonly TransportFactory[];
+  /** `WebSocket` implementation (e.g. the `ws` package in Node). Default `globalThis.WebSocket`. */
+  WebSocket?: WebSocketConstructor;
+  /** `fetch` implementation. Default `globalThis.fetch`. */
+  fetch?: FetchFunction;
+  /** `ext` sent with every handshake (auth tokens); a function is called before each one. Default none. */
+  handshake?: Ext | (() => Ext | Promise<Ext>);
+  /** Milliseconds a WebSocket may take to open before long-polling is tried. Default `5000`. */
+  wsOpenTimeout?: number;
+  /**
+   * Milliseconds to wait for a reply before the transport is considered dead (added to the
+   * server's hold `timeout` for `/meta/connect`). Default `10000`.
+   */
+  connectTimeout?: number;
+  /** Smallest reconnect delay in milliseconds (full-jitter backoff). Default `500`. */
+  minReconnectDelay?: number;
+  /** Largest reconnect delay in milliseconds. Default `20000`. */
+  maxReconnectDelay?: number;
+  /** Smallest delay before probing WebSocket again while on a fallback transport. Default `5000`. */
+  minProbeDelay?: number;
+  /** Largest delay between WebSocket probes. Default `60000`. */
+  maxProbeDelay?: number;
+  /** Publishes kept while not connected; beyond it `publish` rejects at once. Default `1000`. */
+  maxQueuedMessages?: number;
+}
+
+export interface ResolvedOptions {
+  readonly transports: readonly TransportFactory[];
+  readonly WebSocket: WebSocketConstructor | undefined;
+  readonly fetch: FetchFunction | undefined;
+  readonly handshake: Ext | (() => Ext | Promise<Ext>) | undefined;
+  readonly wsOpenTimeout: number;
+  readonly connectTimeout: number;
+  readonly minReconnectDelay: number;
+  readonly maxReconnectDelay: number;
+  readonly minProbeDelay: number;
+  readonly maxProbeDelay: number;
+  readonly maxQueuedMessages: number;
+}
+
+const numeric = [
+  'wsOpenTimeout',
+  'connectTimeout',
+  'minReconnectDelay',
+  'maxReconnectDelay',
+  'minProbeDelay',
+  'maxProbeDelay',
+  'maxQueuedMessages',
+] as const;
+
+export function resolveOptions(options: BayouClientOptions = {}): ResolvedOptions {
+  const resolved: ResolvedOptions = {
+    transports: [websocket, longPolling],
+    WebSocket: undefined,
+    fetch: undefined,
+    handshake: undefined,
+    wsOpenTimeout: 5000,
+    connectTimeout: 10000,
+    minReconnectDelay: 500,
+    maxReconnectDelay: 20000,
+    minProbeDelay: 5000,
+    maxProbeDelay: 60000,
+    maxQueuedMessages: 1000,
+  };
+  for (const key of Object.keys(options)) {
+    if (!(key in resolved)) throw new TypeError(`BayouClient: unknown option "${key}"`);
+    const value = options[key as keyof BayouClientOptions];
+    if (value !== undefined) (resolved as unknown as Record<string, unknown>)[key] = value;
+  }
+  for (const key of numeric) {
+    const v = resolved[key];
+    if (typeof v !== 'number' || !(v >= 0) || v === Number.POSITIVE_INFINITY) {
+      throw new TypeError(`BayouClient: option "${key}" must be a non-negative number`);
+    }
+  }
+  if (resolved.minReconnectDelay > resolved.maxReconnectDelay) {
+    throw new TypeError('BayouClient: option "minReconnectDelay" must not exceed "maxReconnectDelay"');
+  }
+  if (resolved.minProbeDelay > resolved.maxProbeDelay) {
+    throw new TypeError('BayouClient: option "minProbeDelay" must not exceed "maxProbeDelay"');
+  }
+  if (!Array.isArray(resolved.transports) || resolved.transports.length === 0) {
+    throw new TypeError('BayouClient: option "transports" must be a non-empty array');
+  }
+  return Object.freeze(resolved);
+}

@@ -1,0 +1,103 @@
+/**
+ * The long-polling transport: every batch is one `POST` of a JSON array, answered by a
+ * JSON array. `credentials: 'include'` sends the server's `BAYEUX_BROWSER` cookie so one
+ * browser shares one long-poll across its tabs.
+ */
+import { BayouError, ErrorCodes } from '../errors.js';
+import type { Message } from '../types.js';
+import {
+  type FetchFunction,
+  parseMessages,
+  type Transport,
+  type TransportContext,
+  type TransportFactory,
+} from './transport.js';
+
+function failure(message: string): BayouError {
+  return new BayouError(ErrorCodes.TRANSPORT, `long-polling: ${message}`);
+}
+
+class LongPollingTransport implements Transport {
+  readonly name = 'long-polling';
+  private readonly context: TransportContext;
+  private readonly inFlight = new Set<AbortController>();
+  private done = false;
+  private draining = false;
+
+  constructor(context: TransportContext) {
+    this.context = context;
+  }
+
+  private get fetch(): FetchFunction | undefined {
+    return this.context.fetch ?? (globalThis as { fetch?: FetchFunction }).fetch;
+  }
+
+  open(): Promise<void> {
+    return this.fetch ? Promise.resolve() : Promise.reject(failure('no fetch implementation'));
+  }
+
+  send(messages: Message[]): void {
+    const fetch = this.fetch;
+    if (this.done || !fetch) {
+      queueMicrotask(() => this.context.onFailure(this, failure('closed')));
+      return;
+    }
+    const controller = new AbortController();
+    this.inFlight.add(controller);
+    const init = {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json;charset=UTF-8' },
+      body: JSON.stringify(messages),
+      credentials: 'include',
+      signal: controller.signal,
+    };
+    fetch(this.context.url, init as never)
+      .then((response) => {
+        if (!response.ok) throw failure(`HTTP ${response.status}`);
+        return response.text();
+      })
+      .then(
+        (text) => {
+          if (this.finish(controller)) return;
+          let replies: Message[];
+          try {
+            replies = parseMessages(text);
+          } catch {
+            return this.context.onFailure(this, failure('bad response'));
+          }
+          this.context.onMessages(replies, this);
+        },
+        (err: unknown) => {
+          if (this.finish(controller)) return;
+          this.context.onFailure(this, err instanceof BayouError ? err : failure(String(err)));
+        },
+      )
+      .finally(() => {
+        if (this.draining && this.inFlight.size === 0) this.close();
+      });
+  }
+
+  /** Forgets a finished request; true when the transport was closed meanwhile. */
+  private finish(controller: AbortController): boolean {
+    this.inFlight.delete(controller);
+    return this.done;
+  }
+
+  close(): void {
+    if (this.done) return;
+    this.done = true;
+    for (const controller of this.inFlight) controller.abort();
+    this.inFlight.clear();
+  }
+
+  drain(): void {
+    this.draining = true;
+    if (this.inFlight.size === 0) this.close();
+  }
+}
+
+/** The `long-polling` transport; uses `fetch` (global or the `fetch` option). */
+export const longPolling: TransportFactory = {
+  name: 'long-polling',
+  create: (context) => new LongPollingTransport(context),
+};

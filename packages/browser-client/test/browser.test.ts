@@ -1,0 +1,200 @@
+/**
+ * The IIFE bundle in headless Chromium (Debian's `chromium`, driven by playwright-core),
+ * on a page served through a test proxy in front of the real `@bayou/server`: the
+ * WebSocket path, a server without WebSocket, a proxy that refuses the upgrade, a proxy
+ * that black-holes frames, a server restart, and the move back to WebSocket.
+ */
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type ProxyMode, startBayou, TestProxy, waitFor } from './helpers.js';
+
+const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const ci = process.env.CI === 'true' || process.env.CI === '1';
+const available = existsSync(executablePath);
+
+if (!available && ci) {
+  describe('browser tests', () => {
+    it('need Chromium under CI', () => {
+      throw new Error(`Chromium not found at ${executablePath}; the test script installs it through apt-get`);
+    });
+  });
+}
+
+type Started = Awaited<ReturnType<typeof startBayou>>;
+interface PageLog {
+  received: unknown[];
+  transports: string[];
+  states: string[];
+  errors: string[];
+  multipleClients: boolean;
+}
+
+describe.skipIf(!available)('in headless Chromium', () => {
+  let context: BrowserContext;
+  let profile: string;
+  const cleanup: (() => Promise<unknown> | unknown)[] = [];
+
+  beforeAll(async () => {
+    profile = mkdtempSync(join(tmpdir(), 'bayou-chromium-'));
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath,
+      headless: true,
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+  });
+  afterAll(async () => {
+    await context?.close();
+    rmSync(profile, { recursive: true, force: true });
+  });
+  afterEach(async () => {
+    for (const fn of cleanup.splice(0).reverse()) await fn();
+  });
+
+  async function setup(
+    mode: ProxyMode,
+    serverOptions: Parameters<typeof startBayou>[0] = {},
+  ): Promise<{ server: Started; proxy: TestProxy; page: Page }> {
+    const server = await startBayou(serverOptions);
+    cleanup.push(() => server.close());
+    const proxy = new TestProxy(`127.0.0.1:${(server.app.server.address() as AddressInfo).port}`, mode);
+    const base = await proxy.listen();
+    cleanup.push(() => proxy.close());
+    const page = await context.newPage();
+    cleanup.push(() => page.close());
+    page.on('pageerror', (e) => console.error('page error:', e));
+    await page.goto(`${base}/test/`);
+    return { server, proxy, page };
+  }
+
+  const log = (page: Page) => page.evaluate(() => (window as unknown as { log: PageLog }).log);
+  const start = (page: Page, options: Record<string, unknown> = {}) =>
+    page.evaluate(
+      (o) => (window as unknown as { startClient(o: object): Promise<void> }).startClient(o),
+      options,
+    );
+  const subscribe = (page: Page, channel: string) =>
+    page.evaluate(
+      (c) => (window as unknown as { subscribe(c: string): Promise<void> }).subscribe(c),
+      channel,
+    );
+  const transport = (page: Page) =>
+    page.evaluate(() => (window as unknown as { client: { transport: string | null } }).client.transport);
+  const received = async (page: Page) => (await log(page)).received;
+
+  it('1. uses WebSocket: subscribe, publish, receive', async () => {
+    const { page } = await setup('pass');
+    await start(page);
+    await subscribe(page, '/chat/*');
+    await page.evaluate(() =>
+      (window as unknown as { client: { publish(c: string, d: unknown): Promise<void> } }).client.publish(
+        '/chat/room',
+        'hello from the page',
+      ),
+    );
+    await waitFor(async () => (await received(page)).length === 1, 5000, 'the message');
+    expect(await received(page)).toEqual(['hello from the page']);
+    expect(await transport(page)).toBe('websocket');
+  });
+
+  it('2. ends up on long-polling when the server has WebSocket disabled, and works', async () => {
+    const { server, page } = await setup('pass', { transports: ['long-polling'] });
+    await start(page);
+    expect(await transport(page)).toBe('long-polling');
+    await subscribe(page, '/feed');
+    server.bayou.publish('/feed', 'over long-polling');
+    await waitFor(async () => (await received(page)).length === 1, 5000, 'the message');
+  });
+
+  it('3. falls back to long-polling within 6 s when a proxy refuses the upgrade', async () => {
+    const { server, proxy, page } = await setup('refuse-upgrade');
+    const t0 = Date.now();
+    await start(page);
+    expect(Date.now() - t0).toBeLessThan(6000);
+    expect(proxy.upgrades).toBeGreaterThan(0);
+    expect(await transport(page)).toBe('long-polling');
+    await subscribe(page, '/feed');
+    server.bayou.publish('/feed', 'through the proxy');
+    await waitFor(async () => (await received(page)).length === 1, 5000, 'the message');
+  });
+
+  it('4. detects a proxy that upgrades then drops every frame, and falls back', async () => {
+    const { server, page } = await setup('blackhole');
+    await start(page);
+    expect(await transport(page)).toBe('long-polling');
+    await subscribe(page, '/feed');
+    server.bayou.publish('/feed', 'despite the black hole');
+    await waitFor(async () => (await received(page)).length === 1, 5000, 'the message');
+  });
+
+  it('5. reconnects, re-handshakes and resubscribes by itself when the server restarts', async () => {
+    const { server, page } = await setup('pass');
+    const port = (server.app.server.address() as AddressInfo).port;
+    await start(page);
+    await subscribe(page, '/news');
+    await server.close();
+    await waitFor(async () => (await log(page)).states.includes('reconnecting'), 5000, 'reconnecting');
+    const again = await startBayou({ port });
+    cleanup.push(() => again.close());
+    await waitFor(async () => (await log(page)).states.at(-1) === 'connected', 15_000, 'connected again');
+    await waitFor(async () => again.bayou.sessionCount > 0, 5000, 'the new session');
+    await new Promise((r) => setTimeout(r, 300));
+    again.bayou.publish('/news', 'after the restart');
+    await waitFor(async () => (await received(page)).includes('after the restart'), 5000, 'the message');
+  });
+
+  it('follows the multiple-clients advice when two tabs of one browser long-poll, and both receive', async () => {
+    const { server, page } = await setup('pass', { transports: ['long-polling'] });
+    const second = await context.newPage();
+    cleanup.push(() => second.close());
+    await second.goto(page.url());
+    await start(page);
+    await start(second);
+    await subscribe(page, '/tabs');
+    await subscribe(second, '/tabs');
+    // Both tabs carry the same BAYEUX_BROWSER cookie; the server lets one of them hold a poll.
+    const cookies = await context.cookies(page.url());
+    expect(cookies.some((c) => c.name === 'BAYEUX_BROWSER')).toBe(true);
+    server.bayou.publish('/tabs', 'to both tabs');
+    await waitFor(async () => (await received(page)).length === 1, 5000, 'the first tab');
+    await waitFor(async () => (await received(second)).length === 1, 5000, 'the second tab');
+    expect([await transport(page), await transport(second)]).toEqual(['long-polling', 'long-polling']);
+    // The server allows one held poll per browser: the other tab was told to poll instead.
+    await waitFor(
+      async () => (await log(page)).multipleClients || (await log(second)).multipleClients,
+      5000,
+      'the multiple-clients advice',
+    );
+  });
+
+  it('6. moves back to WebSocket when the proxy lets it through, losing and repeating nothing', async () => {
+    const { server, proxy, page } = await setup('refuse-upgrade');
+    await start(page, { minProbeDelay: 500, maxProbeDelay: 1000 });
+    expect(await transport(page)).toBe('long-polling');
+    await subscribe(page, '/feed');
+    proxy.mode = 'pass';
+    let n = 0;
+    const until = Date.now() + 4000;
+    while (Date.now() < until) {
+      server.bayou.publish('/feed', ++n);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await waitFor(async () => (await received(page)).length >= n, 5000, 'every message');
+    await new Promise((r) => setTimeout(r, 300));
+    const got = (await received(page)) as number[];
+    expect((await log(page)).transports).toEqual(['long-polling', 'websocket']);
+    expect(new Set(got).size).toBe(got.length);
+    expect([...got].sort((x, y) => x - y)).toEqual(Array.from({ length: n }, (_, i) => i + 1));
+  });
+});

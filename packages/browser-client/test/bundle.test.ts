@@ -1,0 +1,35 @@
+/** The built files: size budget, self-contained bundles, the IIFE's global. */
+import { readFileSync } from 'node:fs';
+import vm from 'node:vm';
+import { gzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { dist } from './helpers.js';
+
+const BUDGET = 10 * 1024;
+
+describe('the built bundles', () => {
+  it(`keeps the IIFE within ${BUDGET / 1024} KB min+gzip`, () => {
+    const size = gzipSync(readFileSync(dist('bayou.min.js')), { level: 9 }).length;
+    expect(size).toBeLessThanOrEqual(BUDGET);
+  });
+
+  it('imports nothing at run time: @bayou/protocol is bundled in', () => {
+    const esm = readFileSync(dist('index.js'), 'utf8');
+    expect(esm).not.toMatch(/^\s*import\s/m);
+    expect(esm).not.toMatch(/from\s*["']/);
+    expect(readFileSync(dist('index.d.ts'), 'utf8')).not.toContain('@bayou/protocol');
+  });
+
+  it('defines the global Bayou from the IIFE', () => {
+    const context: Record<string, unknown> = {};
+    vm.runInNewContext(readFileSync(dist('bayou.min.js'), 'utf8'), context);
+    const Bayou = context.Bayou as Record<string, unknown>;
+    expect(Object.keys(Bayou).sort()).toEqual([
+      'BayouClient',
+      'BayouError',
+      'ErrorCodes',
+      'longPolling',
+      'websocket',
+    ]);
+  });
+});

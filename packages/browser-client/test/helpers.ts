@@ -1,0 +1,176 @@
+/**
+ * Servers for the integration and browser tests: a Faye server, the real Bayou server,
+ * and a small HTTP proxy that can refuse WebSocket upgrades or black-hole their frames,
+ * and that also serves the test page and the IIFE bundle (so page and endpoint share an
+ * origin, as in a real deployment behind a proxy).
+ */
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import net from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { type BayouServer, type CreateServerOptions, createServer } from '@bayou/server';
+import faye from 'faye';
+
+export const dist = (file: string): string => fileURLToPath(new URL(`../dist/${file}`, import.meta.url));
+
+export async function waitFor(check: () => boolean | Promise<boolean>, timeout = 10_000, what = 'condition') {
+  const until = Date.now() + timeout;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+export interface FayeServer {
+  url: string;
+  publish(channel: string, data: unknown): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startFaye(): Promise<FayeServer> {
+  const server = http.createServer();
+  const adapter = new faye.NodeAdapter({ mount: '/bayeux', timeout: 10 });
+  adapter.attach(server);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  const sockets = new Set<Socket>();
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  return {
+    url: `http://127.0.0.1:${port}/bayeux`,
+    publish: (channel, data) => adapter.getClient().publish(channel, data) as Promise<void>,
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+export async function startBayou(options: CreateServerOptions = {}): Promise<BayouServer & { url: string }> {
+  const server = await createServer({ host: '127.0.0.1', port: 0, ...options });
+  const base = await server.listen();
+  return Object.assign(server, { url: `${base}/bayeux` });
+}
+
+/** What the proxy does with a WebSocket upgrade. */
+export type ProxyMode = 'pass' | 'refuse-upgrade' | 'blackhole';
+
+const PAGE = `<!doctype html><meta charset="utf-8"><title>bayou test</title>
+<script src="/test/bayou.min.js"></script>
+<script>
+  window.log = { received: [], transports: [], states: [], errors: [], multipleClients: false };
+  window.startClient = function (options) {
+    var client = new Bayou.BayouClient('/bayeux', options);
+    client.on('transport', function (t) { log.transports.push(t); });
+    client.on('state', function (s) { log.states.push(s); });
+    client.on('error', function (e) { log.errors.push(e.code); });
+    client.use({ incoming: function (m) {
+      if (m.advice && m.advice['multiple-clients']) log.multipleClients = true;
+      return m;
+    } });
+    window.client = client;
+    return client.connect();
+  };
+  window.subscribe = function (channel) {
+    return client.subscribe(channel, function (m) { log.received.push(m.data); }).ready;
+  };
+</script>`;
+
+/**
+ * An HTTP reverse proxy in front of `target` (host:port), switchable at run time. It
+ * serves `/test/` itself: the page and the bundle.
+ */
+export class TestProxy {
+  mode: ProxyMode;
+  target: string;
+  private readonly server: http.Server;
+  private readonly sockets = new Set<Socket>();
+  upgrades = 0;
+
+  constructor(target: string, mode: ProxyMode = 'pass') {
+    this.target = target;
+    this.mode = mode;
+    this.server = http.createServer((req, res) => this.request(req, res));
+    this.server.on('upgrade', (req, socket, head) => this.upgrade(req, socket as Socket, head));
+    this.server.on('connection', (s) => {
+      this.sockets.add(s);
+      s.on('close', () => this.sockets.delete(s));
+    });
+  }
+
+  async listen(): Promise<string> {
+    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  async close(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    await new Promise((r) => this.server.close(r));
+  }
+
+  private request(req: http.IncomingMessage, res: http.ServerResponse): void {
+    if (req.url === '/test/' || req.url === '/test/index.html') {
+      res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
+      return;
+    }
+    if (req.url === '/test/bayou.min.js') {
+      res.writeHead(200, { 'content-type': 'text/javascript' }).end(readFileSync(dist('bayou.min.js')));
+      return;
+    }
+    const [host, port] = this.target.split(':');
+    const upstream = http.request(
+      { host, port: Number(port), method: req.method, path: req.url, headers: req.headers },
+      (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      },
+    );
+    upstream.on('error', () => {
+      if (!res.headersSent) res.writeHead(502).end();
+      else res.destroy();
+    });
+    req.pipe(upstream);
+  }
+
+  private upgrade(req: http.IncomingMessage, client: Socket, head: Buffer): void {
+    this.upgrades++;
+    if (this.mode === 'refuse-upgrade') {
+      client.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    const [host, port] = this.target.split(':');
+    const upstream = net.connect(Number(port), host as string);
+    this.sockets.add(upstream);
+    upstream.on('close', () => this.sockets.delete(upstream));
+    const lines = [`${req.method} ${req.url} HTTP/1.1`];
+    for (let i = 0; i < req.rawHeaders.length; i += 2)
+      lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
+    upstream.write(`${lines.join('\r\n')}\r\n\r\n`);
+    if (head.length) upstream.write(head);
+    client.on('error', () => upstream.destroy());
+    upstream.on('error', () => client.destroy());
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+    if (this.mode === 'pass') {
+      upstream.pipe(client);
+      client.pipe(upstream);
+      return;
+    }
+    // Black hole: let the 101 response through, then drop every frame both ways.
+    let response = Buffer.alloc(0);
+    let upgraded = false;
+    upstream.on('data', (chunk: Buffer) => {
+      if (upgraded) return;
+      response = Buffer.concat([response, chunk]);
+      const end = response.indexOf('\r\n\r\n');
+      if (end >= 0) {
+        upgraded = true;
+        client.write(response.subarray(0, end + 4));
+      }
+    });
+    client.on('data', () => {});
+  }
+}
