@@ -89,6 +89,7 @@ async function measureChat(name, transport) {
     );
     const out = {
       msgPerSec: sat.deliveredPerSecond,
+      perFrame: sat.deliveriesPerFrame,
       cpuUsPerMsg: ((cpu1 - cpu0) * 1e6) / Math.max(1, sat.deliveredInWindow),
       lost: sat.messages.lost + sat.messages.duplicated + sat.sessions.failed,
     };

@@ -24,8 +24,8 @@ function wsTable(summary, servers) {
   const floorWs = summary[`${FLOOR}/websocket`];
   const floorIdle = summary[`${FLOOR}/idle`];
   const rows = [
-    '| server | WS delivered msg/s (sat.) | × floor | server CPU µs / msg | × floor | p50 / p99 ms @ fixed rate | p99 × floor | heap / RSS per idle session | heap × floor | lost |',
-    '|---|---|---|---|---|---|---|---|---|---|',
+    '| server | WS delivered msg/s (sat.) | × floor | server CPU µs / msg | × floor | msgs / frame | p50 / p99 ms @ fixed rate | p99 × floor | heap / RSS per idle session | heap × floor | lost |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const name of servers) {
     const ws = summary[`${name}/websocket`];
@@ -33,7 +33,7 @@ function wsTable(summary, servers) {
     const lost = ws ? ws.lost.values.reduce((a, b) => a + b, 0) + (idle?.idleFailed?.median ?? 0) : '–';
     rows.push(
       `| ${SERVERS[name].label} | ${cell(ws?.msgPerSec)} | ${ratio(ws?.msgPerSec, floorWs?.msgPerSec)} | ` +
-        `${cell(ws?.cpuUsPerMsg, 2)} | ${ratio(ws?.cpuUsPerMsg, floorWs?.cpuUsPerMsg)} | ` +
+        `${cell(ws?.cpuUsPerMsg, 2)} | ${ratio(ws?.cpuUsPerMsg, floorWs?.cpuUsPerMsg)} | ${cell(ws?.perFrame, 1)} | ` +
         `${cell(ws?.p50, 1)} / ${cell(ws?.p99, 1)} | ${ratio(ws?.p99, floorWs?.p99)} | ` +
         `${cell(kb(idle?.heapPerSession), 1, ' KB')} / ${cell(kb(idle?.rssPerSession), 1, ' KB')} | ` +
         `${ratio(idle?.heapPerSession, floorIdle?.heapPerSession)} | ${lost} |`,
@@ -45,15 +45,15 @@ function wsTable(summary, servers) {
 function lpTable(summary, lpServers) {
   const faye = summary['faye/long-polling'];
   const rows = [
-    '| server | long-polling delivered msg/s (sat.) | × Faye | server CPU µs / msg | lost |',
-    '|---|---|---|---|---|',
+    '| server | long-polling delivered msg/s (sat.) | × Faye | server CPU µs / msg | msgs / response | lost |',
+    '|---|---|---|---|---|---|',
   ];
   for (const name of lpServers) {
     const lp = summary[`${name}/long-polling`];
     const lost = lp ? lp.lost.values.reduce((a, b) => a + b, 0) : '–';
     rows.push(
       `| ${SERVERS[name].label} | ${cell(lp?.msgPerSec)} | ${ratio(lp?.msgPerSec, faye?.msgPerSec)} | ` +
-        `${cell(lp?.cpuUsPerMsg, 2)} | ${lost} |`,
+        `${cell(lp?.cpuUsPerMsg, 2)} | ${cell(lp?.perFrame, 1)} | ${lost} |`,
     );
   }
   return rows;

@@ -28,11 +28,15 @@ function parseReply(error: Error | undefined, res: HttpResponse | undefined): Me
 
 function deliverAll(driver: BayeuxLpDriver, messages: Message[]): boolean {
   let connectOk = true;
+  let carried = false;
   for (const m of messages) {
     if (m.channel === '/meta/connect') connectOk = m.successful === true;
-    else if (m.data !== undefined && !m.channel.startsWith('/meta/'))
+    else if (m.data !== undefined && !m.channel.startsWith('/meta/')) {
       deliverPayload(driver.options.sink, m.data);
+      carried = true;
+    }
   }
+  if (carried) driver.options.onFrame?.();
   return connectOk;
 }
 

@@ -49,12 +49,16 @@ function onMessage(this: ClientSocket, raw: WebSocket.RawData): void {
   const c = this[CLIENT]!;
   const parsed = JSON.parse(raw.toString()) as Message | Message[];
   const list = Array.isArray(parsed) ? parsed : [parsed];
+  let carried = false;
   for (const m of list) {
-    if (m.data !== undefined && !m.channel.startsWith('/meta/')) deliverPayload(c.pool.options.sink, m.data);
-    else if (m.channel === META_CONNECT) onConnectReply(this, c, m);
+    if (m.data !== undefined && !m.channel.startsWith('/meta/')) {
+      deliverPayload(c.pool.options.sink, m.data);
+      carried = true;
+    } else if (m.channel === META_CONNECT) onConnectReply(this, c, m);
     else if (m.channel === META_SUBSCRIBE) onSubscribeReply(c, m);
     else if (m.channel === META_HANDSHAKE) onHandshakeReply(this, c, m);
   }
+  if (carried) c.pool.options.onFrame?.();
 }
 
 function onHandshakeReply(ws: ClientSocket, c: WsClient, m: Message): void {

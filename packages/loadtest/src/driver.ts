@@ -13,6 +13,8 @@ export interface DriverOptions {
   /** Source addresses to spread connections over; empty = system default. */
   localAddresses: readonly string[];
   sink: DeliverySink;
+  /** Called once per WebSocket frame or HTTP response that carried deliveries. */
+  onFrame?: () => void;
   /** Called when a session is lost after setup (closed socket, 402 from the server). */
   onSessionLost?: (index: number) => void;
 }

@@ -14,6 +14,7 @@ function result(over: Partial<RunResult> = {}): RunResult {
     messages: { sent: 100, expected: 1000, received: 1000, lost: 0, duplicated: 0 },
     deliveredPerSecond: 12345,
     deliveredInWindow: 24690,
+    deliveriesPerFrame: 2.5,
     windowSeconds: 2,
     latency: { count: 1000, min: 0.1, mean: 1, p50: 1.25, p90: 2, p99: 3.5, p999: 4, max: 5 },
     series: [
@@ -31,7 +32,7 @@ describe('text report', () => {
   it('shows counts, throughput, every percentile and the server figures', () => {
     const text = renderReport(result());
     expect(text).toContain('sent 100  expected 1,000  received 1,000  lost 0  duplicated 0');
-    expect(text).toContain('12,345 delivered msg/s');
+    expect(text).toContain('12,345 delivered msg/s over 2.0 s  (2.5 per frame/response)');
     expect(text).toMatch(
       /min 0\.100 ms {2}p50 1\.250 ms {2}p90 2\.000 ms {2}p99 3\.500 ms {2}p99\.9 4\.000 ms {2}max 5\.000 ms/,
     );

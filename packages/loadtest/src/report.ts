@@ -20,7 +20,8 @@ function messagesSection(r: RunResult): string[] {
   const lines = [
     `messages   sent ${int(m.sent)}  expected ${int(m.expected)}  received ${int(m.received)}  ` +
       `lost ${int(m.lost)}  duplicated ${int(m.duplicated)}`,
-    `throughput ${int(r.deliveredPerSecond)} delivered msg/s over ${r.windowSeconds.toFixed(1)} s`,
+    `throughput ${int(r.deliveredPerSecond)} delivered msg/s over ${r.windowSeconds.toFixed(1)} s` +
+      `  (${r.deliveriesPerFrame} per frame/response)`,
   ];
   if (r.updatesPerClientPerSecond !== undefined) {
     lines.push(`feed       ${r.updatesPerClientPerSecond} updates/s per client`);

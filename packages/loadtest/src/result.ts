@@ -30,6 +30,8 @@ export interface RunResult {
   deliveredPerSecond: number;
   /** Deliveries counted inside the measured window. */
   deliveredInWindow: number;
+  /** Deliveries per WebSocket frame or long-poll response that carried any (batching). */
+  deliveriesPerFrame: number;
   windowSeconds: number;
   /** feed: deliveries per client per second. */
   updatesPerClientPerSecond?: number;
@@ -71,7 +73,7 @@ export function buildResult(input: ResultInput): RunResult {
     connectsPerSecond: Math.round(connected / Math.max(setupSeconds, 0.001)),
     firstError: parts.find((p) => p.setup.firstError)?.setup.firstError,
   };
-  const { latency, windowReceived, ...messages } = totals;
+  const { latency, windowReceived, frames, ...messages } = totals;
   const result: RunResult = {
     scenario: input.scenario,
     options,
@@ -80,6 +82,7 @@ export function buildResult(input: ResultInput): RunResult {
     messages,
     deliveredPerSecond: Math.round(windowReceived / windowSeconds),
     deliveredInWindow: windowReceived,
+    deliveriesPerFrame: frames > 0 ? round(messages.received / frames, 2) : 0,
     windowSeconds: round(windowSeconds, 3),
     latency,
     series: mergeSeries(parts.map((p) => p.stats.series)),

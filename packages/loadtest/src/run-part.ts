@@ -29,6 +29,9 @@ export async function runPart(
     url: options.url,
     localAddresses: options.localAddresses,
     sink: (id, sentAt) => stats.onDeliver(id, sentAt, now()),
+    onFrame: () => {
+      stats.frames++;
+    },
     onSessionLost: () => {
       sessionsLost++;
     },

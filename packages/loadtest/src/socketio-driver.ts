@@ -36,6 +36,7 @@ function onMessage(this: ClientSocket, raw: WebSocket.RawData): void {
   if (text.startsWith('42')) {
     const [, data] = JSON.parse(text.slice(2)) as [string, unknown];
     deliverPayload(c.pool.options.sink, data);
+    c.pool.options.onFrame?.();
   } else if (text === '2') {
     this.send('3');
   } else if (text.startsWith('0')) {

@@ -38,6 +38,7 @@ export interface SeriesPoint {
 /** What one worker hands back to be merged. */
 export interface StatsPart {
   sent: number;
+  frames: number;
   received: number;
   windowReceived: number;
   expectedById: Uint16Array;
@@ -83,6 +84,8 @@ export class DeliveryStats {
   received = 0;
   /** Deliveries received while the measured window was open. */
   windowReceived = 0;
+  /** WebSocket frames or HTTP responses that carried at least one delivery. */
+  frames = 0;
   /** Latency limit in µs (0 = none) and whether it was passed. */
   maxLatencyUs = 0;
   latencyExceeded = false;
@@ -153,6 +156,7 @@ export class DeliveryStats {
   toPart(): StatsPart {
     return {
       sent: this.sent,
+      frames: this.frames,
       received: this.received,
       windowReceived: this.windowReceived,
       expectedById: this.expectedById,
@@ -165,6 +169,8 @@ export class DeliveryStats {
 
 export interface DeliveryTotals {
   sent: number;
+  /** Frames (or long-poll responses) that carried deliveries. */
+  frames: number;
   expected: number;
   received: number;
   lost: number;
@@ -198,6 +204,7 @@ export function mergeParts(parts: readonly StatsPart[]): DeliveryTotals {
   }
   return {
     sent: parts.reduce((n, p) => n + p.sent, 0),
+    frames: parts.reduce((n, p) => n + p.frames, 0),
     expected,
     received: parts.reduce((n, p) => n + p.received, 0),
     lost,

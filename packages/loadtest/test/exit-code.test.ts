@@ -72,6 +72,8 @@ describe('bayou-loadtest exit code', () => {
     const json = JSON.parse(readFileSync(join(dir, 'r.json'), 'utf8'));
     expect(json.messages).toMatchObject({ sent: 50, lost: 0 });
     expect(json.messages.received).toBe(json.messages.expected);
+    // The tiny server writes one frame per delivered message.
+    expect(json.deliveriesPerFrame).toBe(1);
     const html = readFileSync(join(dir, 'r.html'), 'utf8');
     expect(html).toContain('<svg');
     expect(html).not.toMatch(/<script/);
