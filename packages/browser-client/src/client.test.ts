@@ -67,8 +67,8 @@ describe('connecting', () => {
     server.restart();
     await tick(5000);
     const exts = server.received.filter((m) => m.channel === '/meta/handshake').map((m) => m.ext);
-    expect(exts[0]).toEqual({ token: 't1' });
-    expect(exts.at(-1)).toEqual({ token: `t${exts.length}` });
+    expect(exts[0]).toEqual({ token: 't1', bayou: { records: true, compact: true } });
+    expect(exts.at(-1)).toMatchObject({ token: `t${exts.length}` });
     expect(exts.length).toBeGreaterThan(1);
   });
 

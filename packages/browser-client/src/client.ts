@@ -9,6 +9,9 @@ import { Dispatcher, type Outgoing } from './dispatcher.js';
 import { Emitter } from './emitter.js';
 import { BayouError, ErrorCodes, rejection } from './errors.js';
 import { type BayouClientOptions, type ResolvedOptions, resolveOptions } from './options.js';
+import { RecordCodec, type RecordOptions } from './records/record-codec.js';
+import type { RecordStore } from './records/record-store.js';
+import { type RecordCallback, type RecordHandle, Records } from './records/records.js';
 import type { ConnectionState } from './state.js';
 import {
   type ChannelEntry,
@@ -42,6 +45,7 @@ export class BayouClient {
   private batched: Outgoing[] = [];
   /** Why the client stopped; publishes reject with it until the next `connect()`. */
   private stopError: BayouError | null = null;
+  private readonly records: Records;
 
   constructor(url: string, options?: BayouClientOptions) {
     if (typeof url !== 'string' || url === '')
@@ -61,6 +65,10 @@ export class BayouClient {
       onMessages: (messages) => this.dispatcher.receive(messages),
       onFailure: (transport, error) => this.connection.transportFailed(transport, error),
     };
+    // Records ride on ordinary subscriptions; the codec negotiates and decodes them.
+    const codec = new RecordCodec(this.options.compactRecords);
+    this.dispatcher.extensions.push(codec);
+    this.records = new Records(codec, (channel, handler) => this.subscribe(channel, handler));
     this.connection = new Connection(this.options, this.dispatcher, context, {
       onState: (next, previous) => this.events.emit('state', next, previous),
       onTransport: (next, previous) => this.events.emit('transport', next, previous),
@@ -131,6 +139,27 @@ export class BayouClient {
         }
       },
     };
+  }
+
+  /**
+   * Follows a record subject: `callback(image, changedFields)` runs with the full image
+   * after the snapshot and after every change. Listeners on one subject share one server
+   * subscription; the options of its first opening are what the server gets.
+   */
+  record(subject: string, options: RecordOptions, callback: RecordCallback): RecordHandle {
+    checkRecordSubject(subject);
+    if (typeof callback !== 'function') throw new TypeError('BayouClient: record needs a callback function');
+    return this.records.record(subject, options, callback);
+  }
+
+  /**
+   * The framework-agnostic store of a record subject (`subscribe(listener)` returns an
+   * unsubscribe; `getSnapshot()` is stable until a field changes; `getField(name)`), for a
+   * UI library to bind. It subscribes on the server while it has listeners.
+   */
+  recordStore(subject: string, options: RecordOptions = {}): RecordStore {
+    checkRecordSubject(subject);
+    return this.records.store(subject, options);
   }
 
   /** Publishes `data` on `channel`; settled by the server's reply. */
@@ -246,5 +275,12 @@ export class BayouClient {
     for (const item of waiting) item.onFail(error, false);
     this.subscriptions.rejectWaiters(error);
     if (error.code !== ErrorCodes.DISCONNECTED) this.events.emit('error', error);
+  }
+}
+
+function checkRecordSubject(subject: string): void {
+  const info = parseChannel(subject);
+  if (info?.kind !== 'broadcast' || info.wildcard) {
+    throw new TypeError(`BayouClient: "${subject}" is not a record subject (a plain broadcast channel)`);
   }
 }

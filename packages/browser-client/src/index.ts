@@ -1,6 +1,9 @@
 export { BayouClient, type ClientEvents } from './client.js';
 export { type BayeuxError, BayouError, type ErrorCode, ErrorCodes } from './errors.js';
 export type { BayouClientOptions } from './options.js';
+export type { RecordOptions } from './records/record-codec.js';
+export type { RecordImage, RecordListener, RecordStore } from './records/record-store.js';
+export type { RecordCallback, RecordHandle } from './records/records.js';
 export type { ConnectionState } from './state.js';
 export type { MessageHandler, Subscription } from './subscriptions.js';
 export { longPolling } from './transports/long-polling.js';

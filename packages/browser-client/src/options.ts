@@ -34,10 +34,13 @@ export interface BayouClientOptions {
   maxProbeDelay?: number;
   /** Publishes kept while not connected; beyond it `publish` rejects at once. Default `1000`. */
   maxQueuedMessages?: number;
+  /** Ask the server for the compact record encoding (aliases and field ids). Default `true`. */
+  compactRecords?: boolean;
 }
 
 export interface ResolvedOptions {
   readonly transports: readonly TransportFactory[];
+  readonly compactRecords: boolean;
   readonly WebSocket: WebSocketConstructor | undefined;
   readonly fetch: FetchFunction | undefined;
   readonly handshake: Ext | (() => Ext | Promise<Ext>) | undefined;
@@ -73,6 +76,7 @@ export function resolveOptions(options: BayouClientOptions = {}): ResolvedOption
     minProbeDelay: 5000,
     maxProbeDelay: 60000,
     maxQueuedMessages: 1000,
+    compactRecords: true,
   };
   for (const key of Object.keys(options)) {
     if (!(key in resolved)) throw new TypeError(`BayouClient: unknown option "${key}"`);
@@ -90,6 +94,9 @@ export function resolveOptions(options: BayouClientOptions = {}): ResolvedOption
   }
   if (resolved.minProbeDelay > resolved.maxProbeDelay) {
     throw new TypeError('BayouClient: option "minProbeDelay" must not exceed "maxProbeDelay"');
+  }
+  if (typeof resolved.compactRecords !== 'boolean') {
+    throw new TypeError('BayouClient: option "compactRecords" must be a boolean');
   }
   if (!Array.isArray(resolved.transports) || resolved.transports.length === 0) {
     throw new TypeError('BayouClient: option "transports" must be a non-empty array');
