@@ -134,7 +134,7 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
   { key: 'drain', kind: 'ms', help: 'wait this long for late deliveries before counting losses' },
   { key: 'maxLatency', kind: 'ms', help: 'abort and fail when a latency exceeds this (0 = off)' },
   { key: 'localAddresses', kind: 'addresses', help: 'source addresses, e.g. 127.0.0.2-127.0.0.9' },
-  { key: 'workers', kind: 'int', help: 'worker threads sharing the clients' },
+  { key: 'workers', kind: 'int', help: 'worker processes sharing the clients (each holds its own sockets)' },
   { key: 'concurrency', kind: 'int', help: 'handshakes in flight at once during setup' },
   { key: 'seed', kind: 'int', help: 'seed of the random room/subject choice' },
   { key: 'metricsUrl', kind: 'string', help: "server /metrics URL ('' = from --url, 'off' = none)" },

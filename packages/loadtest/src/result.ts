@@ -45,6 +45,7 @@ export interface RunResult {
     rssPerSessionBytes?: number;
     heapPerSessionBytes?: number;
   };
+  /** RSS of the generator's processes, added up. */
   generator: { rssBytes: number; workers: number };
   aborted?: string;
   exitCode: number;
@@ -87,7 +88,7 @@ export function buildResult(input: ResultInput): RunResult {
     latency,
     series: mergeSeries(parts.map((p) => p.stats.series)),
     server: serverFigures(input.samples, connected),
-    generator: { rssBytes: Math.max(...parts.map((p) => p.rssBytes)), workers: options.workers },
+    generator: { rssBytes: parts.reduce((n, p) => n + p.rssBytes, 0), workers: options.workers },
     aborted: parts.find((p) => p.aborted)?.aborted,
     exitCode: ExitCodes.OK,
   };

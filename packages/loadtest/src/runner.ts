@@ -1,17 +1,16 @@
 /**
- * Runs a scenario: in this thread with one worker, otherwise in worker threads that share
+ * Runs a scenario: in this process with one worker, otherwise in worker processes that share
  * the clients and meet at barriers. Samples the server's /metrics around the measured window
  * and folds everything into one RunResult.
  */
-import { Worker } from 'node:worker_threads';
-import type { PartResult, Slice } from './context.js';
+import type { Slice } from './context.js';
 import { driverFor, type Protocol } from './drivers.js';
 import { fetchServerSample, metricsUrlFor, type ServerSample } from './metrics.js';
 import { type LoadtestOptions, resolveOptions, type Scenario } from './options.js';
 import { buildResult, type RunResult } from './result.js';
-import { type PartHooks, runPart } from './run-part.js';
+import { runPart } from './run-part.js';
 import type { SeriesPoint } from './stats.js';
-import type { WorkerInput, WorkerMessage } from './worker.js';
+import { runWorkers } from './worker-pool.js';
 
 export interface Progress {
   elapsedSeconds: number;
@@ -61,7 +60,13 @@ export async function runScenario(
             onWindow,
           }),
         ]
-      : await runWorkers(scenario, options, protocol, { onTick: progress, onWindow });
+      : await runWorkers(
+          scenario,
+          options,
+          protocol,
+          Array.from({ length: options.workers }, (_, w) => sliceOf(options, w)),
+          { onTick: progress, onWindow },
+        );
   await Promise.all(pending);
   return buildResult({ scenario, options, startedAt, parts, samples });
 }
@@ -96,48 +101,4 @@ function progressAggregator(workers: number, onProgress: RunHooks['onProgress'])
       p99: Math.max(...ticks.map((l) => l.point.p99)),
     });
   };
-}
-
-// Worker threads run compiled JavaScript; when this module runs from source (tests), use the build.
-const WORKER_URL = import.meta.url.endsWith('.ts')
-  ? new URL('../dist/worker.js', import.meta.url)
-  : new URL('./worker.js', import.meta.url);
-
-interface WorkerHooks {
-  onTick: (worker: number, point: SeriesPoint, connected: number) => void;
-  onWindow: PartHooks['onWindow'];
-}
-
-async function runWorkers(
-  scenario: Scenario,
-  options: LoadtestOptions,
-  protocol: Protocol,
-  hooks: WorkerHooks,
-): Promise<PartResult[]> {
-  const arrived = new Map<string, number>();
-  const workers: Worker[] = [];
-  const results = Array.from({ length: options.workers }, (_, w) => {
-    const input: WorkerInput = { scenario, options: { ...options }, slice: sliceOf(options, w), protocol };
-    const worker = new Worker(WORKER_URL, { workerData: input });
-    workers.push(worker);
-    return new Promise<PartResult>((resolve, reject) => {
-      worker.on('error', reject);
-      worker.on('message', (m: WorkerMessage) => {
-        if (m.type === 'done') resolve(m.result);
-        else if (m.type === 'failed') reject(new Error(m.message));
-        else if (m.type === 'tick') hooks.onTick(w, m.point, m.connected);
-        else if (m.type === 'window' && w === 0) hooks.onWindow(m.event);
-        else if (m.type === 'barrier') {
-          const n = (arrived.get(m.name) ?? 0) + 1;
-          arrived.set(m.name, n);
-          if (n === options.workers) for (const wk of workers) wk.postMessage({ type: 'go', name: m.name });
-        }
-      });
-    });
-  });
-  try {
-    return await Promise.all(results);
-  } finally {
-    await Promise.all(workers.map((w) => w.terminate()));
-  }
 }

@@ -62,7 +62,7 @@ describe.each(['websocket', 'long-polling'] as const)('against a Faye server ove
   });
 });
 
-describe('with two worker threads against Faye', () => {
+describe('with two worker processes against Faye', () => {
   it('splits the clients and still accounts for every delivery', async () => {
     const r = await runScenario('chat', {
       url,
