@@ -87,7 +87,8 @@ export function buildResult(input: ResultInput): RunResult {
     windowSeconds: round(windowSeconds, 3),
     latency,
     series: mergeSeries(parts.map((p) => p.stats.series)),
-    server: serverFigures(input.samples, connected),
+    // Memory per session means something only for idle sessions; under traffic it is noise.
+    server: serverFigures(input.samples, input.scenario === 'connections' ? connected : 0),
     generator: { rssBytes: parts.reduce((n, p) => n + p.rssBytes, 0), workers: options.workers },
     aborted: parts.find((p) => p.aborted)?.aborted,
     exitCode: ExitCodes.OK,
