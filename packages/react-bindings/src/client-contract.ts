@@ -1,0 +1,33 @@
+/**
+ * What `@bayou/react` needs from `@bayou/client`: connection state, channel
+ * subscriptions and the record store. `BayouClient` satisfies it; a test double can too.
+ */
+import type { BayouClient, Message } from '@bayou/client';
+
+/**
+ * A record subscription's options: a field subset and a maximum update rate (updates/s).
+ * The client keeps one store per subject; the options of its first opening are what the
+ * server gets.
+ */
+export interface RecordOptions {
+  fields?: readonly string[];
+  maxFrequency?: number;
+}
+
+/** The client's framework-agnostic store of one record subject (`BayouClient.recordStore`). */
+export interface RecordStore {
+  /** The first listener opens the server subscription, the last unsubscribe releases it. */
+  subscribe(listener: (changedFields: readonly string[]) => void): () => void;
+  /** The same object until a field changes; `null` before the first image. */
+  getSnapshot(): Readonly<Record<string, unknown>> | null;
+  getField(name: string): unknown;
+}
+
+/** The part of `BayouClient` the bindings use. */
+export interface BayouReactClient {
+  readonly state: BayouClient['state'];
+  readonly transport: BayouClient['transport'];
+  on: BayouClient['on'];
+  subscribe(channel: string, handler: (message: Message) => void): { unsubscribe(): void };
+  recordStore(subject: string, options?: RecordOptions): RecordStore;
+}
