@@ -77,6 +77,7 @@ export class Bayou extends EventEmitter<BayouEvents> implements SessionHost, Swe
       (s) => this.completeConnect(s),
       (s) => this.dropSlowConsumer(s),
       options.maxBufferedBytes,
+      options.longPollDelay,
     );
   }
 

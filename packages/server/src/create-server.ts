@@ -27,7 +27,9 @@ export interface BayouServer {
 
 export async function createServer(options: CreateServerOptions = {}): Promise<BayouServer> {
   const { host = '0.0.0.0', port = 8080, logger = false, https, demoFeed, ...pluginOptions } = options;
-  const app = (https ? Fastify({ logger, https }) : Fastify({ logger })) as unknown as FastifyInstance;
+  // A Comet endpoint answers thousands of polls a second: no per-request log lines.
+  const base = { logger, disableRequestLogging: true };
+  const app = (https ? Fastify({ ...base, https }) : Fastify(base)) as unknown as FastifyInstance;
   if (demoFeed) {
     // The feed's subjects are records, unless the caller configured that pattern already.
     const records = pluginOptions.records ?? [];

@@ -45,6 +45,11 @@ export interface BayouOptions {
   interval?: number;
   /** Milliseconds after its last connect ended before an idle session expires. Default `10000`. */
   maxInterval?: number;
+  /**
+   * ms a held long-poll waits, once it has something to send, for more to send in the same
+   * response (one shared timer). Default `0`: answered at the end of the event-loop turn.
+   */
+  longPollDelay?: number;
   /** Period of the shared sweep that ends held connects and expires sessions. Default `1000`. */
   sweepInterval?: number;
   /** Long-polls one browser (the `BAYEUX_BROWSER` cookie) may hold at once. Default `1`. */
@@ -92,6 +97,7 @@ export const defaultOptions: ResolvedOptions = Object.freeze({
   timeout: 30_000,
   interval: 0,
   maxInterval: 10_000,
+  longPollDelay: 0,
   sweepInterval: 1_000,
   maxSessionsPerBrowser: 1,
   multiSessionInterval: 2_000,
@@ -113,6 +119,7 @@ const numeric = [
   'interval',
   'maxInterval',
   'sweepInterval',
+  'longPollDelay',
   'maxSessionsPerBrowser',
   'multiSessionInterval',
   'maxPayloadBytes',

@@ -87,6 +87,23 @@ describe('long-poll connects', () => {
   });
 });
 
+describe('longPollDelay', () => {
+  it('answers a held long-poll with what arrives within the delay, in one response', async () => {
+    const { server, base } = await startServer({ timeout: 5000, longPollDelay: 80 });
+    const id = await handshake(base);
+    await post(base, [connect(id)]);
+    await post(base, [{ channel: '/meta/subscribe', clientId: id, subscription: '/d' }]);
+    const pending = post(base, [connect(id)]);
+    await new Promise((r) => setTimeout(r, 50));
+    server.bayou.publish('/d', 1);
+    await new Promise((r) => setTimeout(r, 30));
+    server.bayou.publish('/d', 2);
+    const response = await pending;
+    expect(response.body.map((m) => m.data ?? m.channel)).toEqual([1, 2, '/meta/connect']);
+    await server.close();
+  });
+});
+
 describe('session expiry', () => {
   it('expires a session maxInterval after its last connect ended, and emits session:removed', async () => {
     const { server, base } = await startServer({ maxInterval: 300, sweepInterval: 50 });

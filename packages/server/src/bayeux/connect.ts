@@ -16,10 +16,7 @@ export function handleConnect(bayou: Bayou, message: Message, ctx: BatchContext)
   const first = session.state === 'handshaken';
   session.state = 'connected';
   const clientTimeout = (message.advice as { timeout?: unknown } | undefined)?.timeout;
-  let advice: string | null =
-    first || clientTimeout === 0 || (ctx.poll !== null && session.queue.length > 0)
-      ? bayou.connectAdvice
-      : null;
+  let advice: string | null = first || clientTimeout === 0 ? bayou.connectAdvice : null;
   if (
     advice === null &&
     ctx.poll !== null &&
@@ -41,7 +38,14 @@ export function handleConnect(bayou: Bayou, message: Message, ctx: BatchContext)
     browserId: ctx.poll !== null ? ctx.browserId : null,
   };
   session.expiresAt = Number.POSITIVE_INFINITY;
-  if (ctx.poll !== null) ctx.held = true;
+  if (ctx.poll === null) return;
+  ctx.held = true;
+  // Messages already waiting: the flusher answers after `longPollDelay`, with whatever
+  // else arrives by then in the same response.
+  if (session.queue.length > 0 && !session.flushScheduled) {
+    session.flushScheduled = true;
+    bayou.scheduleFlush(session);
+  }
 }
 
 /** The connect reply, built as text: it is the most frequent reply of all. */

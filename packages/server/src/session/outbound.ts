@@ -1,7 +1,9 @@
 /**
  * The per-turn flusher: sessions that got messages during this event-loop turn are
- * flushed once, together, in a `setImmediate` — one WebSocket frame or one long-poll
- * response per session per turn, however many messages arrived.
+ * flushed once, together, in a `setImmediate` — one WebSocket frame per session per turn,
+ * however many messages arrived. A held long-poll waits `longPollDelay` ms more (one
+ * shared timer for all of them) so that its response, which costs a request/response
+ * cycle, carries what arrives in the next moments too.
  */
 import type { Session } from './session.js';
 
@@ -14,6 +16,22 @@ export interface FlushStats {
 export class Outbound {
   private pending: Session[] = [];
   private scheduled = false;
+  /** Sessions whose held long-poll is answered when the shared delay timer fires. */
+  private polls: Session[] = [];
+  private pollTimer: NodeJS.Timeout | null = null;
+  private readonly completePolls = (): void => {
+    this.pollTimer = null;
+    const due = this.polls;
+    this.polls = [];
+    for (let i = 0; i < due.length; i++) {
+      const session = due[i] as Session;
+      session.flushScheduled = false;
+      if (session.socket !== null) this.flush(session);
+      else if (session.held?.poll && session.queue.length > 0 && session.state !== 'removed') {
+        this.completePoll(session);
+      }
+    }
+  };
   readonly stats: FlushStats = { messagesOut: 0, bytesOut: 0, frames: 0 };
   private readonly flushAll = (): void => {
     this.scheduled = false;
@@ -27,6 +45,7 @@ export class Outbound {
     /** Called when a WebSocket buffers more than `maxBufferedBytes`: a slow consumer. */
     private readonly overflow: (session: Session) => void,
     private readonly maxBufferedBytes: number,
+    private readonly longPollDelay: number,
   ) {}
 
   schedule(session: Session): void {
@@ -51,7 +70,14 @@ export class Outbound {
       socket.send(frame);
       if (socket.bufferedAmount > this.maxBufferedBytes) this.overflow(session);
     } else if (session.held?.poll) {
-      this.completePoll(session);
+      if (this.longPollDelay === 0) {
+        this.completePoll(session);
+        return;
+      }
+      // Stays "scheduled" until the shared timer answers it, so new messages just queue.
+      session.flushScheduled = true;
+      this.polls.push(session);
+      this.pollTimer ??= setTimeout(this.completePolls, this.longPollDelay);
     }
   }
 
