@@ -18,6 +18,7 @@ import type { Provider } from './records/providers.js';
 import { recordEncoding } from './records/record-codec.js';
 import { readRecordRequest } from './records/record-options.js';
 import { RecordStore } from './records/record-store.js';
+import { BrowserSlots } from './session/browser-slots.js';
 import { Outbound } from './session/outbound.js';
 import type { PendingPoll, Session, SessionHost, SocketLink } from './session/session.js';
 import { SessionRegistry, type SweepHandler } from './session/session-registry.js';
@@ -49,7 +50,7 @@ export class Bayou extends EventEmitter<BayouEvents> implements SessionHost, Swe
   readonly multipleClientsAdvice: string;
   private readonly adviceFields: Record<string, unknown>;
   private readonly services = new Map<string, ServiceHandler>();
-  private readonly browserPolls = new Map<string, number>();
+  private readonly browserPolls: BrowserSlots;
   private readonly deliverLocal = (channel: string, json: string): void => {
     this.index.deliver(channel, json);
   };
@@ -69,6 +70,7 @@ export class Bayou extends EventEmitter<BayouEvents> implements SessionHost, Swe
       'multiple-clients': true,
     });
     this.registry = new SessionRegistry(this, options.maxInterval);
+    this.browserPolls = new BrowserSlots(options.maxSessionsPerBrowser);
     this.records = new RecordStore(
       new Map(options.records.map((p) => [p.pattern, p])),
       options.providerLinger,
@@ -265,7 +267,7 @@ export class Bayou extends EventEmitter<BayouEvents> implements SessionHost, Swe
     const held = session.held;
     if (held === null) return;
     session.held = null;
-    if (held.browserId !== null) this.releaseBrowserSlot(held.browserId);
+    if (held.browserId !== null) this.browserPolls.release(held.browserId);
     session.expiresAt = Date.now() + this.options.maxInterval;
     const adviceJson =
       advice === undefined ? this.connectAdvice : JSON.stringify({ ...this.adviceFields, ...advice });
@@ -280,16 +282,7 @@ export class Bayou extends EventEmitter<BayouEvents> implements SessionHost, Swe
   }
 
   acquireBrowserSlot(browserId: string): boolean {
-    const n = this.browserPolls.get(browserId) ?? 0;
-    if (n >= this.options.maxSessionsPerBrowser) return false;
-    this.browserPolls.set(browserId, n + 1);
-    return true;
-  }
-
-  private releaseBrowserSlot(browserId: string): void {
-    const n = (this.browserPolls.get(browserId) ?? 1) - 1;
-    if (n <= 0) this.browserPolls.delete(browserId);
-    else this.browserPolls.set(browserId, n);
+    return this.browserPolls.acquire(browserId);
   }
 
   /** The WebSocket of `session` closed: keep the session until it expires. */
@@ -307,7 +300,7 @@ export class Bayou extends EventEmitter<BayouEvents> implements SessionHost, Swe
     const held = session.held;
     if (held === null || held.poll !== poll) return;
     session.held = null;
-    if (held.browserId !== null) this.releaseBrowserSlot(held.browserId);
+    if (held.browserId !== null) this.browserPolls.release(held.browserId);
     session.expiresAt = Date.now() + this.options.maxInterval;
   }
 
@@ -335,8 +328,7 @@ export class Bayou extends EventEmitter<BayouEvents> implements SessionHost, Swe
       // A WebSocket drains every turn; a burst larger than the queue goes out early, and
       // the socket's own buffer (maxBufferedBytes) decides whether the reader is slow.
       this.outbound.flush(session);
-      if (session.state !== 'removed') return true;
-      return false;
+      return session.state !== 'removed';
     }
     this.dropSlowConsumer(session);
     return false;

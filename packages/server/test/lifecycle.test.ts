@@ -155,6 +155,30 @@ describe('slow consumers', () => {
   });
 });
 
+describe('slow WebSocket readers', () => {
+  it('drops a session whose socket buffers more than maxBufferedBytes, closing it with 1008', async () => {
+    const { server, base } = await startServer({ maxBufferedBytes: 256 * 1024 });
+    const slow = new TestClient(base, 'websocket');
+    await slow.connect();
+    await slow.subscribe('/bulk');
+    // Stop reading: the kernel buffers fill, then the server-side socket buffer grows.
+    (slow as unknown as { ws: { _socket: { pause(): void } } }).ws._socket.pause();
+    const removed: string[] = [];
+    server.bayou.on('session:removed', (_s, reason) => removed.push(reason));
+    const chunk = 'x'.repeat(16 * 1024);
+    for (let i = 0; i < 2000 && removed.length === 0; i++) {
+      server.bayou.publish('/bulk', { i, chunk });
+      if (i % 20 === 19) await new Promise((r) => setImmediate(r));
+    }
+    await eventually(() => removed.length > 0, 10_000);
+    expect(removed).toEqual(['slow-consumer']);
+    expect(server.bayou.stats.slowConsumers).toBe(1);
+    expect(server.bayou.sessionCount).toBe(0);
+    await slow.close();
+    await server.close();
+  });
+});
+
 describe('graceful shutdown', () => {
   it('answers held connects with reconnect advice and closes sockets with 1001', async () => {
     const { server, base } = await startServer({ timeout: 10_000 });
