@@ -234,7 +234,15 @@ export class BayouClient {
     }
     const clientId = this.connection.session ?? undefined;
     for (const item of items) item.message.clientId = clientId;
-    this.dispatcher.send(transport, items, this.options.connectTimeout);
+    // Split what would exceed the server's per-frame limits (a reconnect may resend hundreds).
+    const max = this.options.maxBatchMessages;
+    for (let i = 0; i < items.length; i += max) {
+      this.dispatcher.send(
+        transport,
+        items.length <= max ? items : items.slice(i, i + max),
+        this.options.connectTimeout,
+      );
+    }
   }
 
   private subscribeItem(entry: ChannelEntry): Outgoing {

@@ -36,11 +36,17 @@ export interface BayouClientOptions {
   maxQueuedMessages?: number;
   /** Ask the server for the compact record encoding (aliases and field ids). Default `true`. */
   compactRecords?: boolean;
+  /**
+   * Most messages sent in one frame or request; larger batches (hundreds of resubscribes
+   * after a reconnect) are split so they stay within the server's limits. Default `100`.
+   */
+  maxBatchMessages?: number;
 }
 
 export interface ResolvedOptions {
   readonly transports: readonly TransportFactory[];
   readonly compactRecords: boolean;
+  readonly maxBatchMessages: number;
   readonly WebSocket: WebSocketConstructor | undefined;
   readonly fetch: FetchFunction | undefined;
   readonly handshake: Ext | (() => Ext | Promise<Ext>) | undefined;
@@ -61,6 +67,7 @@ const numeric = [
   'minProbeDelay',
   'maxProbeDelay',
   'maxQueuedMessages',
+  'maxBatchMessages',
 ] as const;
 
 export function resolveOptions(options: BayouClientOptions = {}): ResolvedOptions {
@@ -77,6 +84,7 @@ export function resolveOptions(options: BayouClientOptions = {}): ResolvedOption
     maxProbeDelay: 60000,
     maxQueuedMessages: 1000,
     compactRecords: true,
+    maxBatchMessages: 100,
   };
   for (const key of Object.keys(options)) {
     if (!(key in resolved)) throw new TypeError(`BayouClient: unknown option "${key}"`);
@@ -94,6 +102,9 @@ export function resolveOptions(options: BayouClientOptions = {}): ResolvedOption
   }
   if (resolved.minProbeDelay > resolved.maxProbeDelay) {
     throw new TypeError('BayouClient: option "minProbeDelay" must not exceed "maxProbeDelay"');
+  }
+  if (resolved.maxBatchMessages < 1) {
+    throw new TypeError('BayouClient: option "maxBatchMessages" must be at least 1');
   }
   if (typeof resolved.compactRecords !== 'boolean') {
     throw new TypeError('BayouClient: option "compactRecords" must be a boolean');

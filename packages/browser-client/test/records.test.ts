@@ -121,3 +121,22 @@ describe.each([
     handle.close();
   });
 });
+
+describe('many record subscriptions at once', () => {
+  it('subscribes to 1,000 records in one go within the default server limits', async () => {
+    const server = await startBayou({ records: [{ pattern: '/many/*' }], maxSubscriptionsPerSession: 2000 });
+    cleanup.push(() => server.close());
+    for (let i = 0; i < 1000; i++)
+      server.bayou.updateRecord(`/many/${i}`, { v: i, name: `subject number ${i}` });
+    const client = new BayouClient(server.url, { WebSocket, transports: [websocket] });
+    cleanup.push(() => client.disconnect());
+    const handles = client.batch(() =>
+      Array.from({ length: 1000 }, (_, i) => client.record(`/many/${i}`, {}, () => undefined)),
+    );
+    await client.connect();
+    await waitFor(() => handles.every((h) => h.store.getSnapshot() !== null), 15_000);
+    expect(handles.map((h) => h.store.getField('v'))).toEqual(Array.from({ length: 1000 }, (_, i) => i));
+    expect(client.state).toBe('connected');
+    for (const h of handles) h.close();
+  });
+});
