@@ -5,7 +5,13 @@
  * publishes are pipelined over a small shared pool of connections.
  */
 import type { Message } from '@bayou/protocol';
-import { type Driver, type DriverOptions, deliverPayload, toHttpUrl } from './driver.js';
+import {
+  type Driver,
+  type DriverOptions,
+  deliverPayload,
+  RECORDS_HANDSHAKE_EXT,
+  toHttpUrl,
+} from './driver.js';
 import { HttpConnection, type HttpResponse } from './http-connection.js';
 
 /** Shared connections for everything but the held polls. */
@@ -26,13 +32,16 @@ function parseReply(error: Error | undefined, res: HttpResponse | undefined): Me
   return JSON.parse(res!.body) as Message[];
 }
 
-function deliverAll(driver: BayeuxLpDriver, messages: Message[]): boolean {
+/** Hands the deliveries of a response to the sink (or the record sink, for client `index`). */
+function deliverAll(driver: BayeuxLpDriver, index: number, messages: Message[]): boolean {
   let connectOk = true;
   let carried = false;
+  const records = driver.options.records;
   for (const m of messages) {
     if (m.channel === '/meta/connect') connectOk = m.successful === true;
     else if (m.data !== undefined && !m.channel.startsWith('/meta/')) {
-      deliverPayload(driver.options.sink, m.data);
+      if (records) records.onRecord(index, m.channel, m.data, (m.ext as { r?: unknown } | undefined)?.r);
+      else deliverPayload(driver.options.sink, m.data);
       carried = true;
     }
   }
@@ -44,7 +53,7 @@ function onConnectResponse(c: LpClient, error: Error | undefined, res: HttpRespo
   if (c.driver.closing || !c.open) return;
   let ok = false;
   try {
-    ok = deliverAll(c.driver, parseReply(error, res));
+    ok = deliverAll(c.driver, c.index, parseReply(error, res));
   } catch {
     ok = false;
   }
@@ -62,7 +71,7 @@ function onPublishResponse(
   res: HttpResponse | undefined,
 ): void {
   // A server may answer a publish with deliveries queued for the publisher.
-  if (!error && res?.status === 200) deliverAll(driver, JSON.parse(res.body) as Message[]);
+  if (!error && res?.status === 200) deliverAll(driver, -1, JSON.parse(res.body) as Message[]);
 }
 
 function sendConnect(c: LpClient, first: boolean): void {
@@ -78,9 +87,12 @@ export class BayeuxLpDriver implements Driver {
   private readonly url: URL;
   private readonly pool: HttpConnection[];
   private readonly clients: (LpClient | undefined)[] = [];
+  private readonly handshake: string;
 
   constructor(options: DriverOptions) {
     this.options = options;
+    const ext = options.records ? RECORDS_HANDSHAKE_EXT : '';
+    this.handshake = `[{"channel":"/meta/handshake","version":"1.0","minimumVersion":"1.0","supportedConnectionTypes":["long-polling"],"id":"1"${ext}}]`;
     this.url = new URL(toHttpUrl(options.url));
     this.pool = Array.from({ length: POOL_SIZE }, (_, i) => new HttpConnection(this.url, this.addressFor(i)));
   }
@@ -102,11 +114,7 @@ export class BayeuxLpDriver implements Driver {
   }
 
   async open(index: number): Promise<void> {
-    const res = await this.request(
-      index,
-      `[{"channel":"/meta/handshake","version":"1.0","minimumVersion":"1.0","supportedConnectionTypes":["long-polling"],"id":"1"}]`,
-      undefined,
-    );
+    const res = await this.request(index, this.handshake, undefined);
     const [reply] = parseReply(undefined, res);
     if (!reply?.successful || typeof reply.clientId !== 'string') {
       throw new Error(`handshake failed: ${reply?.error ?? 'no reply'}`);
@@ -131,6 +139,8 @@ export class BayeuxLpDriver implements Driver {
       (ch) => `{"channel":"/meta/subscribe","clientId":"${c.clientId}","subscription":"${ch}"}`,
     );
     const replies = parseReply(undefined, await this.request(index, `[${body.join(',')}]`, c.cookie));
+    // A server may put deliveries (a record's snapshot, say) into any response.
+    deliverAll(this, index, replies);
     const failed = replies.find((m) => m.channel === '/meta/subscribe' && !m.successful);
     if (failed) throw new Error(`subscribe ${String(failed.subscription)} failed: ${failed.error ?? ''}`);
   }

@@ -11,6 +11,7 @@ import {
   type DriverOptions,
   deferred,
   deliverPayload,
+  RECORDS_HANDSHAKE_EXT,
   toWsUrl,
 } from './driver.js';
 
@@ -28,9 +29,7 @@ interface WsClient {
 type ClientSocket = WebSocket & { [CLIENT]?: WsClient };
 
 function onOpen(this: ClientSocket): void {
-  this.send(
-    `[{"channel":"/meta/handshake","version":"1.0","minimumVersion":"1.0","supportedConnectionTypes":["websocket"],"id":"1"}]`,
-  );
+  this.send(this[CLIENT]!.pool.handshake);
 }
 
 function onError(this: ClientSocket, error: Error): void {
@@ -50,9 +49,11 @@ function onMessage(this: ClientSocket, raw: WebSocket.RawData): void {
   const parsed = JSON.parse(raw.toString()) as Message | Message[];
   const list = Array.isArray(parsed) ? parsed : [parsed];
   let carried = false;
+  const records = c.pool.options.records;
   for (const m of list) {
     if (m.data !== undefined && !m.channel.startsWith('/meta/')) {
-      deliverPayload(c.pool.options.sink, m.data);
+      if (records) records.onRecord(c.index, m.channel, m.data, (m.ext as { r?: unknown } | undefined)?.r);
+      else deliverPayload(c.pool.options.sink, m.data);
       carried = true;
     } else if (m.channel === META_CONNECT) onConnectReply(this, c, m);
     else if (m.channel === META_SUBSCRIBE) onSubscribeReply(c, m);
@@ -101,11 +102,15 @@ export class BayeuxWsDriver implements Driver {
   readonly options: DriverOptions;
   readonly sockets: (ClientSocket | undefined)[] = [];
   closing = false;
+  /** The handshake every client sends, built once. */
+  readonly handshake: string;
   private readonly url: string;
 
   constructor(options: DriverOptions) {
     this.options = options;
     this.url = toWsUrl(options.url);
+    const ext = options.records ? RECORDS_HANDSHAKE_EXT : '';
+    this.handshake = `[{"channel":"/meta/handshake","version":"1.0","minimumVersion":"1.0","supportedConnectionTypes":["websocket"],"id":"1"${ext}}]`;
   }
 
   open(index: number): Promise<void> {

@@ -4,6 +4,7 @@
  */
 import type { Driver, DriverFactory } from './driver.js';
 import type { LoadtestOptions } from './options.js';
+import type { DemoFeedPart, DemoFeedTracker } from './scenarios/demo-feed.js';
 import type { DeliveryStats, SeriesPoint, StatsPart } from './stats.js';
 
 export interface Slice {
@@ -25,6 +26,8 @@ export interface PartContext {
   onTick: (point: SeriesPoint, connected: number) => void;
   /** Called when the measured window opens and closes (the bench samples server CPU there). */
   onWindow: (event: 'open' | 'close') => void;
+  /** feed --source demo: the record accounting the driver reports to. */
+  demo?: DemoFeedTracker;
 }
 
 export interface SetupResult {
@@ -46,6 +49,8 @@ export interface PartResult {
   aborted?: string;
   /** connections: generator RSS at the end of the hold. */
   rssBytes: number;
+  /** feed --source demo: snapshots, deltas and protocol checks. */
+  demoFeed?: DemoFeedPart;
 }
 
 export type { DriverFactory };

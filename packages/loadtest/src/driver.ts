@@ -7,12 +7,29 @@
 /** Called for every delivered test message: its id and its (intended) send time in ms. */
 export type DeliverySink = (id: number, sentAt: number) => void;
 
+/**
+ * Receives server-produced record messages (feed --source demo) instead of `sink`: the
+ * client's index, the subject, the data and the message's `ext.r` ('s' snapshot, 'd' delta,
+ * or undefined from a server that does not tag them).
+ */
+export interface RecordSink {
+  onRecord(index: number, channel: string, data: unknown, kind: unknown): void;
+}
+
+/**
+ * The handshake `ext` that asks a Bayou server to tag record messages with `ext.r` ('s' or
+ * 'd'); other Bayeux servers ignore it.
+ */
+export const RECORDS_HANDSHAKE_EXT = ',"ext":{"bayou":{"records":true}}';
+
 export interface DriverOptions {
   /** Endpoint URL (http(s) or ws(s); drivers convert the scheme). */
   url: string;
   /** Source addresses to spread connections over; empty = system default. */
   localAddresses: readonly string[];
   sink: DeliverySink;
+  /** When set, every non-meta message goes here instead of `sink`, and the handshake asks for tagged records. */
+  records?: RecordSink;
   /** Called once per WebSocket frame or HTTP response that carried deliveries. */
   onFrame?: () => void;
   /** Called when a session is lost after setup (closed socket, 402 from the server). */

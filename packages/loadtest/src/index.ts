@@ -7,6 +7,7 @@ export { renderHtml } from './html-report.js';
 export { fetchServerSample, parsePrometheus, type ServerSample } from './metrics.js';
 export {
   DEFAULTS,
+  type FeedSource,
   helpText,
   type LoadtestOptions,
   parseAddresses,
@@ -17,7 +18,8 @@ export {
   type Transport,
 } from './options.js';
 export { progressLine, renderReport } from './report.js';
-export type { RunResult } from './result.js';
+export type { FeedSummary, RunResult } from './result.js';
 export { type Progress, type RunHooks, runScenario } from './runner.js';
+export { type DemoFeedPart, demoSymbol } from './scenarios/demo-feed.js';
 export { socketIo } from './socketio-driver.js';
 export type { LatencySummary, SeriesPoint } from './stats.js';

@@ -83,4 +83,15 @@ describe('options', () => {
     expect(help).toMatch(/--pause .*\(default 10ms\)/);
     expect(help).toMatch(/--rooms-per-client .*\(default 10\)/);
   });
+
+  it('takes the feed source: publisher by default, demo, nothing else', () => {
+    expect(DEFAULTS.source).toBe('publisher');
+    expect(parseArgs(['feed', '--source', 'demo']).options).toEqual({ source: 'demo' });
+    expect(() => parseArgs(['feed', '--source', 'provider'])).toThrow(/publisher or demo/);
+    expect(() => resolveOptions({ source: 'nope' as never })).toThrow(/publisher or demo/);
+    // The demo feed's symbols are three letters: AAA … ZZZ.
+    expect(resolveOptions({ source: 'demo', subjects: 17_576 }).subjects).toBe(17_576);
+    expect(() => resolveOptions({ source: 'demo', subjects: 17_577 })).toThrow(/17576/);
+    expect(helpText()).toMatch(/--source .*demo.*\[feed\] \(default publisher\)/);
+  });
 });

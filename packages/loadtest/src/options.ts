@@ -6,6 +6,11 @@ import { LoadtestError, LoadtestErrors } from './errors.js';
 
 export type Scenario = 'chat' | 'feed' | 'connections';
 export type Transport = 'websocket' | 'long-polling';
+/** feed: where the updates come from. */
+export type FeedSource = 'publisher' | 'demo';
+export const FEED_SOURCES: readonly FeedSource[] = ['publisher', 'demo'];
+/** The server's demo feed names symbols with three letters: at most 26³ of them. */
+export const MAX_DEMO_SUBJECTS = 17_576;
 export const SCENARIOS: readonly Scenario[] = ['chat', 'feed', 'connections'];
 
 export interface LoadtestOptions {
@@ -27,7 +32,13 @@ export interface LoadtestOptions {
   rate: number;
   /** chat: closed loop, keep at most this many deliveries outstanding (0 = off). */
   maxOutstanding: number;
-  /** feed: subjects published by the driver (channels /feed/0 … /feed/N-1). */
+  /**
+   * feed: `publisher` = the driver publishes the updates itself on /feed/<n> (any Bayeux
+   * server); `demo` = a Bayou server's built-in demo feed produces them on
+   * /demo/prices/<SYMBOL> (`bayou start --demo-feed`) and the driver publishes nothing.
+   */
+  source: FeedSource;
+  /** feed: subjects (publisher: channels /feed/0 … /feed/N-1; demo: the first N demo symbols). */
   subjects: number;
   subjectsPerClient: number;
   /** connections: sessions opened per second. */
@@ -56,7 +67,7 @@ export interface LoadtestOptions {
   progress: boolean;
 }
 
-type Kind = 'int' | 'ms' | 'string' | 'transport' | 'addresses' | 'bool';
+type Kind = 'int' | 'ms' | 'string' | 'transport' | 'source' | 'addresses' | 'bool';
 interface OptionSpec {
   key: keyof LoadtestOptions;
   kind: Kind;
@@ -76,6 +87,7 @@ export const DEFAULTS: Readonly<LoadtestOptions> = Object.freeze({
   pause: 10,
   rate: 0,
   maxOutstanding: 0,
+  source: 'publisher',
   subjects: 100,
   subjectsPerClient: 10,
   ramp: 1000,
@@ -112,7 +124,9 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
   {
     key: 'rate',
     kind: 'int',
-    help: 'open loop: messages published per second (chat: total, feed: per subject; 0 = chat batches)',
+    help:
+      "open loop: messages/s (chat: total; feed: per subject, 0 = 10; feed --source demo: the server's " +
+      '--demo-rate, only for the nominal figure, 0 = not given)',
     scenarios: ['chat', 'feed'],
   },
   {
@@ -121,17 +135,34 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
     help: 'closed loop: publish while fewer deliveries are outstanding (0 = off)',
     scenarios: ['chat'],
   },
-  { key: 'subjects', kind: 'int', help: 'feed subjects, channels /feed/<n>', scenarios: ['feed'] },
+  {
+    key: 'source',
+    kind: 'source',
+    help:
+      'publisher: the driver publishes on /feed/<n> (any Bayeux server); demo: a Bayou server started ' +
+      'with --demo-feed produces /demo/prices/<SYMBOL> records and nothing is published',
+    scenarios: ['feed'],
+  },
+  {
+    key: 'subjects',
+    kind: 'int',
+    help: "feed subjects: channels /feed/<n>, or with --source demo the symbols AAA, AAB, … (≤ the server's --demo-symbols)",
+    scenarios: ['feed'],
+  },
   { key: 'subjectsPerClient', kind: 'int', help: 'random subjects each client watches', scenarios: ['feed'] },
   { key: 'ramp', kind: 'int', help: 'sessions opened per second', scenarios: ['connections'] },
   { key: 'hold', kind: 'ms', help: 'how long to hold the idle sessions', scenarios: ['connections'] },
   {
     key: 'duration',
     kind: 'ms',
-    help: 'publish for this long after --warmup (chat: instead of --batches; feed: 10s if 0)',
+    help: 'publish (feed --source demo: measure) for this long after --warmup (chat: instead of --batches; feed: 10s if 0)',
   },
   { key: 'warmup', kind: 'ms', help: 'initial period left out of throughput and latency' },
-  { key: 'drain', kind: 'ms', help: 'wait this long for late deliveries before counting losses' },
+  {
+    key: 'drain',
+    kind: 'ms',
+    help: 'wait this long for late deliveries (feed --source demo: snapshots) before counting losses',
+  },
   { key: 'maxLatency', kind: 'ms', help: 'abort and fail when a latency exceeds this (0 = off)' },
   { key: 'localAddresses', kind: 'addresses', help: 'source addresses, e.g. 127.0.0.2-127.0.0.9' },
   { key: 'workers', kind: 'int', help: 'worker processes sharing the clients (each holds its own sockets)' },
@@ -197,6 +228,11 @@ function convert(spec: OptionSpec, raw: string): LoadtestOptions[keyof LoadtestO
         throw new LoadtestError(LoadtestErrors.INVALID_OPTION, `--transport is websocket or long-polling`);
       }
       return raw;
+    case 'source':
+      if (!FEED_SOURCES.includes(raw as FeedSource)) {
+        throw new LoadtestError(LoadtestErrors.INVALID_OPTION, `--source is publisher or demo, got ${raw}`);
+      }
+      return raw;
     case 'addresses':
       return parseAddresses(raw);
     case 'bool':
@@ -218,6 +254,15 @@ export function resolveOptions(partial: Partial<LoadtestOptions> = {}): Readonly
   }
   if (o.subjectsPerClient > o.subjects) {
     throw new LoadtestError(LoadtestErrors.INVALID_OPTION, 'subjects-per-client cannot exceed subjects');
+  }
+  if (!FEED_SOURCES.includes(o.source)) {
+    throw new LoadtestError(LoadtestErrors.INVALID_OPTION, 'source is publisher or demo');
+  }
+  if (o.source === 'demo' && o.subjects > MAX_DEMO_SUBJECTS) {
+    throw new LoadtestError(
+      LoadtestErrors.INVALID_OPTION,
+      `with --source demo, subjects cannot exceed ${MAX_DEMO_SUBJECTS} (three-letter symbols)`,
+    );
   }
   if (o.workers < 1) throw new LoadtestError(LoadtestErrors.INVALID_OPTION, 'workers must be ≥ 1');
   return Object.freeze(o);
@@ -279,7 +324,8 @@ export function helpText(): string {
     'usage: bayou-loadtest <chat|feed|connections> [options]',
     '',
     '  chat         CometD benchmark: clients in random rooms, messages to random rooms',
-    '  feed         the driver publishes --subjects channels at --rate each; clients watch a few',
+    '  feed         clients watch --subjects-per-client of --subjects subjects updated --rate times a second;',
+    "               --source publisher: the driver publishes them; --source demo: the server's demo feed does",
     '  connections  ramp to --clients idle sessions at --ramp/s, hold, report memory per session',
     '',
     'options (durations take ms, s, m, h):',

@@ -76,6 +76,64 @@ describe('exit code', () => {
   });
 });
 
+describe('feed --source demo report', () => {
+  const demo = (over: Partial<NonNullable<RunResult['feed']>> = {}) =>
+    result({
+      scenario: 'feed',
+      options: resolveOptions({ url: 'http://127.0.0.1:9/bayeux', source: 'demo', rate: 10, subjects: 50 }),
+      messages: { sent: 0, expected: null, received: 4100, lost: null, duplicated: null },
+      deliveredPerSecond: 1950,
+      latency: {
+        count: 3900,
+        min: 0.001,
+        mean: 0.6,
+        p50: 1.007,
+        p90: 1.007,
+        p99: 2.001,
+        p999: 3.003,
+        max: 7.007,
+      },
+      feed: {
+        source: 'demo',
+        subscriptions: 100,
+        updatesPerSecond: 1950,
+        updatesPerClientPerSecond: 97.5,
+        updatesPerSubscriptionPerSecond: 19.5,
+        nominalUpdatesPerSecond: 1000,
+        lossCounted: false,
+        snapshots: { expected: 100, received: 100, missing: 0, duplicated: 0 },
+        deltas: 4000,
+        deltasBeforeSnapshot: 0,
+        unexpected: 0,
+        untimed: 0,
+        ...over,
+      },
+    });
+
+  it('shows snapshots, deltas, updates/s against the nominal rate, whole-ms latency, and no loss claim', () => {
+    const text = renderReport(demo());
+    expect(text).toContain('snapshots 100/100  missing 0  duplicated 0  deltas 4,000');
+    expect(text).toContain('loss       not counted');
+    expect(text).not.toMatch(/lost \d/);
+    expect(text).toContain('1,950 updates/s over 2.0 s');
+    expect(text).toContain('nominal 1,000 at --rate 10 (195.0%)');
+    expect(text).toContain('97.5 updates/s per client, 19.5 per subscription');
+    expect(text).toMatch(/min 0 ms {2}p50 1 ms {2}p90 1 ms {2}p99 2 ms {2}p99\.9 3 ms {2}max 7 ms/);
+  });
+
+  it('fails the run on a missing or repeated snapshot, an early delta or a foreign subject', () => {
+    const ok = demo();
+    expect(exitCodeOf(ok)).toBe(0);
+    const snapshots = ok.feed!.snapshots!;
+    expect(exitCodeOf(demo({ snapshots: { ...snapshots, received: 99, missing: 1 } }))).toBe(1);
+    expect(exitCodeOf(demo({ snapshots: { ...snapshots, duplicated: 1 } }))).toBe(1);
+    expect(exitCodeOf(demo({ deltasBeforeSnapshot: 1 }))).toBe(1);
+    expect(exitCodeOf(demo({ unexpected: 1 }))).toBe(1);
+    const missing = renderReport(demo({ snapshots: { ...snapshots, received: 90, missing: 10 } }));
+    expect(missing).toContain('10 subscriptions got no snapshot');
+  });
+});
+
 describe('html report', () => {
   it('is one self-contained file with two inline SVG charts and no external resource', () => {
     const html = renderHtml(result());

@@ -18,8 +18,8 @@ function messagesSection(r: RunResult): string[] {
   const m = r.messages;
   const l = r.latency;
   const lines = [
-    `messages   sent ${int(m.sent)}  expected ${int(m.expected)}  received ${int(m.received)}  ` +
-      `lost ${int(m.lost)}  duplicated ${int(m.duplicated)}`,
+    `messages   sent ${int(m.sent)}  expected ${int(m.expected ?? 0)}  received ${int(m.received)}  ` +
+      `lost ${int(m.lost ?? 0)}  duplicated ${int(m.duplicated ?? 0)}`,
     `throughput ${int(r.deliveredPerSecond)} delivered msg/s over ${r.windowSeconds.toFixed(1)} s` +
       `  (${r.deliveriesPerFrame} per frame/response)`,
   ];
@@ -30,6 +30,43 @@ function messagesSection(r: RunResult): string[] {
     `latency    min ${ms(l.min)}  p50 ${ms(l.p50)}  p90 ${ms(l.p90)}  p99 ${ms(l.p99)}  ` +
       `p99.9 ${ms(l.p999)}  max ${ms(l.max)}  (${int(l.count)} samples)`,
   );
+  return lines;
+}
+
+/** feed --source demo: the record checks instead of per-message loss, which cannot be counted. */
+function demoFeedSection(r: RunResult): string[] {
+  const f = r.feed!;
+  const snap = f.snapshots!;
+  const l = r.latency;
+  const whole = (n: number) => `${Math.round(n)} ms`;
+  const o = r.options;
+  const nominal =
+    f.nominalUpdatesPerSecond !== undefined
+      ? `  nominal ${int(f.nominalUpdatesPerSecond)} at --rate ${o.rate} ` +
+        `(${((100 * f.updatesPerSecond) / Math.max(1, f.nominalUpdatesPerSecond)).toFixed(1)}%)`
+      : "  (no nominal: pass the server's --demo-rate as --rate)";
+  const lines = [
+    `source     Bayou demo feed /demo/prices/<SYMBOL>, ${int(o.subjects)} symbols; ` +
+      `${int(f.subscriptions)} subscriptions (${int(o.subjectsPerClient)} per client)`,
+    `records    snapshots ${int(snap.received)}/${int(snap.expected)}  missing ${int(snap.missing)}  ` +
+      `duplicated ${int(snap.duplicated)}  deltas ${int(f.deltas ?? 0)}  ` +
+      `before snapshot ${int(f.deltasBeforeSnapshot ?? 0)}  on unsubscribed subjects ${int(f.unexpected ?? 0)}`,
+    'loss       not counted: the server produces the updates, so the generator cannot know how many were due',
+    `throughput ${int(f.updatesPerSecond)} updates/s over ${r.windowSeconds.toFixed(1)} s` +
+      `  (${r.deliveriesPerFrame} per frame/response)${nominal}`,
+    `feed       ${f.updatesPerClientPerSecond} updates/s per client, ` +
+      `${f.updatesPerSubscriptionPerSecond} per subscription`,
+    `latency    min ${whole(l.min)}  p50 ${whole(l.p50)}  p90 ${whole(l.p90)}  p99 ${whole(l.p99)}  ` +
+      `p99.9 ${whole(l.p999)}  max ${whole(l.max)}  mean ${l.mean.toFixed(2)} ms  (${int(l.count)} samples)`,
+    "           = receive time − the update's time field: ms resolution, the server's clock (same machine)",
+  ];
+  if (snap.missing > 0) {
+    lines.push(
+      `           ${int(snap.missing)} subscriptions got no snapshot: is the server started with ` +
+        `--demo-feed and --demo-symbols ≥ ${o.subjects}?`,
+    );
+  }
+  if ((f.untimed ?? 0) > 0) lines.push(`           ${int(f.untimed ?? 0)} deltas had no time field`);
   return lines;
 }
 
@@ -53,7 +90,8 @@ export function renderReport(r: RunResult): string {
       `(${int(s.connectsPerSecond)}/s)  failed ${int(s.failed)}  lost during run ${int(s.lost)}` +
       (s.firstError ? `  first error: ${s.firstError}` : ''),
   ];
-  if (r.scenario !== 'connections') lines.push(...messagesSection(r));
+  if (r.feed?.source === 'demo') lines.push(...demoFeedSection(r));
+  else if (r.scenario !== 'connections') lines.push(...messagesSection(r));
   lines.push(...serverSection(r));
   lines.push(`generator  rss ${mb(r.generator.rssBytes)}  workers ${r.generator.workers}`);
   if (r.aborted) lines.push(`ABORTED    ${r.aborted}`);

@@ -2,7 +2,8 @@
 import type { PartResult } from './context.js';
 import { ExitCodes } from './errors.js';
 import type { ServerSample } from './metrics.js';
-import type { LoadtestOptions, Scenario } from './options.js';
+import type { FeedSource, LoadtestOptions, Scenario } from './options.js';
+import type { DemoFeedPart } from './scenarios/demo-feed.js';
 import { type LatencySummary, mergeParts, mergeSeries, type SeriesPoint } from './stats.js';
 
 export interface RunResult {
@@ -21,10 +22,11 @@ export interface RunResult {
   };
   messages: {
     sent: number;
-    expected: number;
+    /** null when the server produces the messages (feed --source demo): not countable. */
+    expected: number | null;
     received: number;
-    lost: number;
-    duplicated: number;
+    lost: number | null;
+    duplicated: number | null;
   };
   /** Deliveries per second inside the measured window. */
   deliveredPerSecond: number;
@@ -35,6 +37,8 @@ export interface RunResult {
   windowSeconds: number;
   /** feed: deliveries per client per second. */
   updatesPerClientPerSecond?: number;
+  /** feed: where the updates came from and, for the demo feed, the record checks. */
+  feed?: FeedSummary;
   latency: LatencySummary;
   series: SeriesPoint[];
   /** From the server's /metrics when it has one. */
@@ -49,6 +53,30 @@ export interface RunResult {
   generator: { rssBytes: number; workers: number };
   aborted?: string;
   exitCode: number;
+}
+
+export interface FeedSummary {
+  source: FeedSource;
+  /** Connected (demo: subscribed) clients × subjects per client. */
+  subscriptions: number;
+  /** Updates received per second in the measured window, in all. */
+  updatesPerSecond: number;
+  updatesPerClientPerSecond: number;
+  updatesPerSubscriptionPerSecond: number;
+  /** demo: subscriptions × --rate (the server's --demo-rate), when --rate is given. */
+  nominalUpdatesPerSecond?: number;
+  /** false for the demo feed: the server produces the updates, so loss is not counted. */
+  lossCounted: boolean;
+  /** demo: one snapshot per subscription expected. */
+  snapshots?: { expected: number; received: number; missing: number; duplicated: number };
+  /** demo: deltas received (the whole run, window or not). */
+  deltas?: number;
+  /** demo: deltas before their subscription's snapshot (a protocol error). */
+  deltasBeforeSnapshot?: number;
+  /** demo: messages on subjects the client had not subscribed to. */
+  unexpected?: number;
+  /** demo: deltas without a numeric `time` field (no latency for them). */
+  untimed?: number;
 }
 
 export interface ResultInput {
@@ -95,17 +123,70 @@ export function buildResult(input: ResultInput): RunResult {
   };
   if (input.scenario === 'feed') {
     result.updatesPerClientPerSecond = round(windowReceived / Math.max(1, connected) / windowSeconds, 2);
+    result.feed = feedSummary(options, parts, connected, windowReceived, windowSeconds);
+    if (options.source === 'demo') {
+      // Nobody here knows how many updates the server produced: say so rather than "lost 0".
+      result.messages = { ...result.messages, expected: null, lost: null, duplicated: null };
+    }
   }
   result.exitCode = exitCodeOf(result);
   return result;
 }
 
-/** Loss and latency decide the exit code; a run that lost nothing but sessions fails too. */
-export function exitCodeOf(r: Pick<RunResult, 'messages' | 'sessions' | 'aborted'>): number {
+/**
+ * Loss and latency decide the exit code; a run that lost nothing but sessions fails too. For
+ * the demo feed, a missing or repeated snapshot, a delta before its snapshot or a message on
+ * a subject nobody asked for count as loss.
+ */
+export function exitCodeOf(r: Pick<RunResult, 'messages' | 'sessions' | 'aborted' | 'feed'>): number {
   if (r.aborted) return ExitCodes.LATENCY;
   const m = r.messages;
-  if (m.lost > 0 || m.duplicated > 0 || r.sessions.failed > 0 || r.sessions.lost > 0) return ExitCodes.LOSS;
+  if ((m.lost ?? 0) > 0 || (m.duplicated ?? 0) > 0 || r.sessions.failed > 0 || r.sessions.lost > 0) {
+    return ExitCodes.LOSS;
+  }
+  const f = r.feed;
+  if (
+    f?.snapshots &&
+    f.snapshots.missing + f.snapshots.duplicated + (f.deltasBeforeSnapshot ?? 0) + (f.unexpected ?? 0) > 0
+  ) {
+    return ExitCodes.LOSS;
+  }
   return ExitCodes.OK;
+}
+
+function feedSummary(
+  options: LoadtestOptions,
+  parts: readonly PartResult[],
+  connected: number,
+  windowReceived: number,
+  windowSeconds: number,
+): FeedSummary {
+  const demo = parts.map((p) => p.demoFeed).filter((d): d is DemoFeedPart => d !== undefined);
+  const sum = (key: keyof DemoFeedPart) => demo.reduce((n, d) => n + d[key], 0);
+  const subscriptions =
+    options.source === 'demo' ? sum('subscriptions') : connected * options.subjectsPerClient;
+  const perSecond = windowReceived / windowSeconds;
+  const summary: FeedSummary = {
+    source: options.source,
+    subscriptions,
+    updatesPerSecond: Math.round(perSecond),
+    updatesPerClientPerSecond: round(perSecond / Math.max(1, connected), 2),
+    updatesPerSubscriptionPerSecond: round(perSecond / Math.max(1, subscriptions), 3),
+    lossCounted: options.source !== 'demo',
+  };
+  if (options.source !== 'demo') return summary;
+  if (options.rate > 0) summary.nominalUpdatesPerSecond = subscriptions * options.rate;
+  summary.snapshots = {
+    expected: subscriptions,
+    received: sum('snapshots'),
+    missing: sum('missingSnapshots'),
+    duplicated: sum('duplicateSnapshots'),
+  };
+  summary.deltas = sum('deltas');
+  summary.deltasBeforeSnapshot = sum('deltasBeforeSnapshot');
+  summary.unexpected = sum('unexpected');
+  summary.untimed = sum('untimed');
+  return summary;
 }
 
 function serverFigures(samples: ResultInput['samples'], sessions: number): RunResult['server'] {

@@ -4,6 +4,7 @@ import type { DriverFactory } from './driver.js';
 import type { LoadtestOptions, Scenario } from './options.js';
 import { runChat } from './scenarios/chat.js';
 import { runConnections } from './scenarios/connections.js';
+import { DemoFeedTracker } from './scenarios/demo-feed.js';
 import { runFeed } from './scenarios/feed.js';
 import { DeliveryStats, now, type SeriesPoint } from './stats.js';
 
@@ -25,10 +26,13 @@ export async function runPart(
   const stats = new DeliveryStats();
   stats.maxLatencyUs = options.maxLatency * 1000;
   let sessionsLost = 0;
+  const demo =
+    scenario === 'feed' && options.source === 'demo' ? new DemoFeedTracker(options, slice, stats) : undefined;
   const driver = factory({
     url: options.url,
     localAddresses: options.localAddresses,
     sink: (id, sentAt) => stats.onDeliver(id, sentAt, now()),
+    records: demo,
     onFrame: () => {
       stats.frames++;
     },
@@ -36,7 +40,7 @@ export async function runPart(
       sessionsLost++;
     },
   });
-  const ctx: PartContext = { options, slice, driver, stats, ...hooks };
+  const ctx: PartContext = { options, slice, driver, stats, ...hooks, demo };
   const ticker = setInterval(() => hooks.onTick(stats.tick(), driver.connected()), 1000);
   try {
     const result = await SCENARIO_RUNNERS[scenario](ctx);

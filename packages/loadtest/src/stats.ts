@@ -47,10 +47,13 @@ export interface StatsPart {
   series: SeriesPoint[];
 }
 
+/** The histograms' highest trackable latency: one hour, in µs. */
+const MAX_LATENCY_US = 3_600_000_000;
+
 export function newHistogram(): Histogram {
   return hdr.build({
     lowestDiscernibleValue: 1,
-    highestTrackableValue: 3_600_000_000,
+    highestTrackableValue: MAX_LATENCY_US,
     numberOfSignificantValueDigits: 3,
   });
 }
@@ -129,6 +132,28 @@ export class DeliveryStats {
     if (this.windowOpen) this.windowReceived++;
     if (sentAt < this.windowStart) return;
     const us = Math.max(1, Math.round((at - sentAt) * 1000));
+    this.histogram.recordValue(us);
+    this.interval.recordValue(us);
+    if (this.maxLatencyUs > 0 && us > this.maxLatencyUs) this.latencyExceeded = true;
+  }
+
+  /** feed --source demo: a record snapshot arrived (counted as received; it is not an update). */
+  onSnapshot(): void {
+    this.received++;
+  }
+
+  /**
+   * feed --source demo: a server-produced update stamped `time` (the server's `Date.now()`)
+   * received at `at` (this process's `Date.now()`, the same clock on one machine). The
+   * stamp has millisecond resolution, so latencies are whole milliseconds (0 is recorded
+   * as 1 µs). `time` undefined: counted, without a latency.
+   */
+  onUpdate(time: number | undefined, at: number): void {
+    this.received++;
+    if (this.windowOpen) this.windowReceived++;
+    if (time === undefined || time < this.windowStart) return;
+    // Clamped into the histogram's range: a bogus stamp must not stop the run.
+    const us = Math.min(MAX_LATENCY_US, Math.max(1, Math.round(at - time) * 1000));
     this.histogram.recordValue(us);
     this.interval.recordValue(us);
     if (this.maxLatencyUs > 0 && us > this.maxLatencyUs) this.latencyExceeded = true;

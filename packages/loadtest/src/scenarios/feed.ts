@@ -1,8 +1,11 @@
 /**
- * The Liberator-style feed: `subjects` channels /feed/<n>, each updated `rate` times a
- * second; every client watches `subjectsPerClient` random subjects. Until the server has
- * record providers, the updates come from a publisher session of the driver itself (one per
- * worker, publishing the subjects n with n % workers == worker); any Bayeux server works.
+ * The Liberator-style feed: `subjects` subjects, each updated `rate` times a second; every
+ * client watches `subjectsPerClient` random subjects. Two sources of updates:
+ * - `publisher` (default): a publisher session of the driver itself (one per worker,
+ *   publishing the subjects n with n % workers == worker) on channels /feed/<n>; any Bayeux
+ *   server works, and every update carries the id used to count loss exactly;
+ * - `demo`: a Bayou server's demo feed (a record provider) produces /demo/prices/<SYMBOL>;
+ *   the driver publishes nothing and checks snapshots and deltas (see demo-feed.ts).
  */
 import {
   assignGroups,
@@ -12,8 +15,9 @@ import {
   type PartContext,
   type PartResult,
   padding,
+  sleep,
 } from '../context.js';
-import { runPublisher } from './publish-loop.js';
+import { runPublisher, runQuietWindow } from './publish-loop.js';
 
 /** Updates per second per subject when --rate is 0. */
 export const DEFAULT_FEED_RATE = 10;
@@ -21,6 +25,7 @@ export const DEFAULT_FEED_RATE = 10;
 export const DEFAULT_FEED_DURATION = 10_000;
 
 export async function runFeed(ctx: PartContext): Promise<PartResult> {
+  if (ctx.options.source === 'demo') return runDemoFeed(ctx);
   const { options: o, slice, driver, stats } = ctx;
   const watched = assignGroups(o.clients, o.subjects, o.subjectsPerClient, o.seed);
   const sizes = groupSizes(watched, o.subjects);
@@ -59,5 +64,32 @@ export async function runFeed(ctx: PartContext): Promise<PartResult> {
     sessionsLost: 0,
     aborted: window.aborted,
     rssBytes: process.memoryUsage().rss,
+  };
+}
+
+/** feed --source demo: subscribe, watch for --warmup + --duration, then check the snapshots. */
+async function runDemoFeed(ctx: PartContext): Promise<PartResult> {
+  const { options: o, driver, stats, demo } = ctx;
+  if (!demo) throw new Error('feed --source demo runs without its record accounting');
+  const setup = await openClients(ctx, async (i) => {
+    await driver.open(i);
+    await driver.subscribe(i, demo.channelsOf(i));
+    demo.markSubscribed(i);
+  });
+  await ctx.barrier('ready');
+  const window = await runQuietWindow(ctx, o.duration > 0 ? o.duration : DEFAULT_FEED_DURATION);
+  await ctx.barrier('published');
+  // A snapshot still missing may be late: wait up to --drain for it before counting it missing.
+  const deadline = performance.now() + o.drain;
+  while (demo.missingSnapshots() > 0 && performance.now() < deadline) await sleep(50);
+  await ctx.barrier('drained');
+  return {
+    setup,
+    stats: stats.toPart(),
+    windowSeconds: window.seconds,
+    sessionsLost: 0,
+    aborted: window.aborted,
+    rssBytes: process.memoryUsage().rss,
+    demoFeed: demo.toPart(),
   };
 }

@@ -25,6 +25,8 @@ export interface PublishWindow {
 
 /** Polling period of the open and closed loops: one shared timer, cheap next to the traffic. */
 const TICK_MS = 1;
+/** How often the quiet window (nothing to publish) checks its end and --max-latency. */
+const QUIET_POLL_MS = 10;
 
 export async function runPublisher(ctx: PartContext, plan: PublishPlan): Promise<PublishWindow> {
   const { options: o, stats } = ctx;
@@ -80,4 +82,23 @@ async function batches(plan: PublishPlan, send: (t: number) => void, done: () =>
     if (plan.batchPause > 0) await sleep(plan.batchPause);
     else await new Promise<void>((resolve) => setImmediate(resolve));
   }
+}
+
+/**
+ * The measured window when the generator publishes nothing (feed --source demo): --warmup,
+ * then `duration`, ending early when a latency passes --max-latency.
+ */
+export async function runQuietWindow(ctx: PartContext, duration: number): Promise<PublishWindow> {
+  const { options: o, stats } = ctx;
+  const warmupEnd = now() + o.warmup;
+  while (!stats.latencyExceeded && now() < warmupEnd) await sleep(QUIET_POLL_MS);
+  const windowAt = now();
+  stats.openWindow(windowAt);
+  ctx.onWindow('open');
+  while (!stats.latencyExceeded && now() < windowAt + duration) await sleep(QUIET_POLL_MS);
+  const end = now();
+  stats.closeWindow();
+  ctx.onWindow('close');
+  const aborted = stats.latencyExceeded ? `latency above --max-latency ${o.maxLatency}ms` : undefined;
+  return { seconds: Math.max(0.001, (end - windowAt) / 1000), aborted };
 }
