@@ -29,4 +29,20 @@ describe('demo feed', () => {
     await c.close();
     await server.close();
   });
+
+  it('honours rates above one update per timer tick', async () => {
+    const { server, base } = await startServer({ demoFeed: { symbols: 10, rate: 100 } });
+    const c = new TestClient(base, 'websocket');
+    await c.connect();
+    await c.subscribe('/demo/prices/AAC');
+    await c.waitFor((m) => m.channel === '/demo/prices/AAC');
+    const start = c.deliveries('/demo/prices/AAC').length;
+    await new Promise((r) => setTimeout(r, 1000));
+    // 100/s nominal; a 50 ms timer with one update per tick would cap it at 20.
+    expect(c.deliveries('/demo/prices/AAC').length - start).toBeGreaterThan(40);
+    const prices = ['AAA', 'AAB'].map((s) => server.bayou.recordImage(`/demo/prices/${s}`));
+    expect(prices).toEqual([null, null]);
+    await c.close();
+    await server.close();
+  });
 });

@@ -35,8 +35,9 @@ export function demoSymbol(i: number): string {
 export class DemoFeed {
   private readonly active = new Map<string, Quote>();
   private readonly symbols: Set<string>;
-  private readonly perTick: number;
+  private readonly perMs: number;
   private timer: NodeJS.Timeout | null = null;
+  private last = 0;
 
   constructor(
     private readonly bayou: Bayou,
@@ -44,7 +45,7 @@ export class DemoFeed {
   ) {
     const count = Math.min(options.symbols ?? 2000, 17_576);
     this.symbols = new Set(Array.from({ length: count }, (_, i) => demoSymbol(i)));
-    this.perTick = ((options.rate ?? 1) * TICK_MS) / 1000;
+    this.perMs = (options.rate ?? 1) / 1000;
     bayou.provide(DEMO_PATTERN, {
       onRequest: (subject) => this.start(subject),
       onDiscard: (subject) => this.active.delete(subject),
@@ -68,20 +69,28 @@ export class DemoFeed {
     this.active.set(subject, quote);
     this.bayou.updateRecord(subject, fieldsOf(quote));
     if (this.timer === null) {
+      this.last = performance.now();
       this.timer = setInterval(() => this.tick(), TICK_MS);
       this.timer.unref();
     }
   }
 
+  /** Credit follows the clock, so a late timer catches up and rates above 1/tick work. */
   private tick(): void {
+    const now = performance.now();
+    const gained = (now - this.last) * this.perMs;
+    this.last = now;
     if (this.active.size === 0) return;
     for (const [subject, q] of this.active) {
-      q.credit += this.perTick;
-      if (q.credit < 1) continue;
-      q.credit -= Math.floor(q.credit);
-      q.mid = Math.max(0.01, q.mid * (1 + (Math.random() - 0.5) * 0.002));
-      q.volume += Math.floor(Math.random() * 1000);
-      this.bayou.updateRecord(subject, fieldsOf(q));
+      q.credit += gained;
+      // Bounded, so a long stall does not turn into a burst.
+      for (let n = Math.min(Math.floor(q.credit), 100); n > 0; n--) {
+        q.credit -= 1;
+        q.mid = Math.max(0.01, q.mid * (1 + (Math.random() - 0.5) * 0.002));
+        q.volume += Math.floor(Math.random() * 1000);
+        this.bayou.updateRecord(subject, fieldsOf(q));
+      }
+      if (q.credit > 100) q.credit = 0;
     }
   }
 }
@@ -99,8 +108,11 @@ function fieldsOf(q: Quote): Record<string, unknown> {
   };
 }
 
+/** FNV-1a with a final mix, so neighbouring symbols get unrelated prices. */
 function hash(s: string): number {
-  let h = 0;
-  for (let i = 0; i < s.length; i++) h = (h * 31 + s.charCodeAt(i)) | 0;
-  return Math.abs(h);
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  h ^= h >>> 15;
+  h = Math.imul(h, 0x2c1b3c6d);
+  return (h ^ (h >>> 12)) >>> 0;
 }
