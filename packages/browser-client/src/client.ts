@@ -57,6 +57,7 @@ export class BayouClient {
         onTimeout: (transport, error) => this.connection.transportFailed(transport, error),
       },
       this.options.connectTimeout,
+      { maxBatchMessages: this.options.maxBatchMessages, maxFrameBytes: this.options.maxFrameBytes },
     );
     const context: TransportContext = {
       url,
@@ -234,15 +235,7 @@ export class BayouClient {
     }
     const clientId = this.connection.session ?? undefined;
     for (const item of items) item.message.clientId = clientId;
-    // Split what would exceed the server's per-frame limits (a reconnect may resend hundreds).
-    const max = this.options.maxBatchMessages;
-    for (let i = 0; i < items.length; i += max) {
-      this.dispatcher.send(
-        transport,
-        items.length <= max ? items : items.slice(i, i + max),
-        this.options.connectTimeout,
-      );
-    }
+    this.dispatcher.send(transport, items, this.options.connectTimeout);
   }
 
   private subscribeItem(entry: ChannelEntry): Outgoing {

@@ -40,6 +40,12 @@ export interface DispatcherHooks {
   onTimeout(transport: Transport, error: BayouError): void;
 }
 
+/** How much one frame or request may carry; the server refuses more (WS 1009, HTTP 413). */
+export interface FrameLimits {
+  maxBatchMessages: number;
+  maxFrameBytes: number;
+}
+
 export class Dispatcher {
   readonly extensions: Extension[] = [];
   private readonly pending = new Map<string, Pending>();
@@ -50,29 +56,57 @@ export class Dispatcher {
   >();
   private readonly answerTimeout: number;
   private readonly hooks: DispatcherHooks;
+  private readonly limits: FrameLimits;
   private nextId = 0;
 
-  constructor(hooks: DispatcherHooks, answerTimeout: number) {
+  constructor(hooks: DispatcherHooks, answerTimeout: number, limits: FrameLimits) {
     this.hooks = hooks;
     this.answerTimeout = answerTimeout;
+    this.limits = limits;
   }
 
-  /** Sends `items` as one batch; if any is unanswered after `timeout` ms, reports the transport. */
+  /**
+   * Sends `items` in as few frames as the limits allow (usually one); if any message is
+   * unanswered after `timeout` ms, reports the transport. A message that alone exceeds
+   * `maxFrameBytes` fails at once: sending it would only make the server drop the
+   * connection, again after every reconnect.
+   */
   send(transport: Transport, items: Outgoing[], timeout: number): void {
-    const messages: Message[] = [];
-    const batch: Batch = { remaining: 0, timer: undefined };
+    const { maxBatchMessages, maxFrameBytes } = this.limits;
+    let frame: [Outgoing, Message][] = [];
+    let bytes = 2; // the brackets of the array
     for (const item of items) {
-      const id = String(++this.nextId);
-      const message = this.outgoing({ ...item.message, id });
+      const message = this.outgoing({ ...item.message, id: String(++this.nextId) });
       if (message === null) {
         item.onFail(new BayouError(ErrorCodes.REJECTED, 'dropped by an extension'), false);
         continue;
       }
-      this.pending.set(id, { item, transport, batch });
-      messages.push(message);
-      batch.remaining++;
+      const size = utf8Length(JSON.stringify(message)) + 1;
+      if (size + 2 > maxFrameBytes) {
+        item.onFail(
+          new BayouError(ErrorCodes.TOO_LARGE, `message of ${size} bytes exceeds maxFrameBytes`),
+          false,
+        );
+        continue;
+      }
+      if (frame.length === maxBatchMessages || bytes + size > maxFrameBytes) {
+        this.sendFrame(transport, frame, timeout);
+        frame = [];
+        bytes = 2;
+      }
+      frame.push([item, message]);
+      bytes += size;
     }
-    if (messages.length === 0) return;
+    if (frame.length > 0) this.sendFrame(transport, frame, timeout);
+  }
+
+  private sendFrame(transport: Transport, frame: [Outgoing, Message][], timeout: number): void {
+    const batch: Batch = { remaining: frame.length, timer: undefined };
+    const messages: Message[] = [];
+    for (const [item, message] of frame) {
+      this.pending.set(message.id as string, { item, transport, batch });
+      messages.push(message);
+    }
     batch.timer = setTimeout(() => {
       batch.timer = undefined;
       this.hooks.onTimeout(transport, new BayouError(ErrorCodes.TRANSPORT, `no reply within ${timeout} ms`));
@@ -165,4 +199,19 @@ export class Dispatcher {
     }
     return m;
   }
+}
+
+/** Bytes of `text` in UTF-8, without encoding it. */
+function utf8Length(text: string): number {
+  let n = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800) n += 1;
+    else if (c >= 0xd800 && c <= 0xdbff) {
+      n += 2; // a surrogate pair: 4 bytes for 2 UTF-16 units
+      i++;
+    } else n += 2;
+  }
+  return n;
 }

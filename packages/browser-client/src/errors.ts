@@ -17,6 +17,8 @@ export const ErrorCodes = {
   DISCONNECTED: 'BAYOU_ERR_DISCONNECTED',
   /** The offline queue holds `maxQueuedMessages` messages already. */
   QUEUE_FULL: 'BAYOU_ERR_QUEUE_FULL',
+  /** A message larger than `maxFrameBytes`: the server would refuse the frame carrying it. */
+  TOO_LARGE: 'BAYOU_ERR_TOO_LARGE',
   /** The client and the server share no transport. */
   NO_TRANSPORT: 'BAYOU_ERR_NO_TRANSPORT',
   /** A transport failed (socket closed, request failed, nothing received in time). */

@@ -41,12 +41,19 @@ export interface BayouClientOptions {
    * after a reconnect) are split so they stay within the server's limits. Default `100`.
    */
   maxBatchMessages?: number;
+  /**
+   * Most bytes in one frame or request, as the server allows (`@bayou/server`'s
+   * `maxPayloadBytes`). Bigger batches are split; a single larger message rejects with
+   * `BAYOU_ERR_TOO_LARGE` instead of being sent. Default `65536`.
+   */
+  maxFrameBytes?: number;
 }
 
 export interface ResolvedOptions {
   readonly transports: readonly TransportFactory[];
   readonly compactRecords: boolean;
   readonly maxBatchMessages: number;
+  readonly maxFrameBytes: number;
   readonly WebSocket: WebSocketConstructor | undefined;
   readonly fetch: FetchFunction | undefined;
   readonly handshake: Ext | (() => Ext | Promise<Ext>) | undefined;
@@ -68,6 +75,7 @@ const numeric = [
   'maxProbeDelay',
   'maxQueuedMessages',
   'maxBatchMessages',
+  'maxFrameBytes',
 ] as const;
 
 export function resolveOptions(options: BayouClientOptions = {}): ResolvedOptions {
@@ -85,6 +93,7 @@ export function resolveOptions(options: BayouClientOptions = {}): ResolvedOption
     maxQueuedMessages: 1000,
     compactRecords: true,
     maxBatchMessages: 100,
+    maxFrameBytes: 65536,
   };
   for (const key of Object.keys(options)) {
     if (!(key in resolved)) throw new TypeError(`BayouClient: unknown option "${key}"`);

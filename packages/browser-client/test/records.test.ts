@@ -20,7 +20,7 @@ describe.each([
   ['long-polling', longPolling, true],
   ['long-polling', longPolling, false],
 ] as const)('records over %s (compact %s)', (_name, transport, compactRecords) => {
-  async function setup(records = [{ pattern: '/fx/*' }]) {
+  async function setup(records: { pattern: string; maxFrequency?: number }[] = [{ pattern: '/fx/*' }]) {
     const server = await startBayou({ records, timeout: 2000 });
     cleanup.push(() => server.close());
     const client = new BayouClient(server.url, { WebSocket, transports: [transport], compactRecords });
