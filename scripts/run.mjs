@@ -73,9 +73,15 @@ switch (task) {
     // The chat demo on http://localhost:8080 (PORT and HOST override), served by @bayou/server.
     runPnpm(['--filter', '@bayou/example-chat', 'run', 'start']);
     break;
+  case 'grid':
+    install();
+    build();
+    // The live price grid over the demo feed on http://localhost:8080 (PORT, HOST, GRID_SYMBOLS, GRID_RATE).
+    runPnpm(['--filter', '@bayou/example-grid', 'run', 'start']);
+    break;
   default:
     console.error(
-      `usage: node scripts/run.mjs <start|test|build|typecheck|lint|bench> (got ${task ?? 'nothing'})`,
+      `usage: node scripts/run.mjs <start|test|build|typecheck|lint|bench|grid> (got ${task ?? 'nothing'})`,
     );
     process.exit(2);
 }
