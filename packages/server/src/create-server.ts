@@ -1,5 +1,5 @@
 /** The composition root for standalone use: a Fastify app with the Bayou plugin. */
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import type { Bayou } from './bayou.js';
 import { type BayouPluginOptions, bayou } from './http/plugin.js';
 import { DEMO_PATTERN, DemoFeed, type DemoFeedOptions } from './records/demo-feed.js';
@@ -28,7 +28,7 @@ export interface BayouServer {
 export async function createServer(options: CreateServerOptions = {}): Promise<BayouServer> {
   const { host = '0.0.0.0', port = 8080, logger = false, https, demoFeed, ...pluginOptions } = options;
   // A Comet endpoint answers thousands of polls a second: no per-request log lines.
-  const base = { logger, disableRequestLogging: true };
+  const base = { logger, logController: new LogController({ disableRequestLogging: true }) };
   const app = (https ? Fastify({ ...base, https }) : Fastify(base)) as unknown as FastifyInstance;
   if (demoFeed) {
     // The feed's subjects are records, unless the caller configured that pattern already.
