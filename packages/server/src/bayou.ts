@@ -271,14 +271,18 @@ export class Bayou extends EventEmitter<BayouEvents> implements SessionHost, Swe
     session.expiresAt = Date.now() + this.options.maxInterval;
     const adviceJson =
       advice === undefined ? this.connectAdvice : JSON.stringify({ ...this.adviceFields, ...advice });
-    const json = connectReplyJson(held.id, session.id, adviceJson);
-    if (held.poll === null) {
-      session.enqueue(json);
+    const ack = session.ack;
+    if (held.poll === null && ack === null) {
+      session.enqueue(connectReplyJson(held.id, session.id, adviceJson));
       return;
     }
+    // The reply carries everything queued (and, with acks, numbers that batch).
     const messages = session.drain();
-    messages.push(json);
-    held.poll.respond(messages);
+    const ext = ack !== null ? `{"ack":${ack.next(messages.slice())}}` : undefined;
+    messages.push(connectReplyJson(held.id, session.id, adviceJson, ext));
+    if (held.poll !== null) held.poll.respond(messages);
+    else this.outbound.sendFrame(session, messages);
+    if (ack !== null && ack.pending > this.maxQueuedMessages) this.dropSlowConsumer(session);
   }
 
   acquireBrowserSlot(browserId: string): boolean {
@@ -328,7 +332,9 @@ export class Bayou extends EventEmitter<BayouEvents> implements SessionHost, Swe
       // A WebSocket drains every turn; a burst larger than the queue goes out early, and
       // the socket's own buffer (maxBufferedBytes) decides whether the reader is slow.
       this.outbound.flush(session);
-      return session.state !== 'removed';
+      if (session.state !== 'removed' && session.queue.length < this.maxQueuedMessages) return true;
+      if (session.state !== 'removed') this.dropSlowConsumer(session);
+      return false;
     }
     this.dropSlowConsumer(session);
     return false;

@@ -53,6 +53,8 @@ export function sendReply(ctx: BatchContext, session: Session | null, reply: Rec
 }
 
 export function sendReplyJson(ctx: BatchContext, session: Session | null, json: string): void {
-  if (session !== null && ctx.socket !== null && session.socket === ctx.socket) session.enqueue(json);
-  else ctx.replies.push(json);
+  // With acknowledgements the queue holds deliveries for the next connect reply only.
+  if (session !== null && ctx.socket !== null && session.socket === ctx.socket && session.ack === null) {
+    session.enqueue(json);
+  } else ctx.replies.push(json);
 }

@@ -5,6 +5,7 @@
  */
 import type { Message } from '@bayou/protocol';
 import type { Bayou } from '../bayou.js';
+import { reportedAck } from './ack.js';
 import { type BatchContext, sendReplyJson } from './batch-context.js';
 
 export function handleConnect(bayou: Bayou, message: Message, ctx: BatchContext): void {
@@ -13,6 +14,8 @@ export function handleConnect(bayou: Bayou, message: Message, ctx: BatchContext)
   bayou.bindCarrier(session, ctx);
   // A new connect supersedes a held one: answer the old one now.
   if (session.held !== null) bayou.completeConnect(session);
+  const acked = session.ack !== null ? reportedAck(message.ext) : undefined;
+  if (acked !== undefined) session.ack?.acknowledge(session, acked);
   const first = session.state === 'handshaken';
   session.state = 'connected';
   const clientTimeout = (message.advice as { timeout?: unknown } | undefined)?.timeout;
@@ -27,7 +30,9 @@ export function handleConnect(bayou: Bayou, message: Message, ctx: BatchContext)
   }
   if (advice !== null) {
     session.expiresAt = Date.now() + bayou.options.maxInterval;
-    sendReplyJson(ctx, session, connectReplyJson(message.id, session.id, advice));
+    // Answered at once, carrying no messages: with acks, a batch number nothing new.
+    const ext = session.ack !== null ? `{"ack":${session.ack.batch}}` : undefined;
+    sendReplyJson(ctx, session, connectReplyJson(message.id, session.id, advice, ext));
     return;
   }
   // Only the id is kept while the connect is held: the reply is built when it completes.
@@ -38,10 +43,10 @@ export function handleConnect(bayou: Bayou, message: Message, ctx: BatchContext)
     browserId: ctx.poll !== null ? ctx.browserId : null,
   };
   session.expiresAt = Number.POSITIVE_INFINITY;
-  if (ctx.poll === null) return;
-  ctx.held = true;
-  // Messages already waiting: the flusher answers after `longPollDelay`, with whatever
-  // else arrives by then in the same response.
+  if (ctx.poll !== null) ctx.held = true;
+  else if (session.ack === null) return;
+  // Messages already waiting (on long-polling, or for an acknowledging session): the
+  // flusher answers the connect with them, and with whatever else arrives by then.
   if (session.queue.length > 0 && !session.flushScheduled) {
     session.flushScheduled = true;
     bayou.scheduleFlush(session);
@@ -49,8 +54,14 @@ export function handleConnect(bayou: Bayou, message: Message, ctx: BatchContext)
 }
 
 /** The connect reply, built as text: it is the most frequent reply of all. */
-export function connectReplyJson(id: string | undefined, clientId: string, adviceJson: string): string {
+export function connectReplyJson(
+  id: string | undefined,
+  clientId: string,
+  adviceJson: string,
+  extJson?: string,
+): string {
   const idPart = id === undefined ? '' : `,"id":${JSON.stringify(id)}`;
+  const extPart = extJson === undefined ? '' : `,"ext":${extJson}`;
   // clientIds are base64url, safe inside a JSON string as they are.
-  return `{"channel":"/meta/connect"${idPart},"clientId":"${clientId}","successful":true,"advice":${adviceJson}}`;
+  return `{"channel":"/meta/connect"${idPart},"clientId":"${clientId}","successful":true,"advice":${adviceJson}${extPart}}`;
 }

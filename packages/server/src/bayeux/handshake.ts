@@ -1,6 +1,7 @@
 /** `/meta/handshake`: version and connection types, the `authenticate` hook, a new session. */
 import { BAYEUX_VERSION, formatError, type Message } from '@bayou/protocol';
 import type { Bayou } from '../bayou.js';
+import { AckState, wantsAck } from './ack.js';
 import { type BatchContext, replyTo, sendReply } from './batch-context.js';
 
 type AuthResult = boolean | undefined | Record<string, unknown>;
@@ -62,16 +63,17 @@ function accept(bayou: Bayou, message: Message, ctx: BatchContext, auth: AuthRes
   }
   ctx.session = session;
   const { interval, timeout, transports } = bayou.options;
-  sendReply(
-    ctx,
-    session,
-    replyTo(message, {
-      version: BAYEUX_VERSION,
-      supportedConnectionTypes: transports,
-      clientId: session.id,
-      successful: true,
-      advice: { reconnect: 'retry', interval, timeout },
-    }),
-  );
+  const fields: Record<string, unknown> = {
+    version: BAYEUX_VERSION,
+    supportedConnectionTypes: transports,
+    clientId: session.id,
+    successful: true,
+    advice: { reconnect: 'retry', interval, timeout },
+  };
+  if (wantsAck(message.ext)) {
+    session.ack = new AckState();
+    fields.ext = { ack: { enabled: true, batch: 0 } };
+  }
+  sendReply(ctx, session, replyTo(message, fields));
   bayou.emit('session', session);
 }

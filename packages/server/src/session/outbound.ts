@@ -60,25 +60,33 @@ export class Outbound {
   flush(session: Session): void {
     session.flushScheduled = false;
     if (session.queue.length === 0 || session.state === 'removed') return;
-    const socket = session.socket;
-    if (socket !== null) {
-      const messages = session.drain();
-      const frame = messages.length === 1 ? `[${messages[0]}]` : `[${messages.join(',')}]`;
-      this.stats.messagesOut += messages.length;
-      this.stats.bytesOut += frame.length;
-      this.stats.frames++;
-      socket.send(frame);
-      if (socket.bufferedAmount > this.maxBufferedBytes) this.overflow(session);
-    } else if (session.held?.poll) {
-      if (this.longPollDelay === 0) {
-        this.completePoll(session);
-        return;
-      }
-      // Stays "scheduled" until the shared timer answers it, so new messages just queue.
-      session.flushScheduled = true;
-      this.polls.push(session);
-      this.pollTimer ??= setTimeout(this.completePolls, this.longPollDelay);
+    if (session.socket !== null && session.ack === null) {
+      this.sendFrame(session, session.drain());
+      return;
     }
+    // Long-polling, or acknowledged delivery: messages leave with a connect reply.
+    const held = session.held;
+    if (held === null) return;
+    if (held.poll === null || this.longPollDelay === 0) {
+      this.completePoll(session);
+      return;
+    }
+    // Stays "scheduled" until the shared timer answers it, so new messages just queue.
+    session.flushScheduled = true;
+    this.polls.push(session);
+    this.pollTimer ??= setTimeout(this.completePolls, this.longPollDelay);
+  }
+
+  /** One WebSocket frame holding `messages` (serialized JSON strings). */
+  sendFrame(session: Session, messages: string[]): void {
+    const socket = session.socket;
+    if (socket === null) return;
+    const frame = messages.length === 1 ? `[${messages[0]}]` : `[${messages.join(',')}]`;
+    this.stats.messagesOut += messages.length;
+    this.stats.bytesOut += frame.length;
+    this.stats.frames++;
+    socket.send(frame);
+    if (socket.bufferedAmount > this.maxBufferedBytes) this.overflow(session);
   }
 
   /** Counts a long-poll response written elsewhere. */

@@ -4,6 +4,7 @@
  * session owns no timers and no closures: expiry and connect timeouts are decided by the
  * registry's shared sweep, flushing by the shared per-turn flusher.
  */
+import type { AckState } from '../bayeux/ack.js';
 import type { TransportName } from '../options.js';
 
 /** A WebSocket as the session sees it. */
@@ -58,6 +59,8 @@ export class Session {
   private appData: Record<string, unknown> | null = null;
   /** The `ext` of the handshake message. */
   handshakeExt: Record<string, unknown> | undefined;
+  /** Set when the client negotiated CometD's ack extension: messages only in connect replies. */
+  ack: AckState | null = null;
   /** Stamp of the last publish delivered, so a message matching several patterns is queued once. */
   lastDelivery = 0;
   flushScheduled = false;

@@ -137,7 +137,9 @@ function handlePoll(bayou: Bayou, options: LongPollOptions, req: FastifyRequest,
   const ctx = createBatchContext('long-polling', info, null, exchange, browserId, exchange.replies);
   const finish = (): void => {
     if (ctx.held && ctx.session?.held?.poll === exchange) exchange.hold(ctx.session);
-    else if (!ctx.held) exchange.respond(ctx.session !== null ? ctx.session.drain() : []);
+    // Queued deliveries ride along, except for acknowledging sessions: theirs go in connect replies.
+    else if (!ctx.held)
+      exchange.respond(ctx.session !== null && ctx.session.ack === null ? ctx.session.drain() : []);
   };
   const pending = bayou.handleBatch(decoded.messages, ctx, text.includes('__proto__'));
   if (pending === undefined) finish();

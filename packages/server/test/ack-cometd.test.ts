@@ -1,0 +1,39 @@
+/**
+ * The official CometD client with its AckExtension negotiates acknowledgements with Bayou
+ * and receives every message once, in order, over both transports. Own file: `adapt()`
+ * installs globals.
+ */
+import { AckExtension, CometD, type Message } from 'cometd';
+
+import { adapt } from 'cometd-nodejs-client';
+import { describe, expect, it } from 'vitest';
+import { createServer } from '../dist/index.js';
+import { eventually, TRANSPORTS } from './interop-helpers.js';
+
+adapt();
+
+describe.each(TRANSPORTS)('the CometD AckExtension over %s', (transport) => {
+  it('negotiates acknowledgements and receives every message once, in order', async () => {
+    const server = await createServer({ host: '127.0.0.1', port: 0, timeout: 1000 });
+    const base = await server.listen();
+    const cometd = new CometD();
+    for (const type of cometd.getTransportTypes()) if (type !== transport) cometd.unregisterTransport(type);
+    cometd.registerExtension('ack', new AckExtension());
+    cometd.configure({ url: `${base}/bayeux`, logLevel: 'warn' });
+    const received: unknown[] = [];
+    await new Promise((resolve) => cometd.handshake(resolve));
+    await new Promise((resolve) =>
+      cometd.subscribe('/acked', (m: Message) => received.push(m.data), resolve),
+    );
+    expect(server.bayou.getSession(cometd.getClientId() as string)?.ack).not.toBeNull();
+    for (let i = 0; i < 50; i++) {
+      server.bayou.publish('/acked', i);
+      if (i % 10 === 9) await new Promise((r) => setTimeout(r, 20));
+    }
+    await eventually(() => received.length >= 50);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(received).toEqual(Array.from({ length: 50 }, (_, i) => i));
+    await new Promise((resolve) => cometd.disconnect(resolve));
+    await server.close();
+  });
+});
