@@ -47,7 +47,7 @@ export interface BayouOptions {
   maxInterval?: number;
   /**
    * ms a held long-poll waits, once it has something to send, for more to send in the same
-   * response (one shared timer). Default `0`: answered at the end of the event-loop turn.
+   * response (one shared timer). Default `3`; `0` answers at the end of the event-loop turn.
    */
   longPollDelay?: number;
   /** Period of the shared sweep that ends held connects and expires sessions. Default `1000`. */
@@ -97,7 +97,7 @@ export const defaultOptions: ResolvedOptions = Object.freeze({
   timeout: 30_000,
   interval: 0,
   maxInterval: 10_000,
-  longPollDelay: 0,
+  longPollDelay: 3,
   sweepInterval: 1_000,
   maxSessionsPerBrowser: 1,
   multiSessionInterval: 2_000,
