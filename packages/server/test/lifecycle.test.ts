@@ -89,7 +89,7 @@ describe('long-poll connects', () => {
 
 describe('longPollDelay', () => {
   it('answers a held long-poll with what arrives within the delay, in one response', async () => {
-    const { server, base } = await startServer({ timeout: 5000, longPollDelay: 80 });
+    const { server, base } = await startServer({ timeout: 5000, longPollDelay: 300 });
     const id = await handshake(base);
     await post(base, [connect(id)]);
     await post(base, [{ channel: '/meta/subscribe', clientId: id, subscription: '/d' }]);
