@@ -343,6 +343,8 @@ export class Bayou extends EventEmitter<BayouEvents> implements SessionHost, Swe
   private dropSlowConsumer(session: Session): void {
     this.stats.slowConsumers++;
     this.log.warn({ clientId: session.id }, 'slow consumer: queue limit reached, session dropped');
+    // What it could not take is dropped; a held connect is told to handshake again.
+    session.queue = [];
     session.socket?.end(1008, 'slow consumer');
     this.removeSession(session, 'slow-consumer');
   }
