@@ -14,6 +14,7 @@ import {
   RECORDS_HANDSHAKE_EXT,
   toWsUrl,
 } from './driver.js';
+import { countOpen, terminateAll } from './socket-pool.js';
 
 const CLIENT = Symbol('bayeux-client');
 
@@ -148,20 +149,12 @@ export class BayeuxWsDriver implements Driver {
   }
 
   connected(): number {
-    let n = 0;
-    for (const ws of this.sockets) if (ws && ws.readyState === WebSocket.OPEN) n++;
-    return n;
+    return countOpen(this.sockets);
   }
 
   async close(): Promise<void> {
     this.closing = true;
-    const closed: Promise<unknown>[] = [];
-    for (const ws of this.sockets) {
-      if (!ws || ws.readyState === WebSocket.CLOSED) continue;
-      closed.push(new Promise((resolve) => ws.once('close', resolve)));
-      ws.terminate();
-    }
-    await Promise.all(closed);
+    await terminateAll(this.sockets);
   }
 }
 

@@ -129,6 +129,22 @@ export function padding(size: number): string {
   return 'x'.repeat(size);
 }
 
+/** The part result once publishing and draining are over: the same shape for every scenario. */
+export function partResult(
+  ctx: PartContext,
+  setup: SetupResult,
+  window: { seconds: number; aborted?: string },
+): PartResult {
+  return {
+    setup,
+    stats: ctx.stats.toPart(),
+    windowSeconds: window.seconds,
+    sessionsLost: 0,
+    aborted: window.aborted,
+    rssBytes: process.memoryUsage().rss,
+  };
+}
+
 /** Waits for late deliveries: until all expected arrived (one worker) or nothing moved for a while. */
 export async function drain(ctx: PartContext): Promise<void> {
   const { stats, options } = ctx;

@@ -13,6 +13,7 @@ import {
   deliverPayload,
   toWsUrl,
 } from './driver.js';
+import { countOpen, terminateAll } from './socket-pool.js';
 
 const CLIENT = Symbol('socketio-client');
 
@@ -100,20 +101,12 @@ export class SocketIoDriver implements Driver {
   }
 
   connected(): number {
-    let n = 0;
-    for (const ws of this.sockets) if (ws && ws.readyState === WebSocket.OPEN) n++;
-    return n;
+    return countOpen(this.sockets);
   }
 
   async close(): Promise<void> {
     this.closing = true;
-    const closed: Promise<unknown>[] = [];
-    for (const ws of this.sockets) {
-      if (!ws || ws.readyState === WebSocket.CLOSED) continue;
-      closed.push(new Promise((resolve) => ws.once('close', resolve)));
-      ws.terminate();
-    }
-    await Promise.all(closed);
+    await terminateAll(this.sockets);
   }
 }
 

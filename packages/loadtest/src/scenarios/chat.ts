@@ -13,6 +13,7 @@ import {
   type PartContext,
   type PartResult,
   padding,
+  partResult,
   seededRandom,
 } from '../context.js';
 import { runPublisher } from './publish-loop.js';
@@ -52,12 +53,5 @@ export async function runChat(ctx: PartContext): Promise<PartResult> {
   await ctx.barrier('published');
   await drain(ctx);
   await ctx.barrier('drained');
-  return {
-    setup,
-    stats: stats.toPart(),
-    windowSeconds: window.seconds,
-    sessionsLost: 0,
-    aborted: window.aborted,
-    rssBytes: process.memoryUsage().rss,
-  };
+  return partResult(ctx, setup, window);
 }

@@ -15,6 +15,7 @@ import {
   type PartContext,
   type PartResult,
   padding,
+  partResult,
   sleep,
 } from '../context.js';
 import { runPublisher, runQuietWindow } from './publish-loop.js';
@@ -57,19 +58,12 @@ export async function runFeed(ctx: PartContext): Promise<PartResult> {
   await ctx.barrier('published');
   await drain(ctx);
   await ctx.barrier('drained');
-  return {
-    setup,
-    stats: stats.toPart(),
-    windowSeconds: window.seconds,
-    sessionsLost: 0,
-    aborted: window.aborted,
-    rssBytes: process.memoryUsage().rss,
-  };
+  return partResult(ctx, setup, window);
 }
 
 /** feed --source demo: subscribe, watch for --warmup + --duration, then check the snapshots. */
 async function runDemoFeed(ctx: PartContext): Promise<PartResult> {
-  const { options: o, driver, stats, demo } = ctx;
+  const { options: o, driver, demo } = ctx;
   if (!demo) throw new Error('feed --source demo runs without its record accounting');
   const setup = await openClients(ctx, async (i) => {
     await driver.open(i);
@@ -83,13 +77,5 @@ async function runDemoFeed(ctx: PartContext): Promise<PartResult> {
   const deadline = performance.now() + o.drain;
   while (demo.missingSnapshots() > 0 && performance.now() < deadline) await sleep(50);
   await ctx.barrier('drained');
-  return {
-    setup,
-    stats: stats.toPart(),
-    windowSeconds: window.seconds,
-    sessionsLost: 0,
-    aborted: window.aborted,
-    rssBytes: process.memoryUsage().rss,
-    demoFeed: demo.toPart(),
-  };
+  return { ...partResult(ctx, setup, window), demoFeed: demo.toPart() };
 }
