@@ -34,19 +34,8 @@ export class SubscriptionIndex {
     return true;
   }
 
-  removeAll(session: Session): string[] {
-    const names = [...session.subscriptions];
-    for (const name of names) this.remove(name, session);
-    return names;
-  }
-
   subscriberCount(name: string): number {
     return this.byName.get(name)?.size ?? 0;
-  }
-
-  /** Names (channels and patterns) with at least one subscriber. */
-  names(): IterableIterator<string> {
-    return this.byName.keys();
   }
 
   /**
