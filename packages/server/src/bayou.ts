@@ -3,6 +3,7 @@
  * seam, reached by applications as `app.bayou`. Transports hand it batches of messages
  * (`handleBatch`) and tell it when their sockets and requests go away.
  */
+import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { expandChannel, formatError, type Message, parseChannel } from '@bayou/protocol';
 import type { FastifyBaseLogger } from 'fastify';
@@ -10,7 +11,7 @@ import { type BatchContext, replyTo, sendReply } from './bayeux/batch-context.js
 import { connectReplyJson } from './bayeux/connect.js';
 import { processBatch } from './bayeux/dispatcher.js';
 import { SubscriptionIndex } from './channels/subscription-index.js';
-import type { Engine } from './engine/engine.js';
+import type { Engine, EngineNode, HistoryPolicy } from './engine/engine.js';
 import { MemoryEngine } from './engine/memory/memory-engine.js';
 import { BayouError } from './errors.js';
 import type { ResolvedOptions } from './options.js';
@@ -22,6 +23,8 @@ import { BrowserSlots } from './session/browser-slots.js';
 import { Outbound } from './session/outbound.js';
 import type { PendingPoll, Session, SessionHost, SocketLink } from './session/session.js';
 import { SessionRegistry, type SweepHandler } from './session/session-registry.js';
+
+const NO_HISTORY: HistoryPolicy = { size: 0, ttlMs: 0 };
 
 export interface ServiceContext {
   session: Session;
@@ -51,8 +54,13 @@ export class Bayou extends EventEmitter<BayouEvents> implements SessionHost, Swe
   private readonly adviceFields: Record<string, unknown>;
   private readonly services = new Map<string, ServiceHandler>();
   private readonly browserPolls: BrowserSlots;
-  private readonly deliverLocal = (channel: string, json: string): void => {
-    this.index.deliver(channel, json);
+  readonly nodeId = randomBytes(4).toString('base64url');
+  private readonly node: EngineNode = {
+    nodeId: this.nodeId,
+    deliver: (publication) => {
+      this.index.deliver(publication.channel, publication.payload);
+    },
+    forwarded: async () => ({ status: 501, body: '[]' }),
   };
 
   constructor(
@@ -84,7 +92,7 @@ export class Bayou extends EventEmitter<BayouEvents> implements SessionHost, Swe
   }
 
   async start(): Promise<void> {
-    await this.engine.start(this.deliverLocal);
+    await this.engine.start(this.node);
     this.registry.startSweeping(this.options.sweepInterval, this);
   }
 
@@ -118,7 +126,7 @@ export class Bayou extends EventEmitter<BayouEvents> implements SessionHost, Swe
   /** Publish to a channel already known to be a plain broadcast channel: serialized once. */
   broadcast(channel: string, data: unknown): void {
     this.stats.publishes++;
-    this.engine.publish(channel, JSON.stringify({ channel, data }));
+    void this.engine.broker.publish(channel, JSON.stringify({ channel, data }), NO_HISTORY);
   }
 
   /** Sends `data` on `channel` to one session only (a private message, a service reply). */
@@ -229,7 +237,7 @@ export class Bayou extends EventEmitter<BayouEvents> implements SessionHost, Swe
       const request = readRecordRequest(message?.ext);
       this.records.subscribe(session, name, pattern, request, recordEncoding(session));
     } else if (this.index.add(name, session)) {
-      this.engine.interest(name, true);
+      void this.engine.broker.subscribe(name);
     }
     this.emit('subscribe', session, name);
   }
@@ -245,7 +253,7 @@ export class Bayou extends EventEmitter<BayouEvents> implements SessionHost, Swe
       session.subscriptions.delete(name);
       this.records.unsubscribe(session, name);
     } else if (this.index.remove(name, session)) {
-      this.engine.interest(name, false);
+      void this.engine.broker.unsubscribe(name);
     }
   }
 

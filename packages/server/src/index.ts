@@ -6,8 +6,25 @@ export {
   type ServiceHandler,
 } from './bayou.js';
 export { type BayouServer, type CreateServerOptions, createServer } from './create-server.js';
-export type { DeliveryHandler, Engine } from './engine/engine.js';
-export { MemoryEngine } from './engine/memory/memory-engine.js';
+export type {
+  Broker,
+  Engine,
+  EngineNode,
+  ForwardRequest,
+  ForwardResponse,
+  History,
+  HistoryPolicy,
+  Leases,
+  MaybePromise,
+  Presence,
+  PresenceMember,
+  Publication,
+  Recovery,
+  SessionDirectory,
+  StreamPosition,
+} from './engine/engine.js';
+export { MemoryBus } from './engine/memory/memory-bus.js';
+export { MemoryEngine, type MemoryEngineOptions } from './engine/memory/memory-engine.js';
 export { BayeuxReplyError, BayouError, type ErrorCode, ErrorCodes } from './errors.js';
 export { type BayouPluginOptions, bayou, bayou as default } from './http/plugin.js';
 export {

@@ -1,17 +1,167 @@
 /**
- * The seam between one process and a cluster. The engine carries every publish to the
- * nodes whose sessions subscribe; each node then delivers locally through its
- * subscription index. The memory engine is the single-process case.
+ * The Engine contract: the only thing that differs between one process and a cluster.
+ * A node (one Bayou kernel) talks to the rest of the cluster through five parts:
+ *
+ * - `broker`    carries publications to every node with interest, and assigns positions;
+ * - `history`   serves what a channel carried after a position, or says it cannot;
+ * - `presence`  counts subscribers cluster-wide and keeps member lists;
+ * - `directory` knows which nodes are alive and forwards batches to a session's owner;
+ * - `leases`    lets exactly one node hold a named lease (one record provider per subject).
+ *
+ * Every call is async and fallible: a rejected promise is an operational failure (Redis
+ * down) that the kernel turns into a Bayeux error reply, never a silent success. Calls
+ * typed `MaybePromise` may complete synchronously (the memory engine does), so a
+ * single-node publish costs no promise on the hot path; callers must accept both.
  */
 
-export type DeliveryHandler = (channel: string, json: string) => void;
+export type MaybePromise<T> = T | Promise<T>;
+
+/** Where a message sits in its channel's history. Offsets compare only within one epoch. */
+export interface StreamPosition {
+  /** 1 for the first message of an epoch, +1 per message; 0 means "nothing yet". */
+  readonly offset: number;
+  /** Changes whenever the channel's history is lost (restart, flush, expiry of its meta). */
+  readonly epoch: string;
+}
+
+/** How much history a channel keeps; `size: 0` keeps none (and assigns no position). */
+export interface HistoryPolicy {
+  /** Most messages kept per channel. */
+  readonly size: number;
+  /** Milliseconds a message stays recoverable. */
+  readonly ttlMs: number;
+}
+
+/** A message as the broker carries it. */
+export interface Publication {
+  readonly channel: string;
+  /**
+   * The serialized Bayeux message, `{"channel":…,"data":…}` for a broadcast; for a record
+   * update (`record: true`) the serialized map of changed fields.
+   */
+  readonly payload: string;
+  /** Its position in the channel's history; `null` when the channel keeps none. */
+  readonly position: StreamPosition | null;
+  /** Set for record updates (field deltas merged into the subject's image). */
+  readonly record?: true;
+}
+
+export type Recovery =
+  | {
+      readonly recovered: true;
+      /** What came after the asked position, oldest first. */
+      readonly publications: readonly Publication[];
+      /** The channel's latest position. */
+      readonly position: StreamPosition;
+    }
+  | { readonly recovered: false; readonly position: StreamPosition };
+
+/** A batch received by one node for a session another node owns. */
+export interface ForwardRequest {
+  /** The raw JSON text of the batch. */
+  readonly body: string;
+  readonly transport: 'long-polling';
+  /** Request facts the owner's hooks may read. */
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly remoteAddress: string | undefined;
+  readonly browserId: string | null;
+}
+
+/** The owner's answer, relayed as the HTTP response. */
+export interface ForwardResponse {
+  readonly status: number;
+  readonly body: string;
+}
+
+/** What the engine calls on its node; implemented by the kernel. */
+export interface EngineNode {
+  /** This node's id, carried in every clientId it issues. */
+  readonly nodeId: string;
+  /**
+   * A publication on a channel this node has interest in (exactly, or through a wildcard
+   * name it subscribed): called once per publication per node, in publish order per channel.
+   */
+  deliver(publication: Publication): void;
+  /** A batch another node forwarded for a session this node owns. */
+  forwarded(request: ForwardRequest): Promise<ForwardResponse>;
+}
+
+export interface Broker {
+  /**
+   * Publishes `payload` on `channel` to every node with interest; resolves with the
+   * message's position (or `null` without history) once the engine has it.
+   */
+  publish(channel: string, payload: string, history: HistoryPolicy): MaybePromise<StreamPosition | null>;
+  /**
+   * Merges `fields` (a serialized object) into the image of record `subject` and delivers
+   * them to every node with interest as a `record` publication.
+   */
+  publishRecord(subject: string, fields: string): MaybePromise<void>;
+  /** The current image of record `subject`, or `null`. */
+  recordImage(subject: string): Promise<Record<string, unknown> | null>;
+  /** Forgets the image of `subject` (its provider let it go). */
+  dropRecord(subject: string): Promise<void>;
+  /** This node now needs `name` (a channel or a wildcard name such as `/a/*`, `/a/**`). */
+  subscribe(name: string): MaybePromise<void>;
+  /** This node no longer needs `name`. */
+  unsubscribe(name: string): MaybePromise<void>;
+}
+
+export interface History {
+  /** What `channel` carried after `position`, or that it cannot be recovered. */
+  since(channel: string, position: StreamPosition): Promise<Recovery>;
+  /** The channel's latest position (offset 0 in a fresh epoch when it has none yet). */
+  latest(channel: string): Promise<StreamPosition>;
+}
+
+export interface PresenceMember {
+  readonly clientId: string;
+  readonly info?: Readonly<Record<string, unknown>>;
+}
+
+export interface Presence {
+  /**
+   * Sets this node's subscriber count for `channel` (0 removes it) and resolves with the
+   * cluster-wide total. Counts of a node that dies expire with it.
+   */
+  setCount(channel: string, count: number): Promise<number>;
+  /** The cluster-wide subscriber count of `channel`. */
+  count(channel: string): Promise<number>;
+  /** Adds a member with its info to `channel`'s list; it expires with its node. */
+  join(channel: string, member: PresenceMember): Promise<void>;
+  leave(channel: string, clientId: string): Promise<void>;
+  members(channel: string): Promise<PresenceMember[]>;
+}
+
+export interface SessionDirectory {
+  /** Whether `nodeId` is a live node of the cluster. */
+  isAlive(nodeId: string): MaybePromise<boolean>;
+  /** The ids of the live nodes. */
+  nodes(): Promise<string[]>;
+  /** Hands `request` to the node that owns the session; resolves with its reply. */
+  forward(nodeId: string, request: ForwardRequest): Promise<ForwardResponse>;
+}
+
+export interface Leases {
+  /** Takes the lease `name` for this node for `ttlMs`; `false` when another node holds it. */
+  acquire(name: string, ttlMs: number): Promise<boolean>;
+  /** Extends a lease this node holds; `false` when it lost it. */
+  renew(name: string, ttlMs: number): Promise<boolean>;
+  /** Lets go of a lease this node holds (no effect otherwise). */
+  release(name: string): Promise<void>;
+}
 
 export interface Engine {
-  /** Starts delivering published messages to `handler` on this node. */
-  start(handler: DeliveryHandler): Promise<void>;
-  /** Publishes an already serialized message on `channel` to every node. */
-  publish(channel: string, json: string): void;
-  /** Tells the engine this node now has (or no longer has) subscribers for `name`. */
-  interest(name: string, present: boolean): void;
+  readonly broker: Broker;
+  readonly history: History;
+  readonly presence: Presence;
+  readonly directory: SessionDirectory;
+  readonly leases: Leases;
+  /** Joins the cluster as `node`. */
+  start(node: EngineNode): Promise<void>;
+  /** Whether the engine can serve now (its backend reachable). */
+  ready(): boolean;
+  /** Leaves the cluster: its counts, members and leases go with it. */
   close(): Promise<void>;
 }

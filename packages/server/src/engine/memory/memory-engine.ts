@@ -1,20 +1,216 @@
-/** The default engine: one process, delivery is a direct call. */
-import type { DeliveryHandler, Engine } from '../engine.js';
+/**
+ * The default engine: every part of the contract in process memory. Alone it is a
+ * single node; engines built on one shared `MemoryBus` form an in-process cluster.
+ */
+import type {
+  Broker,
+  Engine,
+  EngineNode,
+  ForwardRequest,
+  ForwardResponse,
+  History,
+  HistoryPolicy,
+  Leases,
+  Presence,
+  PresenceMember,
+  Recovery,
+  SessionDirectory,
+  StreamPosition,
+} from '../engine.js';
+import { type BusMember, MemoryBus } from './memory-bus.js';
+
+export interface MemoryEngineOptions {
+  /** Share one bus between engines to run several nodes in one process. Default: a private bus. */
+  bus?: MemoryBus;
+}
 
 export class MemoryEngine implements Engine {
-  private handler: DeliveryHandler | null = null;
+  readonly bus: MemoryBus;
+  readonly broker: Broker;
+  readonly history: History;
+  readonly presence: Presence;
+  readonly directory: SessionDirectory;
+  readonly leases: Leases;
+  private self: BusMember | null = null;
 
-  async start(handler: DeliveryHandler): Promise<void> {
-    this.handler = handler;
+  constructor(options: MemoryEngineOptions = {}) {
+    this.bus = options.bus ?? new MemoryBus();
+    this.broker = new MemoryBroker(this);
+    this.history = new MemoryHistory(this.bus);
+    this.presence = new MemoryPresence(this);
+    this.directory = new MemoryDirectory(this.bus);
+    this.leases = new MemoryLeases(this);
   }
 
-  publish(channel: string, json: string): void {
-    this.handler?.(channel, json);
+  async start(node: EngineNode): Promise<void> {
+    if (this.bus.members.has(node.nodeId)) throw new Error(`node id ${node.nodeId} is already on this bus`);
+    this.self = { node, interest: new Map() };
+    this.bus.members.set(node.nodeId, this.self);
   }
 
-  interest(_name: string, _present: boolean): void {}
+  ready(): boolean {
+    return this.self !== null;
+  }
 
   async close(): Promise<void> {
-    this.handler = null;
+    if (this.self === null) return;
+    this.bus.remove(this.self.node.nodeId);
+    this.self = null;
+  }
+
+  /** This engine's membership; throws when used before `start` or after `close`. */
+  member(): BusMember {
+    if (this.self === null) throw new Error('memory engine is not started');
+    return this.self;
+  }
+}
+
+class MemoryBroker implements Broker {
+  constructor(private readonly engine: MemoryEngine) {}
+
+  publish(channel: string, payload: string, history: HistoryPolicy): StreamPosition | null {
+    this.engine.member();
+    const bus = this.engine.bus;
+    const publication =
+      history.size > 0 && history.ttlMs > 0
+        ? bus.stream(channel).append(payload, history, Date.now())
+        : { channel, payload, position: null };
+    bus.dispatch(publication);
+    return publication.position;
+  }
+
+  publishRecord(subject: string, fields: string): void {
+    this.engine.member();
+    const bus = this.engine.bus;
+    const delta = JSON.parse(fields) as Record<string, unknown>;
+    const image = bus.images.get(subject);
+    if (image === undefined) bus.images.set(subject, { ...delta });
+    else Object.assign(image, delta);
+    bus.dispatch({ channel: subject, payload: fields, position: null, record: true });
+  }
+
+  async recordImage(subject: string): Promise<Record<string, unknown> | null> {
+    const image = this.engine.bus.images.get(subject);
+    return image === undefined ? null : { ...image };
+  }
+
+  async dropRecord(subject: string): Promise<void> {
+    this.engine.bus.images.delete(subject);
+  }
+
+  subscribe(name: string): void {
+    const interest = this.engine.member().interest;
+    interest.set(name, (interest.get(name) ?? 0) + 1);
+  }
+
+  unsubscribe(name: string): void {
+    const interest = this.engine.member().interest;
+    const n = (interest.get(name) ?? 0) - 1;
+    if (n <= 0) interest.delete(name);
+    else interest.set(name, n);
+  }
+}
+
+class MemoryHistory implements History {
+  constructor(private readonly bus: MemoryBus) {}
+
+  async since(channel: string, position: StreamPosition): Promise<Recovery> {
+    return this.bus.stream(channel).since(position, Date.now());
+  }
+
+  async latest(channel: string): Promise<StreamPosition> {
+    return this.bus.stream(channel).position;
+  }
+}
+
+class MemoryPresence implements Presence {
+  constructor(private readonly engine: MemoryEngine) {}
+
+  async setCount(channel: string, count: number): Promise<number> {
+    const nodeId = this.engine.member().node.nodeId;
+    const counts = this.engine.bus.counts;
+    let byNode = counts.get(channel);
+    if (count > 0) {
+      if (byNode === undefined) {
+        byNode = new Map();
+        counts.set(channel, byNode);
+      }
+      byNode.set(nodeId, count);
+    } else if (byNode !== undefined) {
+      byNode.delete(nodeId);
+      if (byNode.size === 0) counts.delete(channel);
+    }
+    return this.count(channel);
+  }
+
+  async count(channel: string): Promise<number> {
+    let total = 0;
+    for (const n of this.engine.bus.counts.get(channel)?.values() ?? []) total += n;
+    return total;
+  }
+
+  async join(channel: string, member: PresenceMember): Promise<void> {
+    const nodeId = this.engine.member().node.nodeId;
+    const presence = this.engine.bus.presence;
+    let byClient = presence.get(channel);
+    if (byClient === undefined) {
+      byClient = new Map();
+      presence.set(channel, byClient);
+    }
+    byClient.set(member.clientId, { member, nodeId });
+  }
+
+  async leave(channel: string, clientId: string): Promise<void> {
+    const byClient = this.engine.bus.presence.get(channel);
+    byClient?.delete(clientId);
+    if (byClient?.size === 0) this.engine.bus.presence.delete(channel);
+  }
+
+  async members(channel: string): Promise<PresenceMember[]> {
+    return [...(this.engine.bus.presence.get(channel)?.values() ?? [])].map((e) => e.member);
+  }
+}
+
+class MemoryDirectory implements SessionDirectory {
+  constructor(private readonly bus: MemoryBus) {}
+
+  isAlive(nodeId: string): boolean {
+    return this.bus.members.has(nodeId);
+  }
+
+  async nodes(): Promise<string[]> {
+    return [...this.bus.members.keys()];
+  }
+
+  async forward(nodeId: string, request: ForwardRequest): Promise<ForwardResponse> {
+    const member = this.bus.members.get(nodeId);
+    if (member === undefined) throw new Error(`node ${nodeId} is not alive`);
+    return member.node.forwarded(request);
+  }
+}
+
+class MemoryLeases implements Leases {
+  constructor(private readonly engine: MemoryEngine) {}
+
+  async acquire(name: string, ttlMs: number): Promise<boolean> {
+    const owner = this.engine.member().node.nodeId;
+    const now = Date.now();
+    const lease = this.engine.bus.leases.get(name);
+    if (lease !== undefined && lease.expiresAt > now && lease.owner !== owner) return false;
+    this.engine.bus.leases.set(name, { owner, expiresAt: now + ttlMs });
+    return true;
+  }
+
+  async renew(name: string, ttlMs: number): Promise<boolean> {
+    const owner = this.engine.member().node.nodeId;
+    const lease = this.engine.bus.leases.get(name);
+    if (lease === undefined || lease.owner !== owner || lease.expiresAt <= Date.now()) return false;
+    lease.expiresAt = Date.now() + ttlMs;
+    return true;
+  }
+
+  async release(name: string): Promise<void> {
+    const owner = this.engine.member().node.nodeId;
+    if (this.engine.bus.leases.get(name)?.owner === owner) this.engine.bus.leases.delete(name);
   }
 }

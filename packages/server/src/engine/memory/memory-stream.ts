@@ -1,0 +1,59 @@
+/**
+ * One channel's history in memory: a bounded run of the latest messages with their
+ * offsets, trimmed by count on append and by age on read. The epoch is drawn when the
+ * stream is created, so positions from a stream that was lost never match a new one.
+ */
+import { randomBytes } from 'node:crypto';
+import type { HistoryPolicy, Publication, Recovery, StreamPosition } from '../engine.js';
+
+interface Entry {
+  readonly publication: Publication;
+  readonly at: number;
+}
+
+export class MemoryStream {
+  readonly epoch = randomBytes(6).toString('base64url');
+  private top = 0;
+  private entries: Entry[] = [];
+  private ttlMs = 0;
+
+  constructor(private readonly channel: string) {}
+
+  get position(): StreamPosition {
+    return { offset: this.top, epoch: this.epoch };
+  }
+
+  /** Appends a message; returns it with its position. */
+  append(payload: string, policy: HistoryPolicy, now: number): Publication {
+    this.top++;
+    const publication: Publication = { channel: this.channel, payload, position: this.position };
+    this.ttlMs = policy.ttlMs;
+    this.entries.push({ publication, at: now });
+    const excess = this.entries.length - policy.size;
+    if (excess > 0) this.entries.splice(0, excess);
+    return publication;
+  }
+
+  since(position: StreamPosition, now: number): Recovery {
+    this.expire(now);
+    const latest = this.position;
+    if (position.epoch !== this.epoch || position.offset > this.top || position.offset < 0) {
+      return { recovered: false, position: latest };
+    }
+    const first = this.entries[0]?.publication.position?.offset ?? this.top + 1;
+    // Everything after `position` must still be here: the next offset it needs is retained.
+    if (position.offset + 1 < first) return { recovered: false, position: latest };
+    const publications: Publication[] = [];
+    for (const e of this.entries) {
+      if ((e.publication.position as StreamPosition).offset > position.offset)
+        publications.push(e.publication);
+    }
+    return { recovered: true, publications, position: latest };
+  }
+
+  private expire(now: number): void {
+    let drop = 0;
+    while (drop < this.entries.length && now - (this.entries[drop] as Entry).at >= this.ttlMs) drop++;
+    if (drop > 0) this.entries.splice(0, drop);
+  }
+}
