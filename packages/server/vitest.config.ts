@@ -1,6 +1,8 @@
 import { defineProject } from 'vitest/config';
+import { sourceAliases } from '../../vitest.sources.js';
 
 export default defineProject({
+  resolve: { alias: sourceAliases },
   test: {
     name: 'server',
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],

@@ -54,13 +54,13 @@ describe.each([
     const a = client.record('/fx/GBPUSD', {}, () => undefined);
     const b = client.record('/fx/GBPUSD', {}, () => undefined);
     expect(a.store).toBe(b.store);
-    await waitFor(() => server.bayou.records.subscriberCount('/fx/GBPUSD') === 1);
+    await waitFor(() => server.bayou.subscriberCount('/fx/GBPUSD') === 1);
     await waitFor(() => a.store.getSnapshot() !== null);
     a.close();
     await new Promise((r) => setTimeout(r, 100));
-    expect(server.bayou.records.subscriberCount('/fx/GBPUSD')).toBe(1);
+    expect(server.bayou.subscriberCount('/fx/GBPUSD')).toBe(1);
     b.close();
-    await waitFor(() => server.bayou.records.subscriberCount('/fx/GBPUSD') === 0);
+    await waitFor(() => server.bayou.subscriberCount('/fx/GBPUSD') === 0);
   });
 
   it('asks the server for a field subset and a maximum frequency', async () => {

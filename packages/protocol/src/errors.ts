@@ -33,6 +33,10 @@ export const BayeuxErrors = {
   serviceFailed: { code: 500, message: 'service_failed' },
   /** No handler is registered for this `/service` channel. */
   serviceUnknown: { code: 404, message: 'service_unknown' },
+  /** A server-side hook, extension or listener failed while handling the message. */
+  internalError: { code: 500, message: 'internal_error' },
+  /** The engine (the cluster's backend) could not take the message; nothing was delivered. */
+  engineUnavailable: { code: 503, message: 'engine_unavailable' },
 } as const satisfies Record<string, { code: number; message: string }>;
 
 export type BayeuxErrorName = keyof typeof BayeuxErrors;

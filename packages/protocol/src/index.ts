@@ -1,4 +1,21 @@
 export {
+  BAYOU_EXT,
+  COMPACT_RECORD_CHANNEL,
+  DEFAULTS,
+  DEMO_PRICES_PATTERN,
+  DEMO_SYMBOL_COUNT,
+  demoSubject,
+  demoSymbol,
+  EXT_ACK,
+  EXT_AUTH,
+  EXT_COMPACT,
+  EXT_RECORD_KIND,
+  EXT_RECORD_REQUEST,
+  EXT_RECORDS,
+  EXT_REPLAY,
+  type StreamPosition,
+} from './bayou-ext.js';
+export {
   type ChannelInfo,
   type ChannelKind,
   channelKind,

@@ -28,7 +28,7 @@ async function connectedClient(): Promise<BayouClient> {
   return client;
 }
 
-const subscribers = (subject: string) => server.bayou.records.subscriberCount(subject);
+const subscribers = (subject: string) => server.bayou.subscriberCount(subject);
 
 async function until(check: () => boolean, what: string, ms = 5000): Promise<void> {
   await vi.waitFor(

@@ -1,6 +1,6 @@
 /** The composition root for standalone use: a Fastify app with the Bayou plugin. */
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
-import type { Bayou } from './bayou.js';
+import type { BayouApp } from './bayou-app.js';
 import { type BayouPluginOptions, bayou } from './http/plugin.js';
 import { DEMO_PATTERN, DemoFeed, type DemoFeedOptions } from './records/demo-feed.js';
 
@@ -19,7 +19,7 @@ export interface CreateServerOptions extends BayouPluginOptions {
 
 export interface BayouServer {
   readonly app: FastifyInstance;
-  readonly bayou: Bayou;
+  readonly bayou: BayouApp;
   /** Starts listening; resolves to the base URL, e.g. `http://127.0.0.1:8080`. */
   listen(): Promise<string>;
   close(): Promise<void>;

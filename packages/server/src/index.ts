@@ -1,10 +1,5 @@
-export {
-  Bayou,
-  type BayouEvents,
-  type RemovalReason,
-  type ServiceContext,
-  type ServiceHandler,
-} from './bayou.js';
+export type { Extension, Reply } from './bayeux/extensions.js';
+export { BayouApp, type BayouStats } from './bayou-app.js';
 export { type BayouServer, type CreateServerOptions, createServer } from './create-server.js';
 export type {
   Broker,
@@ -27,6 +22,7 @@ export { MemoryBus } from './engine/memory/memory-bus.js';
 export { MemoryEngine, type MemoryEngineOptions } from './engine/memory/memory-engine.js';
 export { BayeuxReplyError, BayouError, type ErrorCode, ErrorCodes } from './errors.js';
 export { type BayouPluginOptions, bayou, bayou as default } from './http/plugin.js';
+export type { BayouEvents, ServiceContext, ServiceHandler } from './kernel/events.js';
 export {
   type AuthenticateHook,
   type BayouOptions,
@@ -38,6 +34,8 @@ export {
   type TransportName,
 } from './options.js';
 export { DEMO_PATTERN, type DemoFeedOptions, demoSymbol } from './records/demo-feed.js';
-export type { Provider } from './records/providers.js';
+export type { Provider } from './records/provider-registry.js';
 export type { RecordPattern, RecordRequest } from './records/record-options.js';
-export type { Session, SessionState } from './session/session.js';
+export type { ServerSession } from './session/session.js';
+export type { SessionState } from './session/session-lifecycle.js';
+export type { RemovalReason } from './types.js';

@@ -4,7 +4,6 @@
  * the option, and returns a frozen object; components receive only the sub-object they
  * need.
  */
-import type { IncomingHttpHeaders } from 'node:http';
 import type { Message } from '@bayou/protocol';
 import { BayouError } from './errors.js';
 import {
@@ -12,18 +11,10 @@ import {
   type ResolvedRecordPattern,
   resolveRecordPatterns,
 } from './records/record-options.js';
-import type { Session } from './session/session.js';
+import type { ServerSession } from './session/session.js';
+import type { RequestInfo, TransportName } from './types.js';
 
-export type TransportName = 'websocket' | 'long-polling';
-
-/** What the security hooks know about the HTTP request that carried a message. */
-export interface RequestInfo {
-  transport: TransportName;
-  /** Headers of the upgrade request (WebSocket) or of the POST (long-polling). */
-  headers: IncomingHttpHeaders;
-  url: string;
-  remoteAddress: string | undefined;
-}
+export type { RequestInfo, TransportName };
 
 /** `false` denies; `true`, nothing or an object accepts (an object is kept as `session.auth`). */
 export type AuthenticateHook = (
@@ -32,7 +23,11 @@ export type AuthenticateHook = (
 ) => boolean | undefined | Record<string, unknown> | Promise<boolean | undefined | Record<string, unknown>>;
 
 /** `false` denies with `403:<channel>:subscribe_denied` / `publish_denied`. */
-export type ChannelHook = (session: Session, channel: string, message: Message) => boolean | Promise<boolean>;
+export type ChannelHook = (
+  session: ServerSession,
+  channel: string,
+  message: Message,
+) => boolean | Promise<boolean>;
 
 export interface BayouOptions {
   /** URL path of the Bayeux endpoint for both transports. Default `'/bayeux'`. */
@@ -78,6 +73,11 @@ export interface BayouOptions {
   records?: RecordPattern[];
   /** ms a record subject's provider is kept after its last subscriber left. Default `5000`. */
   providerLinger?: number;
+  /**
+   * ms a node's lease on a record subject's provider lasts unless renewed (every third of
+   * it); after a node dies another takes over within about this time. Default `10000`.
+   */
+  providerLease?: number;
   /** Path of the Prometheus metrics, or `false`. Default `'/metrics'`. */
   metricsPath?: string | false;
   /** Path of the health check, or `false`. Default `'/healthz'`. */
@@ -109,6 +109,7 @@ export const defaultOptions: ResolvedOptions = Object.freeze({
   maxBufferedBytes: 8 * 1024 * 1024,
   records: [] as ResolvedRecordPattern[],
   providerLinger: 5_000,
+  providerLease: 10_000,
   metricsPath: '/metrics',
   healthPath: '/healthz',
 });
@@ -128,6 +129,7 @@ const numeric = [
   'maxQueuedMessages',
   'maxBufferedBytes',
   'providerLinger',
+  'providerLease',
 ] as const;
 
 function invalid(name: string, expected: string): never {

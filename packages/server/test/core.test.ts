@@ -33,8 +33,9 @@ describe.each<Transport>(['websocket', 'long-polling'])('Bayeux core over %s', (
       advice: { reconnect: 'retry', interval: 0, timeout: 2000 },
     });
     // ≥ 128 bits of base64url.
-    expect(String(reply.clientId)).toMatch(/^[A-Za-z0-9_-]{22,}$/);
-    expect(s.server.bayou.getSession(String(reply.clientId))?.transport).toBe(transport);
+    // <node id>.<144 random bits>: the owning node, then 24 base64url characters.
+    expect(String(reply.clientId)).toMatch(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{24}$/);
+    expect(s.server.bayou.session(String(reply.clientId))?.transport).toBe(transport);
   });
 
   it('delivers a publish to every subscriber, once each, including wildcard subscribers', async () => {
@@ -137,11 +138,11 @@ describe('batching', () => {
     for (let i = 0; i < 10; i++) s.server.bayou.publish('/batch', i);
     await c.waitFor((m) => m.data === 9);
     expect(c.deliveries('/batch').map((m) => m.data)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
-    const frames = s.server.bayou.outbound.stats.frames;
+    const frames = s.server.bayou.stats().frames;
     s.server.bayou.publish('/batch', 'a');
     s.server.bayou.publish('/batch', 'b');
     await c.waitFor((m) => m.data === 'b');
-    expect(s.server.bayou.outbound.stats.frames - frames).toBe(1);
+    expect(s.server.bayou.stats().frames - frames).toBe(1);
     expect(c.received.length - before).toBe(12);
     await c.close();
     await s.server.close();

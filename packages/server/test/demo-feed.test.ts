@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEMO_PATTERN, demoSymbol } from '../dist/index.js';
+import { DEMO_PATTERN, demoSymbol } from '../src/index.js';
 import { startServer } from './start-server.js';
 import { eventually, TestClient } from './test-client.js';
 

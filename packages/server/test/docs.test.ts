@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { BayeuxErrors, formatError } from '@bayou/protocol';
 import { describe, expect, it } from 'vitest';
-import { ErrorCodes } from '../dist/index.js';
+import { ErrorCodes } from '../src/index.js';
 
 const readme = (pkg: string) => readFileSync(resolve(import.meta.dirname, `../../${pkg}/README.md`), 'utf8');
 

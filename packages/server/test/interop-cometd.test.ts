@@ -89,7 +89,7 @@ describe.each(TRANSPORTS)('the CometD client over %s', (transport) => {
     expect(clientId).toBe(reply.clientId);
     expect(cometd.getTransport()?.type).toBe(transport);
     await eventually(() => expect(cometd.getStatus()).toBe('connected'));
-    expect(bayou.server.bayou.getSession(clientId)?.transport).toBe(transport);
+    expect(bayou.server.bayou.session(clientId)?.transport).toBe(transport);
     const other: Transport = transport === 'websocket' ? 'long-polling' : 'websocket';
     await eventually(async () => {
       expect(await connectionGauge(bayou.base, transport)).toBe(1);
@@ -199,7 +199,7 @@ describe.each(TRANSPORTS)('the CometD client over %s', (transport) => {
     expect(reply.successful).toBe(true);
     expect(cometd.isDisconnected()).toBe(true);
     await eventually(() => expect(bayou.server.bayou.sessionCount).toBe(0));
-    expect(bayou.server.bayou.getSession(clientId)).toBeUndefined();
+    expect(bayou.server.bayou.session(clientId)).toBeUndefined();
   });
 
   it('re-handshakes on its own after the server restarts on the same port, and receives again', async () => {
@@ -227,7 +227,7 @@ describe.each(TRANSPORTS)('the CometD client over %s', (transport) => {
     expect(secondId).not.toBe(firstId);
     expect(handshakes.items.filter((m) => m.successful)).toHaveLength(2);
     expect(handshakes.items.at(-1)?.reestablish).toBe(true);
-    expect(bayou.server.bayou.getSession(secondId)?.transport).toBe(transport);
+    expect(bayou.server.bayou.session(secondId)?.transport).toBe(transport);
     expect(cometd.getTransport()?.type).toBe(transport);
 
     bayou.server.bayou.publish('/restart/feed', { after: true });

@@ -86,7 +86,7 @@ describe.each(TRANSPORTS)('the Faye client over %s', (transport) => {
     await within(Promise.resolve(client.subscribe('/hello', inbox.push)), REPLY_MS, 'subscribe');
     expect(clientIds).toHaveLength(1);
     const id = clientIds[0] as string;
-    await eventually(() => expect(bayou.server.bayou.getSession(id)?.transport).toBe(transport));
+    await eventually(() => expect(bayou.server.bayou.session(id)?.transport).toBe(transport));
     const other: Transport = transport === 'websocket' ? 'long-polling' : 'websocket';
     await eventually(async () => {
       expect(await connectionGauge(bayou.base, transport)).toBe(1);
@@ -200,7 +200,7 @@ describe.each(TRANSPORTS)('the Faye client over %s', (transport) => {
     expect(bayou.server.bayou.sessionCount).toBe(1);
     await within(Promise.resolve(client.disconnect()), REPLY_MS, 'disconnect');
     await eventually(() => expect(bayou.server.bayou.sessionCount).toBe(0));
-    expect(bayou.server.bayou.getSession(clientIds[0] as string)).toBeUndefined();
+    expect(bayou.server.bayou.session(clientIds[0] as string)).toBeUndefined();
     expect(bayou.server.bayou.subscriberCount('/x')).toBe(0);
   });
 
@@ -219,7 +219,7 @@ describe.each(TRANSPORTS)('the Faye client over %s', (transport) => {
     expect(clientIds).toHaveLength(2);
     expect(clientIds[1]).not.toBe(clientIds[0]);
     await eventually(() =>
-      expect(bayou.server.bayou.getSession(clientIds[1] as string)?.transport).toBe(transport),
+      expect(bayou.server.bayou.session(clientIds[1] as string)?.transport).toBe(transport),
     );
 
     bayou.server.bayou.publish('/restart/feed', { after: true });

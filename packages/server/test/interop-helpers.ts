@@ -4,7 +4,7 @@
  * waiting helpers. Client libraries are imported by each suite, never here, so the
  * CometD adapter's globals stay in its own file.
  */
-import { type BayouServer, createServer } from '../dist/index.js';
+import { type BayouServer, createServer } from '../src/index.js';
 
 export type Transport = 'websocket' | 'long-polling';
 export const TRANSPORTS: Transport[] = ['websocket', 'long-polling'];

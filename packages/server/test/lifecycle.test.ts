@@ -127,7 +127,7 @@ describe('session expiry', () => {
     const c = new TestClient(base, 'websocket');
     await c.connect();
     await new Promise((r) => setTimeout(r, 1000));
-    expect(server.bayou.getSession(c.clientId)).toBeDefined();
+    expect(server.bayou.session(c.clientId)).toBeDefined();
     await c.close();
     await eventually(() => server.bayou.sessionCount === 0, 2000);
     await server.close();
@@ -146,8 +146,8 @@ describe('slow consumers', () => {
     // The long-poller never comes back for its messages.
     for (let i = 0; i < 100; i++) server.bayou.publish('/flood', i);
     await good.waitFor((m) => m.data === 99);
-    expect(server.bayou.getSession(id)).toBeUndefined();
-    expect(server.bayou.stats.slowConsumers).toBe(1);
+    expect(server.bayou.session(id)).toBeUndefined();
+    expect(server.bayou.stats().slowConsumers).toBe(1);
     expect(good.deliveries('/flood')).toHaveLength(100);
     const metrics = await (await fetch(`${base}/metrics`)).text();
     expect(metrics).toMatch(/^bayou_slow_consumer_disconnects_total 1$/m);
@@ -173,7 +173,7 @@ describe('slow WebSocket readers', () => {
     }
     await eventually(() => removed.length > 0, 10_000);
     expect(removed).toEqual(['slow-consumer']);
-    expect(server.bayou.stats.slowConsumers).toBe(1);
+    expect(server.bayou.stats().slowConsumers).toBe(1);
     expect(server.bayou.sessionCount).toBe(0);
     await slow.close();
     await server.close();

@@ -1,7 +1,7 @@
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { bayou } from '../dist/index.js';
+import { bayou } from '../src/index.js';
 import { TestClient } from './test-client.js';
 
 describe('Fastify plugin', () => {

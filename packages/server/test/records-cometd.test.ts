@@ -6,7 +6,7 @@
 import { CometD, type Message } from 'cometd';
 import { adapt } from 'cometd-nodejs-client';
 import { describe, expect, it } from 'vitest';
-import { createServer } from '../dist/index.js';
+import { createServer } from '../src/index.js';
 import { eventually, TRANSPORTS } from './interop-helpers.js';
 
 adapt();

@@ -22,7 +22,7 @@ describe.each<Transport>(['websocket', 'long-polling'])('security hooks over %s'
     expect(server.bayou.sessionCount).toBe(0);
     const ok = new TestClient(base, transport);
     expect(await ok.connect({ token: 'secret' })).toMatchObject({ successful: true });
-    expect(server.bayou.getSession(ok.clientId)?.auth).toEqual({ user: 'ada' });
+    expect(server.bayou.session(ok.clientId)?.auth).toEqual({ user: 'ada' });
     await denied.close();
     await ok.close();
     await server.close();

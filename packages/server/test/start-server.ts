@@ -1,4 +1,4 @@
-import { type BayouServer, type CreateServerOptions, createServer } from '../dist/index.js';
+import { type BayouServer, type CreateServerOptions, createServer } from '../src/index.js';
 
 export interface Started {
   server: BayouServer;

@@ -7,9 +7,9 @@
 import {
   type AuthenticateHook,
   BayeuxReplyError,
-  type Bayou,
+  type BayouApp as Bayou,
   type BayouOptions,
-  type Session,
+  type ServerSession as Session,
 } from '@bayou/server';
 import {
   type ChatMessage,

@@ -41,5 +41,5 @@ export async function createGridServer(options: GridServerOptions = {}): Promise
 export function liveSubjects(server: BayouServer, symbols: readonly string[]): string[] {
   return symbols
     .map((s) => `/demo/prices/${s}`)
-    .filter((subject) => server.bayou.records.subscriberCount(subject) > 0);
+    .filter((subject) => server.bayou.subscriberCount(subject) > 0);
 }

@@ -10,8 +10,9 @@
  * for. Per client it keeps its subjects (2 bytes each) and a snapshot count per subject
  * (1 byte each), in flat typed arrays: no object per client or per subscription.
  */
-import { assignGroups, type Slice } from '../context.js';
+
 import type { RecordSink } from '../driver.js';
+import { assignGroups, type Slice } from '../groups.js';
 import type { LoadtestOptions } from '../options.js';
 import type { DeliveryStats } from '../stats.js';
 

@@ -5,8 +5,9 @@
  * which the transport writes back itself at the end of the batch.
  */
 import type { Message } from '@bayou/protocol';
-import type { RequestInfo, TransportName } from '../options.js';
-import type { PendingPoll, Session, SocketLink } from '../session/session.js';
+import type { Session } from '../session/session.js';
+import type { PendingPoll, SocketLink } from '../session/session-lifecycle.js';
+import type { RequestInfo, TransportName } from '../types.js';
 
 export interface BatchContext {
   readonly transport: TransportName;
@@ -48,13 +49,19 @@ export function replyTo(
   return Object.assign(reply, fields);
 }
 
-export function sendReply(ctx: BatchContext, session: Session | null, reply: Record<string, unknown>): void {
-  sendReplyJson(ctx, session, JSON.stringify(reply));
-}
-
-export function sendReplyJson(ctx: BatchContext, session: Session | null, json: string): void {
-  // With acknowledgements the queue holds deliveries for the next connect reply only.
-  if (session !== null && ctx.socket !== null && session.socket === ctx.socket && session.ack === null) {
-    session.enqueue(json);
+/**
+ * Routes a serialized reply: in order with deliveries on the session's own socket, else
+ * with the batch. `at` puts it at that place in the queue instead of the end — ahead of
+ * what handling the message itself queued (a snapshot, the publisher's own copy).
+ */
+export function routeReply(ctx: BatchContext, session: Session | null, json: string, at?: number): void {
+  if (
+    session !== null &&
+    ctx.socket !== null &&
+    session.socket === ctx.socket &&
+    !session.metaConnectDeliveryOnly
+  ) {
+    if (at === undefined || at >= session.queue.length) session.enqueue(json);
+    else session.queue.splice(at, 0, json);
   } else ctx.replies.push(json);
 }

@@ -1,14 +1,18 @@
 /** `/meta/disconnect`: answers, ends any held connect, removes the session. */
 import type { Message } from '@bayou/protocol';
-import type { Bayou } from '../bayou.js';
-import { type BatchContext, replyTo, sendReply } from './batch-context.js';
+import type { BatchContext } from './batch-context.js';
+import type { KernelApi } from './kernel-api.js';
 
-export function handleDisconnect(bayou: Bayou, message: Message, ctx: BatchContext): void {
-  const session = bayou.sessionFor(message, ctx);
+export function handleDisconnect(
+  k: Pick<KernelApi, 'sessionFor' | 'connects' | 'reply' | 'outbound' | 'removeSession'>,
+  message: Message,
+  ctx: BatchContext,
+): void {
+  const session = k.sessionFor(message, ctx);
   if (session === undefined) return;
-  if (session.held !== null) bayou.completeConnect(session, { reconnect: 'none' });
-  sendReply(ctx, session, replyTo(message, { clientId: session.id, successful: true }));
+  if (session.held !== null) k.connects.complete(session, { reconnect: 'none' });
+  k.reply(ctx, session, message, { clientId: session.id, successful: true });
   // Let the reply leave on a WebSocket before the session is gone.
-  bayou.outbound.flush(session);
-  bayou.removeSession(session, 'disconnect');
+  k.outbound.flush(session);
+  k.removeSession(session, 'disconnect');
 }

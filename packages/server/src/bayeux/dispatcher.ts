@@ -1,67 +1,90 @@
 /**
- * Runs a batch of incoming messages through validation and the handler of each channel,
- * in order. Handlers answer synchronously unless a hook returns a promise; then the rest
- * of the batch waits for it, so replies keep the order of the requests.
+ * Runs a batch of incoming messages through validation, the incoming extensions and the
+ * handler of each channel, in order. Everything answers synchronously unless a hook, an
+ * extension or the engine returns a promise; then the rest of the batch waits for it, so
+ * replies keep the order of the requests.
  */
 import {
+  type ChannelInfo,
   META_CONNECT,
   META_DISCONNECT,
   META_HANDSHAKE,
   META_SUBSCRIBE,
   META_UNSUBSCRIBE,
+  type Message,
   validateMessage,
 } from '@bayou/protocol';
-import type { Bayou } from '../bayou.js';
-import { type BatchContext, sendReply } from './batch-context.js';
+import type { BatchContext } from './batch-context.js';
 import { handleConnect } from './connect.js';
 import { handleDisconnect } from './disconnect.js';
 import { handleHandshake } from './handshake.js';
+import type { KernelApi } from './kernel-api.js';
 import { handlePublish } from './publish.js';
 import { handleSubscribe } from './subscribe.js';
 import { handleUnsubscribe } from './unsubscribe.js';
 
 export function processBatch(
-  bayou: Bayou,
+  k: KernelApi,
   messages: unknown[],
   ctx: BatchContext,
   scanForProto: boolean,
   from = 0,
 ): void | Promise<void> {
   for (let i = from; i < messages.length; i++) {
-    const pending = processOne(bayou, messages[i], ctx, scanForProto);
-    if (pending !== undefined)
-      return pending.then(() => processBatch(bayou, messages, ctx, scanForProto, i + 1));
+    const pending = processOne(k, messages[i], ctx, scanForProto);
+    if (pending !== undefined) return pending.then(() => processBatch(k, messages, ctx, scanForProto, i + 1));
   }
 }
 
 function processOne(
-  bayou: Bayou,
+  k: KernelApi,
   raw: unknown,
   ctx: BatchContext,
   scanForProto: boolean,
 ): void | Promise<void> {
-  bayou.stats.messagesIn++;
+  k.stats.messagesIn++;
   const v = validateMessage(raw, scanForProto);
   if (!v.ok) {
     const reply: Record<string, unknown> = { successful: false, error: v.error };
     if (v.channel !== undefined) reply.channel = v.channel;
     if (v.id !== undefined) reply.id = v.id;
-    sendReply(ctx, null, reply);
+    ctx.replies.push(JSON.stringify(reply));
     return;
   }
   const message = v.message;
+  const verdict = k.incoming(message, k.findSession(message.clientId) ?? null);
+  if (verdict instanceof Promise) {
+    return verdict.then((error) =>
+      error === undefined ? route(k, message, v.channel, ctx) : refuse(k, message, ctx, error),
+    );
+  }
+  if (verdict !== undefined) return refuse(k, message, ctx, verdict);
+  return route(k, message, v.channel, ctx);
+}
+
+function route(k: KernelApi, message: Message, info: ChannelInfo, ctx: BatchContext): void | Promise<void> {
   switch (message.channel) {
     case META_HANDSHAKE:
-      return handleHandshake(bayou, message, ctx);
+      return handleHandshake(k, message, ctx);
     case META_CONNECT:
-      return handleConnect(bayou, message, ctx);
+      return handleConnect(k, message, ctx);
     case META_SUBSCRIBE:
-      return handleSubscribe(bayou, message, ctx);
+      return handleSubscribe(k, message, ctx);
     case META_UNSUBSCRIBE:
-      return handleUnsubscribe(bayou, message, ctx);
+      return handleUnsubscribe(k, message, ctx);
     case META_DISCONNECT:
-      return handleDisconnect(bayou, message, ctx);
+      return handleDisconnect(k, message, ctx);
     default:
-      return handlePublish(bayou, message, v.channel, ctx);
+      return handlePublish(k, message, info, ctx);
   }
+}
+
+/** An extension refused the message: answer it with the error, as its handler would. */
+function refuse(k: KernelApi, message: Message, ctx: BatchContext, error: string): void {
+  const session = k.findSession(message.clientId) ?? null;
+  const fields: Record<string, unknown> = { successful: false, error };
+  if (session !== null) fields.clientId = session.id;
+  if (message.subscription !== undefined) fields.subscription = message.subscription;
+  if (message.channel === META_HANDSHAKE) fields.advice = { reconnect: 'none', interval: 0 };
+  k.reply(ctx, session, message, fields);
 }

@@ -1,79 +1,68 @@
 /** `/meta/handshake`: version and connection types, the `authenticate` hook, a new session. */
 import { BAYEUX_VERSION, formatError, type Message } from '@bayou/protocol';
-import type { Bayou } from '../bayou.js';
-import { AckState, wantsAck } from './ack.js';
-import { type BatchContext, replyTo, sendReply } from './batch-context.js';
+import { andThen, guard, type HookOutcome } from '../kernel/hooks.js';
+import type { BatchContext } from './batch-context.js';
+import type { KernelApi } from './kernel-api.js';
 
 type AuthResult = boolean | undefined | Record<string, unknown>;
+type HandshakeKernel = Pick<
+  KernelApi,
+  'options' | 'log' | 'reply' | 'createSession' | 'emitSafe' | 'removeSession'
+>;
 
-export function handleHandshake(bayou: Bayou, message: Message, ctx: BatchContext): void | Promise<void> {
-  const offered = bayou.options.transports;
+export function handleHandshake(
+  k: HandshakeKernel,
+  message: Message,
+  ctx: BatchContext,
+): void | Promise<void> {
+  const offered = k.options.transports;
   if (typeof message.version !== 'string' || !message.version.startsWith('1.')) {
-    return refuse(ctx, message, formatError('versionUnsupported', [String(message.version)]));
+    return refuse(k, ctx, message, formatError('versionUnsupported', [String(message.version)]));
   }
   const types = message.supportedConnectionTypes;
   if (!Array.isArray(types) || !types.some((t) => (offered as string[]).includes(t))) {
-    return refuse(ctx, message, formatError('connectionTypeUnsupported', offered));
+    return refuse(k, ctx, message, formatError('connectionTypeUnsupported', offered));
   }
-  const hook = bayou.options.authenticate;
-  if (hook === undefined) return accept(bayou, message, ctx, true);
-  let result: AuthResult | Promise<AuthResult>;
-  try {
-    result = hook(message, ctx.request);
-  } catch (err) {
-    bayou.log.warn({ err }, 'authenticate hook threw; handshake denied');
-    return deny(ctx, message);
-  }
-  if (result instanceof Promise) {
-    return result.then(
-      (r) => accept(bayou, message, ctx, r),
-      (err: unknown) => {
-        bayou.log.warn({ err }, 'authenticate hook rejected; handshake denied');
-        deny(ctx, message);
-      },
-    );
-  }
-  return accept(bayou, message, ctx, result);
+  const hook = k.options.authenticate;
+  if (hook === undefined) return accept(k, message, ctx, true);
+  const outcome = guard(() => hook(message, ctx.request), k.log, 'authenticate hook');
+  const decide = (o: HookOutcome<AuthResult>): void => {
+    if (o.ok) accept(k, message, ctx, o.value);
+    else refuse(k, ctx, message, o.error, 'handshake');
+  };
+  const done = andThen(outcome, decide);
+  return done instanceof Promise ? done : undefined;
 }
 
-function refuse(ctx: BatchContext, message: Message, error: string): void {
-  sendReply(
-    ctx,
-    null,
-    replyTo(message, { successful: false, error, advice: { reconnect: 'none', interval: 0 } }),
-  );
+function refuse(
+  k: HandshakeKernel,
+  ctx: BatchContext,
+  message: Message,
+  error: string,
+  reconnect: 'none' | 'handshake' = 'none',
+): void {
+  k.reply(ctx, null, message, { successful: false, error, advice: { reconnect, interval: 0 } });
 }
 
-function deny(ctx: BatchContext, message: Message): void {
-  refuse(ctx, message, formatError('handshakeDenied'));
-}
-
-function accept(bayou: Bayou, message: Message, ctx: BatchContext, auth: AuthResult): void {
+function accept(k: HandshakeKernel, message: Message, ctx: BatchContext, auth: AuthResult): void {
   if (auth === false) {
-    deny(ctx, message);
+    refuse(k, ctx, message, formatError('handshakeDenied'));
     return;
   }
-  const session = bayou.registry.create(ctx.transport);
-  session.browserId = ctx.browserId;
-  session.handshakeExt = message.ext;
-  if (auth !== null && typeof auth === 'object') session.auth = auth;
-  if (ctx.socket !== null) {
-    session.socket = ctx.socket;
-    ctx.bound.push(session);
+  const session = k.createSession(ctx, message, auth !== null && typeof auth === 'object' ? auth : null);
+  const { interval, timeout, transports } = k.options;
+  // Listeners run first, so one that throws fails the handshake; what they queue follows the reply.
+  if (!k.emitSafe((e) => e.emit('session', session))) {
+    k.removeSession(session, 'error');
+    refuse(k, ctx, message, formatError('internalError'), 'handshake');
+    return;
   }
-  ctx.session = session;
-  const { interval, timeout, transports } = bayou.options;
-  const fields: Record<string, unknown> = {
+  const fields = {
     version: BAYEUX_VERSION,
     supportedConnectionTypes: transports,
     clientId: session.id,
     successful: true,
     advice: { reconnect: 'retry', interval, timeout },
   };
-  if (wantsAck(message.ext)) {
-    session.ack = new AckState();
-    fields.ext = { ack: { enabled: true, batch: 0 } };
-  }
-  sendReply(ctx, session, replyTo(message, fields));
-  bayou.emit('session', session);
+  k.reply(ctx, session, message, fields, 0);
 }

@@ -1,111 +1,122 @@
 /**
  * A message on a non-meta channel: a broadcast publish (checked by `canPublish`, then
- * serialized once and handed to the engine) or a call of a `/service` handler, whose
- * result goes back to the caller only.
+ * handed to the engine, and acknowledged once the engine has it) or a call of a
+ * `/service` handler, whose result goes back to the caller only.
  */
 import { type ChannelInfo, formatError, type Message } from '@bayou/protocol';
-import type { Bayou } from '../bayou.js';
-import { BayeuxReplyError } from '../errors.js';
+import { andThen, guard, type HookOutcome } from '../kernel/hooks.js';
 import type { Session } from '../session/session.js';
-import { type BatchContext, replyTo, sendReply } from './batch-context.js';
+import type { BatchContext } from './batch-context.js';
+import type { KernelApi } from './kernel-api.js';
+
+type PublishKernel = Pick<
+  KernelApi,
+  | 'options'
+  | 'log'
+  | 'app'
+  | 'sessionFor'
+  | 'reply'
+  | 'publish'
+  | 'engineCall'
+  | 'serviceFor'
+  | 'isRecordSubject'
+>;
 
 export function handlePublish(
-  bayou: Bayou,
+  k: PublishKernel,
   message: Message,
   info: ChannelInfo,
   ctx: BatchContext,
 ): void | Promise<void> {
-  if (info.kind === 'meta') return fail(ctx, null, message, formatError('publishDenied', [message.channel]));
+  if (info.kind === 'meta')
+    return fail(k, ctx, null, message, formatError('publishDenied', [message.channel]));
   if (info.wildcard !== null)
-    return fail(ctx, null, message, formatError('channelInvalid', [message.channel]));
-  const session = bayou.sessionFor(message, ctx);
+    return fail(k, ctx, null, message, formatError('channelInvalid', [message.channel]));
+  const session = k.sessionFor(message, ctx);
   if (session === undefined) return;
-  if (info.kind === 'service') return callService(bayou, message, ctx, session);
+  if (info.kind === 'service') return callService(k, message, ctx, session);
   // Records are fed by the server (updateRecord, providers), never by clients.
-  if (bayou.records.patternFor(message.channel) !== undefined) {
-    return fail(ctx, session, message, formatError('publishDenied', [message.channel]));
+  if (k.isRecordSubject(message.channel)) {
+    return fail(k, ctx, session, message, formatError('publishDenied', [message.channel]));
   }
-  const hook = bayou.options.canPublish;
-  if (hook === undefined) return broadcast(bayou, message, ctx, session, true);
-  let verdict: boolean | Promise<boolean>;
-  try {
-    verdict = hook(session, message.channel, message);
-  } catch {
-    verdict = false;
-  }
-  if (verdict instanceof Promise) {
-    return verdict.then(
-      (ok) => broadcast(bayou, message, ctx, session, ok),
-      () => broadcast(bayou, message, ctx, session, false),
-    );
-  }
-  return broadcast(bayou, message, ctx, session, verdict);
-}
-
-function fail(ctx: BatchContext, session: Session | null, message: Message, error: string): void {
-  sendReply(ctx, session, replyTo(message, { successful: false, error }));
+  const hook = k.options.canPublish;
+  if (hook === undefined) return broadcast(k, message, ctx, session);
+  const outcome = guard(() => hook(session, message.channel, message), k.log, 'canPublish hook');
+  return settle(
+    andThen(outcome, (o: HookOutcome<boolean>) => {
+      if (!o.ok) return fail(k, ctx, session, message, o.error);
+      if (o.value === false)
+        return fail(k, ctx, session, message, formatError('publishDenied', [message.channel]));
+      return broadcast(k, message, ctx, session);
+    }),
+  );
 }
 
 function broadcast(
-  bayou: Bayou,
-  message: Message,
-  ctx: BatchContext,
-  session: Session,
-  allowed: boolean,
-): void {
-  if (!allowed) {
-    fail(ctx, session, message, formatError('publishDenied', [message.channel]));
-    return;
-  }
-  sendReply(ctx, session, replyTo(message, { successful: true }));
-  bayou.broadcast(message.channel, message.data);
-}
-
-function callService(
-  bayou: Bayou,
+  k: PublishKernel,
   message: Message,
   ctx: BatchContext,
   session: Session,
 ): void | Promise<void> {
-  const handler = bayou.serviceFor(message.channel);
-  if (handler === undefined)
-    return fail(ctx, session, message, formatError('serviceUnknown', [message.channel]));
-  let result: unknown;
-  try {
-    result = handler(message.data, { session, message, bayou });
-  } catch (err) {
-    return serviceFailed(bayou, message, ctx, session, err);
-  }
-  if (result instanceof Promise) {
-    return result.then(
-      (value) => serviceReplied(message, ctx, session, value),
-      (err: unknown) => serviceFailed(bayou, message, ctx, session, err),
-    );
-  }
-  serviceReplied(message, ctx, session, result);
+  // The publisher may be a subscriber: its reply goes ahead of its own copy.
+  const mark = session.queue.length;
+  const accepted = k.engineCall(
+    () => k.publish(message.channel, message.data),
+    () => undefined,
+  );
+  return settle(
+    andThen(accepted, (error) => {
+      if (error !== undefined) fail(k, ctx, session, message, error);
+      else k.reply(ctx, session, message, { successful: true }, mark);
+    }),
+  );
 }
 
-function serviceReplied(message: Message, ctx: BatchContext, session: Session, value: unknown): void {
-  sendReply(ctx, session, replyTo(message, { successful: true }));
-  // The answer follows as a second message with the request's id, `successful` and
-  // `data` — the shape CometD's remote calls expect. Each client reads it once: CometD
-  // resolves `remoteCall` by id (or notifies `addListener` listeners), Faye hands it to
-  // the `subscribe` callback, `@bayou/client` resolves `request` by id. Data in the
-  // publish reply itself would skip CometD's publish callback. Every successful call is
-  // answered (`data: null` when the handler returns nothing), so a caller knows it is done.
-  sendReply(ctx, session, replyTo(message, { successful: true, data: value === undefined ? null : value }));
-}
-
-function serviceFailed(
-  bayou: Bayou,
+function callService(
+  k: PublishKernel,
   message: Message,
   ctx: BatchContext,
   session: Session,
-  err: unknown,
+): void | Promise<void> {
+  const handler = k.serviceFor(message.channel);
+  if (handler === undefined)
+    return fail(k, ctx, session, message, formatError('serviceUnknown', [message.channel]));
+  const outcome = guard(
+    () => handler(message.data, { session, message, bayou: k.app }),
+    k.log,
+    'service handler',
+  );
+  return settle(
+    andThen(outcome, (o) => {
+      if (!o.ok) {
+        const error =
+          o.error === formatError('internalError')
+            ? formatError('serviceFailed', [message.channel])
+            : o.error;
+        return fail(k, ctx, session, message, error);
+      }
+      k.reply(ctx, session, message, { successful: true });
+      // The answer follows as a second message with the request's id, `successful` and
+      // `data` — the shape CometD's remote calls expect. Each client reads it once: CometD
+      // resolves `remoteCall` by id (or notifies `addListener` listeners), Faye hands it to
+      // the `subscribe` callback, `@bayou/client` resolves `request` by id. Data in the
+      // publish reply itself would skip CometD's publish callback. Every successful call is
+      // answered (`data: null` when the handler returns nothing), so a caller knows it is done.
+      k.reply(ctx, session, message, { successful: true, data: o.value === undefined ? null : o.value });
+    }),
+  );
+}
+
+function fail(
+  k: PublishKernel,
+  ctx: BatchContext,
+  session: Session | null,
+  message: Message,
+  error: string,
 ): void {
-  const error =
-    err instanceof BayeuxReplyError ? err.bayeuxError : formatError('serviceFailed', [message.channel]);
-  if (!(err instanceof BayeuxReplyError))
-    bayou.log.error({ err, channel: message.channel }, 'service handler failed');
-  fail(ctx, session, message, error);
+  k.reply(ctx, session, message, { successful: false, error });
+}
+
+function settle(r: void | Promise<void>): void | Promise<void> {
+  return r instanceof Promise ? r : undefined;
 }

@@ -3,6 +3,7 @@ import { Session, type SessionHost } from '../session/session.js';
 import { SubscriptionIndex } from './subscription-index.js';
 
 const host: SessionHost = { scheduleFlush: () => undefined, overflow: () => false, maxQueuedMessages: 100 };
+const pub = (channel: string, payload: string) => ({ channel, payload, position: null });
 const session = (id: string) => new Session(id, 'websocket', host, Number.POSITIVE_INFINITY);
 
 describe('SubscriptionIndex', () => {
@@ -10,7 +11,7 @@ describe('SubscriptionIndex', () => {
     const index = new SubscriptionIndex();
     const a = session('a');
     for (const name of ['/x/y', '/x/*', '/x/**', '/**']) index.add(name, a);
-    expect(index.deliver('/x/y', '"m"')).toBe(1);
+    expect(index.deliver(pub('/x/y', '"m"'))).toBe(1);
     expect(a.queue).toEqual(['"m"']);
   });
 
@@ -20,9 +21,9 @@ describe('SubscriptionIndex', () => {
     index.add('/x/y', a);
     index.add('/x/*', b);
     index.add('/z/**', c);
-    expect(index.deliver('/x/y', '1')).toBe(2);
-    expect(index.deliver('/x/y/z', '2')).toBe(0);
-    expect(index.deliver('/z/1/2', '3')).toBe(1);
+    expect(index.deliver(pub('/x/y', '1'))).toBe(2);
+    expect(index.deliver(pub('/x/y/z', '2'))).toBe(0);
+    expect(index.deliver(pub('/z/1/2', '3'))).toBe(1);
     expect([a.queue, b.queue, c.queue]).toEqual([['1'], ['1'], ['3']]);
   });
 

@@ -4,7 +4,8 @@
  * `/*`, its `/**` at each depth), so its cost is proportional to the subscribers reached,
  * never to the number of sessions. Subscribe and unsubscribe are O(1).
  */
-import { expandChannel } from '@bayou/protocol';
+import { EXT_REPLAY, expandChannel } from '@bayou/protocol';
+import type { Publication } from '../engine/engine.js';
 import type { Session } from '../session/session.js';
 
 export class SubscriptionIndex {
@@ -39,23 +40,38 @@ export class SubscriptionIndex {
   }
 
   /**
-   * Queues `json` once for every session subscribed to `channel` or to a pattern matching
-   * it; returns how many sessions it reached.
+   * Queues a publication once for every session subscribed to its channel or to a pattern
+   * matching it; returns how many sessions it reached. The same string goes to every
+   * session: the plain message, or — built once, for sessions that asked for positions —
+   * the message with its position in `ext`.
    */
-  deliver(channel: string, json: string): number {
+  deliver(publication: Publication): number {
     const stamp = ++this.stamp;
     let reached = 0;
-    const names = expandChannel(channel);
+    const json = publication.payload;
+    let positioned: string | null = publication.position === null ? json : null;
+    const names = expandChannel(publication.channel);
     for (let i = 0; i < names.length; i++) {
       const set = this.byName.get(names[i] as string);
       if (set === undefined) continue;
       for (const session of set) {
         if (session.lastDelivery === stamp) continue;
         session.lastDelivery = stamp;
-        session.enqueue(json);
+        if (session.wantsPositions) {
+          positioned ??= withPosition(publication);
+          session.enqueue(positioned);
+        } else session.enqueue(json);
         reached++;
       }
     }
     return reached;
   }
+}
+
+/** The message with `ext.replay` holding its position, built from the serialized payload. */
+export function withPosition(publication: Publication): string {
+  const p = publication.position as NonNullable<Publication['position']>;
+  const ext = `"ext":{"${EXT_REPLAY}":{"offset":${p.offset},"epoch":${JSON.stringify(p.epoch)}}}`;
+  // The payload is `{"channel":…,"data":…}`: the ext goes in before its closing brace.
+  return `${publication.payload.slice(0, -1)},${ext}}`;
 }

@@ -16,13 +16,14 @@
 
 export type MaybePromise<T> = T | Promise<T>;
 
-/** Where a message sits in its channel's history. Offsets compare only within one epoch. */
-export interface StreamPosition {
-  /** 1 for the first message of an epoch, +1 per message; 0 means "nothing yet". */
-  readonly offset: number;
-  /** Changes whenever the channel's history is lost (restart, flush, expiry of its meta). */
-  readonly epoch: string;
-}
+/**
+ * Where a message sits in its channel's history: `offset` is 1 for the first message of
+ * an epoch and +1 per message (0 means "nothing yet"); `epoch` changes whenever the
+ * channel's history is lost (restart, flush, expiry of its meta).
+ */
+export type { StreamPosition } from '@bayou/protocol';
+
+import type { StreamPosition } from '@bayou/protocol';
 
 /** How much history a channel keeps; `size: 0` keeps none (and assigns no position). */
 export interface HistoryPolicy {

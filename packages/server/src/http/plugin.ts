@@ -6,8 +6,9 @@
  */
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
-import { Bayou } from '../bayou.js';
+import { BayouApp, kernelOf } from '../bayou-app.js';
 import type { Engine } from '../engine/engine.js';
+import { MemoryEngine } from '../engine/memory/memory-engine.js';
 import { type BayouOptions, resolveOptions } from '../options.js';
 import { longPollingRoutes } from '../transports/long-polling.js';
 import { WebSocketTransport } from '../transports/websocket.js';
@@ -15,7 +16,7 @@ import { createMetrics } from './metrics.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    bayou: Bayou;
+    bayou: BayouApp;
   }
 }
 
@@ -31,29 +32,23 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
   const { engine, ...rest } = opts;
   const own = Object.fromEntries(Object.entries(rest).filter(([k]) => !REGISTER_KEYS.has(k)));
   const options = resolveOptions(own);
-  const bayou = new Bayou(options, app.log, engine);
+  const bayou = new BayouApp(options, app.log, engine ?? new MemoryEngine());
+  const kernel = kernelOf(bayou);
   app.decorate('bayou', bayou);
-  await bayou.start();
+  await kernel.start();
 
-  const ws = options.transports.includes('websocket') ? new WebSocketTransport(app, bayou, options) : null;
+  const ws = options.transports.includes('websocket') ? new WebSocketTransport(app, kernel, options) : null;
   // The endpoint's routes live in their own scope, so their body parsers stay out of the app.
   await app.register(async (scope) => {
     ws?.route(scope);
-    if (options.transports.includes('long-polling')) await longPollingRoutes(bayou, options)(scope);
+    if (options.transports.includes('long-polling')) await longPollingRoutes(kernel, options)(scope);
   });
 
   if (options.healthPath !== false) {
     app.get(options.healthPath, async () => ({ status: 'ok', sessions: bayou.sessionCount }));
   }
   if (options.metricsPath !== false) {
-    const registry = createMetrics(bayou, {
-      websocket: () => ws?.connections ?? 0,
-      longPolling: () => {
-        let n = 0;
-        for (const s of bayou.registry.values()) if (s.held?.poll) n++;
-        return n;
-      },
-    });
+    const registry = createMetrics(bayou, { websocket: () => ws?.connections ?? 0 });
     app.get(options.metricsPath, async (_req, reply) => {
       reply.header('content-type', registry.contentType);
       return registry.metrics();
@@ -61,17 +56,12 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
   }
 
   app.addHook('preClose', async () => {
-    bayou.registry.stopSweeping();
-    for (const session of bayou.registry.values()) {
-      if (session.held !== null) bayou.completeConnect(session, { reconnect: 'retry', interval: 0 });
-      bayou.outbound.flush(session);
-    }
+    kernel.drainForShutdown();
     ws?.closeAll(1001, 'server shutting down');
   });
   app.addHook('onClose', async () => {
     await ws?.close();
-    await bayou.close();
+    await kernel.close();
   });
 };
-
 export const bayou = fp(plugin, { name: '@bayou/server', fastify: '5.x' });

@@ -3,10 +3,17 @@
  * time) for a few thousand made-up symbols, produced by a provider — so only subjects
  * someone watches are computed. One shared timer drives every active subject.
  */
-import type { Bayou } from '../bayou.js';
+import { DEMO_PRICES_PATTERN, DEMO_SYMBOL_COUNT, demoSymbol } from '@bayou/protocol';
+import type { Provider } from './provider-registry.js';
 
-export const DEMO_PATTERN = '/demo/prices/*';
-const PREFIX = '/demo/prices/';
+/** What the feed needs of the application facade. */
+export interface RecordPublisher {
+  provide(pattern: string, provider: Provider): unknown;
+  updateRecord(subject: string, fields: Record<string, unknown>): unknown;
+}
+
+export const DEMO_PATTERN = DEMO_PRICES_PATTERN;
+const PREFIX = DEMO_PRICES_PATTERN.slice(0, -1);
 const TICK_MS = 50;
 
 export interface DemoFeedOptions {
@@ -25,12 +32,7 @@ interface Quote {
   credit: number;
 }
 
-/** `AAA`, `AAB`, … in order: the symbol of index `i`. */
-export function demoSymbol(i: number): string {
-  const a = String.fromCharCode(65 + (Math.floor(i / 676) % 26));
-  const b = String.fromCharCode(65 + (Math.floor(i / 26) % 26));
-  return a + b + String.fromCharCode(65 + (i % 26));
-}
+export { demoSymbol };
 
 export class DemoFeed {
   private readonly active = new Map<string, Quote>();
@@ -40,10 +42,10 @@ export class DemoFeed {
   private last = 0;
 
   constructor(
-    private readonly bayou: Bayou,
+    private readonly bayou: RecordPublisher,
     options: DemoFeedOptions = {},
   ) {
-    const count = Math.min(options.symbols ?? 2000, 17_576);
+    const count = Math.min(options.symbols ?? 2000, DEMO_SYMBOL_COUNT);
     this.symbols = new Set(Array.from({ length: count }, (_, i) => demoSymbol(i)));
     this.perMs = (options.rate ?? 1) / 1000;
     bayou.provide(DEMO_PATTERN, {

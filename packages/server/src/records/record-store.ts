@@ -7,7 +7,6 @@
  */
 import { expandChannel } from '@bayou/protocol';
 import type { Session } from '../session/session.js';
-import { type Provider, ProviderLeases } from './providers.js';
 import {
   CompactDictionary,
   DEFINE_ALL,
@@ -29,6 +28,8 @@ interface RecordSubscriber {
   active: boolean;
   /** How many of the subject's fields (in `fieldOrder`) this subscriber has had named. */
   defined: number;
+  /** Set once its subscribe reply went out: snapshots wait for it. */
+  ready: boolean;
 }
 
 interface RecordState {
@@ -48,17 +49,29 @@ export class RecordStore {
   private readonly states = new Map<string, RecordState>();
   private readonly dict = new CompactDictionary();
   private readonly wheel = new ThrottleWheel<RecordSubscriber>(10, (s) => this.flushPending(s));
-  readonly providers: ProviderLeases;
 
-  constructor(
-    private readonly patterns: ReadonlyMap<string, ResolvedRecordPattern>,
-    lingerMs: number,
-  ) {
-    this.providers = new ProviderLeases(lingerMs, (subject) => this.discarded(subject));
+  constructor(private readonly patterns: ReadonlyMap<string, ResolvedRecordPattern>) {}
+
+  /** The fields of `fields` that differ from the image this node holds (all of them without one). */
+  diff(subject: string, fields: Record<string, unknown>): Record<string, unknown> | null {
+    const image = this.states.get(subject)?.image;
+    if (image === null || image === undefined) return Object.keys(fields).length > 0 ? fields : null;
+    let changed: Record<string, unknown> | null = null;
+    for (const name of Object.keys(fields)) {
+      if (image[name] === fields[name]) continue;
+      changed ??= {};
+      changed[name] = fields[name];
+    }
+    return changed;
   }
 
-  /** Merges `fields` into the image of `subject` and sends the changes. */
-  update(subject: string, fields: Record<string, unknown>): void {
+  /** Whether this node holds an image of `subject`. */
+  hasImage(subject: string): boolean {
+    return (this.states.get(subject)?.image ?? null) !== null;
+  }
+
+  /** Merges `fields` into the image of `subject` and sends the changes to local subscribers. */
+  apply(subject: string, fields: Record<string, unknown>): void {
     const state = this.stateOf(subject);
     for (const name of Object.keys(fields)) {
       if (!state.fieldIndex.has(name)) {
@@ -68,7 +81,7 @@ export class RecordStore {
     }
     if (state.image === null) {
       state.image = { ...fields };
-      for (const sub of state.subscribers.values()) this.sendSnapshot(sub);
+      for (const sub of state.subscribers.values()) if (sub.ready) this.sendSnapshot(sub);
       return;
     }
     let changed: Record<string, unknown> | null = null;
@@ -100,15 +113,16 @@ export class RecordStore {
     return this.states.get(subject)?.subscribers.size ?? 0;
   }
 
+  /** Adds a subscriber; returns `true` when it is the subject's first on this node. */
   subscribe(
     session: Session,
     subject: string,
     pattern: ResolvedRecordPattern,
     request: RecordRequest,
     encoding: RecordEncoding,
-  ): void {
+  ): boolean {
     const state = this.stateOf(subject);
-    if (state.subscribers.has(session)) return;
+    if (state.subscribers.has(session)) return false;
     const fields = request.fields !== undefined ? new Set(request.fields) : null;
     const throttleMs = effectiveThrottle(pattern, request);
     const sub: RecordSubscriber = {
@@ -121,31 +135,38 @@ export class RecordStore {
       scheduled: false,
       active: true,
       defined: 0,
+      ready: false,
     };
     state.subscribers.set(session, sub);
     if (isShared(sub)) state.shared++;
-    // A subscriber arriving before the first image waits for it: no empty snapshot.
-    if (state.image !== null) this.sendSnapshot(sub);
-    if (state.subscribers.size === 1) this.providers.firstSubscriber(subject);
+    return state.subscribers.size === 1;
   }
 
-  unsubscribe(session: Session, subject: string): void {
+  /**
+   * Sends the image to a subscriber of `subject` (after its subscribe reply, and again for
+   * each repeated subscribe). One arriving before the first image waits for it: no empty
+   * snapshot.
+   */
+  sendSnapshotTo(session: Session, subject: string): void {
+    const sub = this.states.get(subject)?.subscribers.get(session);
+    if (sub === undefined) return;
+    sub.ready = true;
+    if (sub.state.image !== null) this.sendSnapshot(sub);
+  }
+
+  /** Removes a subscriber; returns `true` when it was the subject's last on this node. */
+  unsubscribe(session: Session, subject: string): boolean {
     const state = this.states.get(subject);
     const sub = state?.subscribers.get(session);
-    if (state === undefined || sub === undefined) return;
+    if (state === undefined || sub === undefined) return false;
     sub.active = false;
     state.subscribers.delete(session);
     if (isShared(sub)) state.shared--;
-    if (state.subscribers.size === 0) this.providers.lastSubscriberLeft(subject);
-  }
-
-  provide(pattern: string, provider: Provider): void {
-    this.providers.add(pattern, provider);
+    return state.subscribers.size === 0;
   }
 
   close(): void {
     this.wheel.stop();
-    this.providers.stop();
   }
 
   private stateOf(subject: string): RecordState {
@@ -166,7 +187,7 @@ export class RecordStore {
   }
 
   /** A provider let go of `subject`: its image is stale, the next subscriber waits for a new one. */
-  private discarded(subject: string): void {
+  discarded(subject: string): void {
     const state = this.states.get(subject);
     if (state !== undefined && state.subscribers.size === 0) this.states.delete(subject);
   }
@@ -182,6 +203,8 @@ export class RecordStore {
     // One serialization per encoding in use among the shared subscribers.
     const encoded: Partial<Record<RecordEncoding, string>> = {};
     for (const sub of state.subscribers.values()) {
+      // Not snapshotted yet: its snapshot will hold this change.
+      if (!sub.ready) continue;
       if (!isShared(sub)) {
         this.addPending(sub, changed);
         continue;

@@ -22,7 +22,9 @@ export class ThrottleWheel<T> {
     if (bucket === undefined) this.buckets.set(tick, [item]);
     else bucket.push(item);
     if (this.timer === null) {
-      this.cursor = Math.min(this.cursor, Math.floor(Date.now() / this.tickMs));
+      // Idle until now: nothing is pending, so start from the present instead of walking
+      // every empty slot since the wheel last ran.
+      this.cursor = Math.floor(Date.now() / this.tickMs);
       this.timer = setInterval(() => this.advance(), this.tickMs);
       this.timer.unref();
     }
@@ -37,13 +39,29 @@ export class ThrottleWheel<T> {
   /** Fires everything due up to now. */
   advance(now = Date.now()): void {
     const target = Math.floor(now / this.tickMs);
+    if (target - this.cursor > this.buckets.size * 2 + 16) {
+      // A stalled event loop: visit the buckets due, not every slot in between.
+      const dueTicks = [...this.buckets.keys()].filter((t) => t <= target).sort((a, b) => a - b);
+      for (const tick of dueTicks) this.fireBucket(tick);
+      this.cursor = target;
+      this.stopWhenEmpty();
+      return;
+    }
     for (; this.cursor <= target; this.cursor++) {
-      const bucket = this.buckets.get(this.cursor);
-      if (bucket === undefined) continue;
-      this.buckets.delete(this.cursor);
-      for (const item of bucket) this.fire(item);
+      this.fireBucket(this.cursor);
     }
     this.cursor = target;
+    this.stopWhenEmpty();
+  }
+
+  private fireBucket(tick: number): void {
+    const bucket = this.buckets.get(tick);
+    if (bucket === undefined) return;
+    this.buckets.delete(tick);
+    for (const item of bucket) this.fire(item);
+  }
+
+  private stopWhenEmpty(): void {
     if (this.buckets.size === 0 && this.timer !== null) {
       clearInterval(this.timer);
       this.timer = null;

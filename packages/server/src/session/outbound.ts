@@ -60,7 +60,7 @@ export class Outbound {
   flush(session: Session): void {
     session.flushScheduled = false;
     if (session.queue.length === 0 || session.state === 'removed') return;
-    if (session.socket !== null && session.ack === null) {
+    if (session.socket !== null && !session.metaConnectDeliveryOnly) {
       this.sendFrame(session, session.drain());
       return;
     }

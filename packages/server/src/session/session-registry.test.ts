@@ -6,16 +6,16 @@ const host: SessionHost = { scheduleFlush: () => undefined, overflow: () => fals
 
 describe('SessionRegistry', () => {
   it('creates sessions with distinct 144-bit ids', () => {
-    const r = new SessionRegistry(host, 1000);
+    const r = new SessionRegistry(host, 1000, 'node1');
     const ids = new Set(Array.from({ length: 1000 }, () => r.create('websocket').id));
     expect(ids.size).toBe(1000);
-    for (const id of ids) expect(Buffer.from(id, 'base64url')).toHaveLength(18);
+    for (const id of ids) expect(Buffer.from(id.split('.')[1] as string, 'base64url')).toHaveLength(18);
   });
 
   it('sweeps: times out held connects at their deadline and expires idle sessions', () => {
     vi.useFakeTimers();
     try {
-      const r = new SessionRegistry(host, 1000);
+      const r = new SessionRegistry(host, 1000, 'node1');
       const idle = r.create('long-polling', Date.now());
       const holding = r.create('long-polling', Date.now());
       holding.held = { id: '1', deadline: Date.now() + 500, poll: null, browserId: null };

@@ -1,33 +1,49 @@
 /**
  * All sessions of this node, and the one shared sweep (every `sweepInterval` ms, as
- * CometD does) that ends held connects past their deadline and expires sessions whose
+ * CometD does) that answers held connects past their deadline and expires sessions whose
  * client stopped connecting. No timer per session.
+ *
+ * A clientId is `<nodeId>.<144 random bits>`: unguessable, URL-safe, and it names the node
+ * that owns the session, so any node of a cluster knows where to forward without a lookup.
  */
 import { randomBytes } from 'node:crypto';
-import type { TransportName } from '../options.js';
+import type { TransportName } from '../types.js';
 import { Session, type SessionHost } from './session.js';
+import { due } from './session-lifecycle.js';
 
 export interface SweepHandler {
   /** A held connect reached its deadline: answer it. */
   connectTimedOut(session: Session): void;
-  /** An idle session passed `expiresAt`: remove it. */
+  /** A session without a held connect passed `expiresAt`: remove it. */
   sessionExpired(session: Session): void;
+}
+
+/** The node id a clientId names, or `null` when it has none. */
+export function ownerOf(clientId: string): string | null {
+  const dot = clientId.indexOf('.');
+  return dot > 0 ? clientId.slice(0, dot) : null;
 }
 
 export class SessionRegistry {
   private readonly sessions = new Map<string, Session>();
   private timer: NodeJS.Timeout | null = null;
+  private pool: Buffer = Buffer.alloc(0);
+  private poolOffset = 0;
 
   constructor(
     private readonly host: SessionHost,
     private readonly maxInterval: number,
+    readonly nodeId: string,
   ) {}
 
   create(transport: TransportName, now = Date.now()): Session {
-    // 144 random bits: unguessable, and URL-safe.
-    const id = randomBytes(18).toString('base64url');
-    const session = new Session(id, transport, this.host, now + this.maxInterval);
-    this.sessions.set(id, session);
+    const session = new Session(
+      `${this.nodeId}.${this.randomId()}`,
+      transport,
+      this.host,
+      now + this.maxInterval,
+    );
+    this.sessions.set(session.id, session);
     return session;
   }
 
@@ -60,12 +76,20 @@ export class SessionRegistry {
   /** One pass over all sessions; cheap per session (two comparisons). */
   sweep(handler: SweepHandler, now: number): void {
     for (const session of this.sessions.values()) {
-      const held = session.held;
-      if (held !== null) {
-        if (now >= held.deadline) handler.connectTimedOut(session);
-      } else if (now >= session.expiresAt) {
-        handler.sessionExpired(session);
-      }
+      const what = due(session, now);
+      if (what === 'answer') handler.connectTimedOut(session);
+      else if (what === 'expire') handler.sessionExpired(session);
     }
+  }
+
+  /** 144 random bits from a pooled buffer: one `randomBytes` call per 256 sessions. */
+  private randomId(): string {
+    if (this.poolOffset + 18 > this.pool.length) {
+      this.pool = randomBytes(18 * 256);
+      this.poolOffset = 0;
+    }
+    const id = this.pool.toString('base64url', this.poolOffset, this.poolOffset + 18);
+    this.poolOffset += 18;
+    return id;
   }
 }

@@ -1,35 +1,37 @@
 /**
  * One Bayeux session (a `clientId`): its subscriptions, its outbound queue and where that
- * queue drains to — a bound WebSocket, or the long-poll `/meta/connect` it holds. A
- * session owns no timers and no closures: expiry and connect timeouts are decided by the
- * registry's shared sweep, flushing by the shared per-turn flusher.
+ * queue drains to. Its lifecycle (state, carrier, held connect, deadlines) lives in
+ * `session-lifecycle.ts`; a session owns no timers and no closures: expiry and connect
+ * timeouts are decided by the registry's shared sweep, flushing by the per-turn flusher.
  */
-import type { AckState } from '../bayeux/ack.js';
-import type { TransportName } from '../options.js';
+import type { TransportName } from '../types.js';
+import type { HeldConnect, Lifecycle, SessionState, SocketLink } from './session-lifecycle.js';
 
-/** A WebSocket as the session sees it. */
-export interface SocketLink {
-  send(frame: string): void;
-  readonly bufferedAmount: number;
-  /** Ends the link; `code`/`reason` as in a WebSocket close. */
-  end(code: number, reason: string): void;
+/** What applications and hooks see of a session. */
+export interface ServerSession {
+  readonly id: string;
+  readonly state: SessionState;
+  /** The transport of its last connect (or handshake). */
+  readonly transport: TransportName;
+  /** Channels and patterns it subscribes to. */
+  readonly subscriptions: ReadonlySet<string>;
+  /** Whatever `authenticate` returned as an object. */
+  readonly auth: Record<string, unknown> | null;
+  /** The `ext` of its handshake message. */
+  readonly handshakeExt: Record<string, unknown> | undefined;
+  /** Free slot for the application (a user name, a role). */
+  readonly data: Record<string, unknown>;
+  /** Extensions keep their per-session state here, keyed by the extension object. */
+  readonly extensionState: Map<object, unknown>;
+  /** Deliveries travel only in `/meta/connect` replies (set by extensions that number them). */
+  metaConnectDeliveryOnly: boolean;
+  /** Deliveries carry their history position in `ext.replay` (set by the replay extension). */
+  wantsPositions: boolean;
+  /** Puts serialized messages back ahead of what is queued (a resend). */
+  requeue(messages: string[]): void;
 }
 
-/** A held long-poll request; `respond` writes one Bayeux array of JSON strings and ends it. */
-export interface PendingPoll {
-  respond(messages: string[]): void;
-}
-
-export interface HeldConnect {
-  /** The `id` of the held connect; its reply is built when it completes. */
-  id: string | undefined;
-  deadline: number;
-  /** `null` when the connect was held on a WebSocket. */
-  poll: PendingPoll | null;
-  browserId: string | null;
-}
-
-/** What a session needs from its server: where to schedule a flush and the queue bounds. */
+/** What a session needs from its node: where to schedule a flush and the queue bounds. */
 export interface SessionHost {
   scheduleFlush(session: Session): void;
   /** The queue is full: make room (flush to a socket) and return `true`, or drop the session. */
@@ -37,33 +39,38 @@ export interface SessionHost {
   readonly maxQueuedMessages: number;
 }
 
-export type SessionState = 'handshaken' | 'connected' | 'removed';
-
-export class Session {
+export class Session implements ServerSession, Lifecycle {
   readonly id: string;
   readonly createdAt = Date.now();
+  // Lifecycle fields: written only by `transition()` (session-lifecycle.ts).
   state: SessionState = 'handshaken';
+  socket: SocketLink | null = null;
+  held: HeldConnect | null = null;
+  expiresAt: number;
+
   transport: TransportName;
-  /** Channels and patterns this session subscribes to. */
   readonly subscriptions = new Set<string>();
   /** Serialized messages waiting for the next flush. */
   queue: string[] = [];
-  socket: SocketLink | null = null;
-  held: HeldConnect | null = null;
-  /** When an idle session (no connect held) expires; set by the registry. */
-  expiresAt: number;
+  /** Whether a connect was ever seen (the first one is answered at once). */
+  connected = false;
   /** Browser id from the `BAYEUX_BROWSER` cookie, for long-polling. */
   browserId: string | null = null;
-  /** Whatever `authenticate` returned as an object. */
   auth: Record<string, unknown> | null = null;
-  private appData: Record<string, unknown> | null = null;
-  /** The `ext` of the handshake message. */
   handshakeExt: Record<string, unknown> | undefined;
-  /** Set when the client negotiated CometD's ack extension: messages only in connect replies. */
-  ack: AckState | null = null;
-  /** Stamp of the last publish delivered, so a message matching several patterns is queued once. */
+  /**
+   * Deliveries leave only inside `/meta/connect` replies, never as frames of their own
+   * (CometD's "meta connect delivery only"); set by extensions that number those replies.
+   */
+  metaConnectDeliveryOnly = false;
+  /** Whether deliveries carry their history position in `ext` (negotiated by replay). */
+  wantsPositions = false;
+  /** Per-extension state, keyed by the extension. */
+  readonly extensionState = new Map<object, unknown>();
+  /** Stamp of the last publication delivered, so one matching several patterns is queued once. */
   lastDelivery = 0;
   flushScheduled = false;
+  private appData: Record<string, unknown> | null = null;
   private readonly host: SessionHost;
 
   constructor(id: string, transport: TransportName, host: SessionHost, expiresAt: number) {
@@ -73,7 +80,6 @@ export class Session {
     this.expiresAt = expiresAt;
   }
 
-  /** Free slot for the application (a user name, a role); created on first use. */
   get data(): Record<string, unknown> {
     if (this.appData === null) this.appData = Object.create(null) as Record<string, unknown>;
     return this.appData;
@@ -84,6 +90,16 @@ export class Session {
     if (this.state === 'removed') return;
     if (this.queue.length >= this.host.maxQueuedMessages && !this.host.overflow(this)) return;
     this.queue.push(json);
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      this.host.scheduleFlush(this);
+    }
+  }
+
+  /** Puts `messages` back ahead of anything queued since (a resend after a lost batch). */
+  requeue(messages: string[]): void {
+    if (messages.length === 0 || this.state === 'removed') return;
+    this.queue = messages.concat(this.queue);
     if (!this.flushScheduled) {
       this.flushScheduled = true;
       this.host.scheduleFlush(this);

@@ -3,16 +3,22 @@
  * `message=`) in an encapsulated Fastify scope, so its body parsers do not leak into the
  * host application. A `/meta/connect` in the batch may hold the response; it is then
  * answered by the flusher or the sweep through `LongPollExchange.respond`.
+ *
+ * A batch naming a session of another live node is forwarded to that node through the
+ * engine's session directory, and its reply relayed: no sticky sessions are needed.
  */
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { decodeBatch } from '@bayou/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createBatchContext } from '../bayeux/batch-context.js';
-import type { Bayou } from '../bayou.js';
+import type { ForwardRequest, ForwardResponse } from '../engine/engine.js';
 import type { ResolvedOptions } from '../options.js';
-import type { PendingPoll, Session } from '../session/session.js';
+import type { Session } from '../session/session.js';
+import type { PendingPoll } from '../session/session-lifecycle.js';
+import type { RequestInfo } from '../types.js';
 import { originAllowed, requestInfo } from './request-info.js';
+import type { TransportKernel } from './transport-kernel.js';
 
 const BROWSER_COOKIE = 'BAYEUX_BROWSER';
 const EXCHANGE = Symbol('bayou.exchange');
@@ -23,13 +29,16 @@ type LongPollOptions = Pick<
   'path' | 'allowedOrigins' | 'maxPayloadBytes' | 'maxBatchMessages'
 >;
 
+type Send = (status: number, body: string) => void;
+
 export class LongPollExchange implements PendingPoll {
   readonly replies: string[] = [];
   done = false;
   session: Session | null = null;
+
   constructor(
-    private readonly reply: FastifyReply,
-    readonly bayou: Bayou,
+    private readonly send: Send,
+    readonly kernel: TransportKernel,
   ) {}
 
   respond(messages: string[]): void {
@@ -37,15 +46,21 @@ export class LongPollExchange implements PendingPoll {
     this.done = true;
     const all = this.replies.length > 0 ? this.replies.concat(messages) : messages;
     const body = `[${all.join(',')}]`;
-    this.bayou.outbound.countResponse(all.length, body.length);
-    this.reply.header('content-type', 'application/json;charset=utf-8').send(body);
+    this.kernel.outbound.countResponse(all.length, body.length);
+    this.send(200, body);
+  }
+
+  fail(status: number, error: string): void {
+    if (this.done) return;
+    this.done = true;
+    this.send(status, JSON.stringify({ error }));
   }
 
   /** Watches for the client going away while the connect is held. */
-  hold(session: Session): void {
+  hold(session: Session, raw: ServerResponse | null): void {
     this.session = session;
-    const raw = this.reply.raw as TaggedResponse;
-    raw[EXCHANGE] = this;
+    if (raw === null) return;
+    (raw as TaggedResponse)[EXCHANGE] = this;
     raw.once('close', onPollClosed);
   }
 }
@@ -55,7 +70,7 @@ function onPollClosed(this: TaggedResponse): void {
   if (exchange === undefined || exchange.done || exchange.session === null) return;
   // Queued messages stay with the session for its next connect.
   exchange.done = true;
-  exchange.bayou.pollAborted(exchange.session, exchange);
+  exchange.kernel.connects.pollAborted(exchange.session, exchange);
 }
 
 function readCookie(header: string | undefined, name: string): string | null {
@@ -78,7 +93,8 @@ function applyCors(req: FastifyRequest, reply: FastifyReply, allowed: readonly s
   return true;
 }
 
-export function longPollingRoutes(bayou: Bayou, options: LongPollOptions) {
+export function longPollingRoutes(kernel: TransportKernel, options: LongPollOptions) {
+  kernel.forwardHandler = (request) => runForwarded(kernel, options, request);
   return async function routes(scope: FastifyInstance): Promise<void> {
     scope.removeContentTypeParser(['application/json', 'text/plain']);
     const asText = { parseAs: 'string' as const, bodyLimit: options.maxPayloadBytes };
@@ -88,7 +104,6 @@ export function longPollingRoutes(bayou: Bayou, options: LongPollOptions) {
     scope.addContentTypeParser('application/x-www-form-urlencoded', asText, (_req, body, done) => {
       done(null, new URLSearchParams(body as unknown as string).get('message') ?? '');
     });
-
     // CometD's client appends the message type to the URL (`/bayeux/connect`) by default.
     for (const url of [options.path, `${options.path.replace(/\/$/, '')}/*`]) {
       scope.options(url, (req, reply) => preflight(options, req, reply));
@@ -97,7 +112,7 @@ export function longPollingRoutes(bayou: Bayou, options: LongPollOptions) {
           reply.code(403).send({ error: 'origin not allowed' });
           return;
         }
-        handlePoll(bayou, options, req, reply);
+        handlePoll(kernel, options, req, reply);
       });
     }
   };
@@ -115,7 +130,18 @@ function preflight(options: LongPollOptions, req: FastifyRequest, reply: Fastify
   return reply.code(204).send();
 }
 
-function handlePoll(bayou: Bayou, options: LongPollOptions, req: FastifyRequest, reply: FastifyReply): void {
+function sendVia(reply: FastifyReply): Send {
+  return (status, body) => {
+    reply.code(status).header('content-type', 'application/json;charset=utf-8').send(body);
+  };
+}
+
+function handlePoll(
+  kernel: TransportKernel,
+  options: LongPollOptions,
+  req: FastifyRequest,
+  reply: FastifyReply,
+): void {
   const text = typeof req.body === 'string' ? req.body : '';
   const decoded = decodeBatch(text);
   if (!decoded.ok) {
@@ -131,21 +157,107 @@ function handlePoll(bayou: Bayou, options: LongPollOptions, req: FastifyRequest,
     browserId = randomBytes(12).toString('base64url');
     reply.header('set-cookie', `${BROWSER_COOKIE}=${browserId}; Path=/; HttpOnly; SameSite=Lax`);
   }
-  const exchange = new LongPollExchange(reply, bayou);
-  // Handlers write into the exchange's replies, so a held connect answers with them.
   const info = requestInfo('long-polling', req.raw);
+  const owner = kernel.ownedElsewhere((decoded.messages[0] as { clientId?: unknown } | null)?.clientId);
+  if (owner !== null) {
+    void forwardPoll(kernel, owner, { text, messages: decoded.messages, info, browserId }, reply);
+    return;
+  }
+  runPoll(kernel, decoded.messages, text, info, browserId, sendVia(reply), reply.raw);
+}
+
+interface Incoming {
+  text: string;
+  messages: unknown[];
+  info: RequestInfo;
+  browserId: string;
+}
+
+/** Hands the batch to the node owning its session; a dead owner's sessions are unknown here. */
+async function forwardPoll(
+  kernel: TransportKernel,
+  owner: string,
+  poll: Incoming,
+  reply: FastifyReply,
+): Promise<void> {
+  const local = (): void =>
+    runPoll(kernel, poll.messages, poll.text, poll.info, poll.browserId, sendVia(reply), reply.raw);
+  try {
+    if (!(await kernel.isAlive(owner))) return local();
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(poll.info.headers)) {
+      if (typeof value === 'string') headers[name] = value;
+    }
+    const answer = await kernel.forward(owner, {
+      body: poll.text,
+      transport: 'long-polling',
+      url: poll.info.url,
+      headers,
+      remoteAddress: poll.info.remoteAddress,
+      browserId: poll.browserId,
+    });
+    sendVia(reply)(answer.status, answer.body);
+  } catch (err) {
+    kernel.log.warn({ err, owner }, 'forwarding a long-poll failed; answering here');
+    if (!reply.sent) local();
+  }
+}
+
+/** Runs a batch another node forwarded, as if its request had arrived here. */
+function runForwarded(
+  kernel: TransportKernel,
+  options: LongPollOptions,
+  request: ForwardRequest,
+): Promise<ForwardResponse> {
+  return new Promise((resolve) => {
+    const decoded = decodeBatch(request.body);
+    if (!decoded.ok || decoded.messages.length > options.maxBatchMessages) {
+      resolve({ status: 400, body: JSON.stringify({ error: 'invalid batch' }) });
+      return;
+    }
+    const info: RequestInfo = {
+      transport: 'long-polling',
+      headers: request.headers,
+      url: request.url,
+      remoteAddress: request.remoteAddress,
+    };
+    const send: Send = (status, body) => resolve({ status, body });
+    runPoll(kernel, decoded.messages, request.body, info, request.browserId, send, null);
+  });
+}
+
+function runPoll(
+  kernel: TransportKernel,
+  messages: unknown[],
+  text: string,
+  info: RequestInfo,
+  browserId: string | null,
+  send: Send,
+  raw: ServerResponse | null,
+): void {
+  const exchange = new LongPollExchange(send, kernel);
+  // Handlers write into the exchange's replies, so a held connect answers with them.
   const ctx = createBatchContext('long-polling', info, null, exchange, browserId, exchange.replies);
   const finish = (): void => {
-    if (ctx.held && ctx.session?.held?.poll === exchange) exchange.hold(ctx.session);
-    // Queued deliveries ride along, except for acknowledging sessions: theirs go in connect replies.
+    if (ctx.held && ctx.session?.held?.poll === exchange) exchange.hold(ctx.session, raw);
+    // Queued deliveries ride along, unless they travel only in connect replies.
     else if (!ctx.held)
-      exchange.respond(ctx.session !== null && ctx.session.ack === null ? ctx.session.drain() : []);
+      exchange.respond(
+        ctx.session !== null && !ctx.session.metaConnectDeliveryOnly ? ctx.session.drain() : [],
+      );
   };
-  const pending = bayou.handleBatch(decoded.messages, ctx, text.includes('__proto__'));
+  let pending: void | Promise<void>;
+  try {
+    pending = kernel.handleBatch(messages, ctx, text.includes('__proto__'));
+  } catch (err) {
+    kernel.log.error({ err }, 'long-poll batch failed');
+    exchange.fail(500, 'internal error');
+    return;
+  }
   if (pending === undefined) finish();
   else
     pending.then(finish, (err: unknown) => {
-      bayou.log.error({ err }, 'long-poll batch failed');
-      if (!exchange.done) reply.code(500).send({ error: 'internal error' });
+      kernel.log.error({ err }, 'long-poll batch failed');
+      exchange.fail(500, 'internal error');
     });
 }

@@ -11,10 +11,25 @@ import { decodeBatch, formatError } from '@bayou/protocol';
 import type { FastifyInstance } from 'fastify';
 import { WebSocket, WebSocketServer } from 'ws';
 import { createBatchContext } from '../bayeux/batch-context.js';
-import type { Bayou } from '../bayou.js';
-import type { RequestInfo, ResolvedOptions } from '../options.js';
-import type { Session, SocketLink } from '../session/session.js';
+import type { ResolvedOptions } from '../options.js';
+import type { Session } from '../session/session.js';
+import type { SocketLink } from '../session/session-lifecycle.js';
+import type { RequestInfo } from '../types.js';
 import { keepAfterHandshake, originAllowed, pathOf, requestInfo } from './request-info.js';
+import type { TransportKernel } from './transport-kernel.js';
+
+type WebSocketOptions = Pick<
+  ResolvedOptions,
+  'path' | 'allowedOrigins' | 'maxPayloadBytes' | 'maxBatchMessages' | 'authenticate'
+>;
+
+/** What every link of one server shares: the kernel and the limits. */
+interface LinkHost {
+  readonly kernel: TransportKernel;
+  readonly maxBatchMessages: number;
+  /** Whether later handshakes on a socket need its request headers (`authenticate` reads them). */
+  readonly keepHeaders: boolean;
+}
 
 const UPGRADE = Symbol('bayou.upgrade');
 type UpgradeRequest = IncomingMessage & { [UPGRADE]?: PendingUpgrade };
@@ -29,7 +44,7 @@ interface PendingUpgrade {
  */
 export class WebSocketLink extends WebSocket implements SocketLink {
   /** Set right after the upgrade, before any event. */
-  bayou!: Bayou;
+  host!: LinkHost;
   request: RequestInfo = NO_REQUEST;
   sessions: Session[] = NO_SESSIONS;
   /** Whether `request` was already cut down to what later handshakes may need. */
@@ -53,15 +68,21 @@ const NO_REQUEST: RequestInfo = Object.freeze({
 
 export class WebSocketTransport {
   readonly wss: WebSocketServer;
+  private readonly host: LinkHost;
   private readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     this.upgrade(req, socket, head);
   };
 
   constructor(
     private readonly app: FastifyInstance,
-    private readonly bayou: Bayou,
-    private readonly options: Pick<ResolvedOptions, 'path' | 'allowedOrigins' | 'maxPayloadBytes'>,
+    kernel: TransportKernel,
+    private readonly options: WebSocketOptions,
   ) {
+    this.host = {
+      kernel,
+      maxBatchMessages: options.maxBatchMessages,
+      keepHeaders: options.authenticate !== undefined,
+    };
     this.wss = new WebSocketServer({
       WebSocket: WebSocketLink,
       noServer: true,
@@ -114,7 +135,7 @@ export class WebSocketTransport {
       raw[UPGRADE] = undefined;
       this.wss.handleUpgrade(raw, pending.socket, pending.head, (ws) => {
         const link = ws as WebSocketLink;
-        link.bayou = this.bayou;
+        link.host = this.host;
         link.request = requestInfo('websocket', raw);
         link.on('message', onSocketMessage as SocketHandler);
         link.on('close', onSocketClose as SocketHandler);
@@ -162,17 +183,31 @@ function onSocketMessage(this: WebSocketLink, data: Buffer, isBinary: boolean): 
 }
 
 function handleFrame(link: WebSocketLink, text: string): void | Promise<void> {
-  const bayou = link.bayou;
+  const { kernel, maxBatchMessages: max } = link.host;
   const decoded = decodeBatch(text);
-  const max = bayou.options.maxBatchMessages;
   if (!decoded.ok || decoded.messages.length > max) {
     const args = decoded.ok ? ['batch', `max ${max}`] : [decoded.reason.replace(/[:,]/g, ' ')];
     link.send(JSON.stringify([{ successful: false, error: formatError('messageInvalid', args) }]));
     return;
   }
   const ctx = createBatchContext('websocket', link.request, link, null, null);
-  const pending = bayou.handleBatch(decoded.messages, ctx, text.includes('__proto__'));
-  if (pending !== undefined) return pending.then(() => finishFrame(link, ctx.replies, ctx.bound));
+  let pending: void | Promise<void>;
+  try {
+    pending = kernel.handleBatch(decoded.messages, ctx, text.includes('__proto__'));
+  } catch (err) {
+    // A bug, not the client's fault: the frame gets an error, the socket and the process live on.
+    kernel.log.error({ err }, 'websocket batch failed');
+    link.send(JSON.stringify([{ successful: false, error: formatError('internalError') }]));
+    return;
+  }
+  if (pending !== undefined)
+    return pending.then(
+      () => finishFrame(link, ctx.replies, ctx.bound),
+      (err: unknown) => {
+        kernel.log.error({ err }, 'websocket batch failed');
+        finishFrame(link, ctx.replies, ctx.bound);
+      },
+    );
   finishFrame(link, ctx.replies, ctx.bound);
 }
 
@@ -184,18 +219,18 @@ function finishFrame(link: WebSocketLink, replies: string[], bound: Session[]): 
   }
   if (bound.length > 0 && !link.trimmed) {
     // Only `authenticate` reads the request, for later handshakes on this socket.
-    link.request = link.bayou.options.authenticate ? keepAfterHandshake(link.request) : NO_REQUEST;
+    link.request = link.host.keepHeaders ? keepAfterHandshake(link.request) : NO_REQUEST;
     link.trimmed = true;
   }
   if (replies.length > 0 && link.readyState === WebSocket.OPEN) link.send(`[${replies.join(',')}]`);
 }
 
 function onSocketClose(this: WebSocketLink): void {
-  for (const s of this.sessions) this.bayou.socketClosed(s, this);
+  for (const s of this.sessions) this.host.kernel.connects.socketClosed(s, this);
   this.sessions = NO_SESSIONS;
 }
 
 function onSocketError(this: WebSocketLink, err: Error): void {
   // ws closes the socket itself (e.g. 1009 for an oversized frame); just record it.
-  this.bayou.log.debug({ err }, 'websocket error');
+  this.host.kernel.log.debug({ err }, 'websocket error');
 }

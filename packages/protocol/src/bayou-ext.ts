@@ -1,0 +1,60 @@
+/**
+ * Bayou's additions to Bayeux, named once for the server, the client, the load tester and
+ * the examples. Each is negotiated in the handshake `ext` and changes nothing for a plain
+ * Bayeux client.
+ */
+
+/** Handshake `ext` key of Bayou's own options: `ext.bayou = { records?: true, compact?: true }`. */
+export const BAYOU_EXT = 'bayou';
+/** `ext.bayou.records`: the client understands record snapshots and deltas (`ext.r`). */
+export const EXT_RECORDS = 'records';
+/** `ext.bayou.compact`: the client takes compact record encoding on `COMPACT_RECORD_CHANNEL`. */
+export const EXT_COMPACT = 'compact';
+/** Subscribe `ext` key holding record options: `ext.record = { fields?, maxFrequency? }`. */
+export const EXT_RECORD_REQUEST = 'record';
+/** Message `ext` key telling a snapshot (`'s'`) from a delta (`'d'`) for tagged record subscribers. */
+export const EXT_RECORD_KIND = 'r';
+/** The channel compact record messages arrive on. */
+export const COMPACT_RECORD_CHANNEL = '/~r';
+
+/** CometD's acknowledgement extension: handshake `ext.ack: true`, connect `ext.ack: <batch>`. */
+export const EXT_ACK = 'ack';
+/** The replay extension: handshake `ext.replay: true`; positions and recovery under `ext.replay`. */
+export const EXT_REPLAY = 'replay';
+/** Handshake `ext` key of a connection token: `ext.auth = { token }`. */
+export const EXT_AUTH = 'auth';
+
+/** A message's place in its channel's history. Offsets compare only within one epoch. */
+export interface StreamPosition {
+  readonly offset: number;
+  readonly epoch: string;
+}
+
+/** The demo price feed's record subjects: `/demo/prices/<SYMBOL>`. */
+export const DEMO_PRICES_PATTERN = '/demo/prices/*';
+const DEMO_PREFIX = '/demo/prices/';
+/** How many demo symbols can exist: three letters, `AAA` to `ZZZ`. */
+export const DEMO_SYMBOL_COUNT = 17_576;
+/** `AAA`, `AAB`, … in order: the demo symbol of index `i` (0-based). */
+export function demoSymbol(i: number): string {
+  const a = String.fromCharCode(65 + (Math.floor(i / 676) % 26));
+  const b = String.fromCharCode(65 + (Math.floor(i / 26) % 26));
+  return a + b + String.fromCharCode(65 + (i % 26));
+}
+export function demoSubject(symbol: string): string {
+  return `${DEMO_PREFIX}${symbol}`;
+}
+
+/** Defaults every side must agree on. */
+export const DEFAULTS = Object.freeze({
+  /** Endpoint path of both transports. */
+  path: '/bayeux',
+  /** ms a `/meta/connect` is held by the server. */
+  timeout: 30_000,
+  /** ms a session without a connect lives on. */
+  maxInterval: 10_000,
+  /** Largest frame or body, bytes. */
+  maxPayloadBytes: 64 * 1024,
+  /** Most messages in one frame or request. */
+  maxBatchMessages: 1_000,
+});

@@ -1,0 +1,120 @@
+/**
+ * The server extension pipeline, as CometD's `BayeuxServer.Extension`: every incoming
+ * message passes each extension's `incoming` before its handler, every meta reply passes
+ * `outgoing` before it is sent, and a `/meta/connect` reply carrying deliveries asks
+ * `connectBatch` for its `ext`. Built-in features negotiated in `ext` (ack, replay, auth)
+ * are extensions like an application's own (`app.bayou.addExtension`).
+ *
+ * Per-recipient work stays off the hot path: no hook runs per delivered message.
+ */
+import type { Message } from '@bayou/protocol';
+import type { MaybePromise } from '../engine/engine.js';
+import type { ServerSession } from '../session/session.js';
+
+/** A reply about to be sent; `ext` may be added or extended. */
+export type Reply = Record<string, unknown> & { channel?: string; ext?: Record<string, unknown> };
+
+export interface Extension {
+  /** Shown in logs when the extension fails. */
+  readonly name: string;
+  /**
+   * A message from a client, before its handler. `session` is the sender's (null for a
+   * handshake or an unknown clientId). Return a Bayeux error string (`"403::denied"`) to
+   * answer the message with that error instead of handling it.
+   */
+  incoming?(message: Message, session: ServerSession | null): MaybePromise<string | undefined | undefined>;
+  /** A meta reply about to go back for `request` (a connect reply only when answered at once). */
+  outgoing?(reply: Reply, request: Message, session: ServerSession | null): void;
+  /**
+   * A held `/meta/connect` is answered carrying `messages` (serialized); `immediate` when it
+   * was answered at once without any. Returns fields to merge into the reply's `ext`.
+   */
+  connectBatch?(
+    session: ServerSession,
+    messages: readonly string[],
+    immediate: boolean,
+  ): Record<string, unknown> | undefined;
+  /** A session ended. */
+  removed?(session: ServerSession): void;
+}
+
+/** Thrown to the caller when an extension itself fails: the message gets a 500 reply. */
+export class ExtensionFailure extends Error {
+  constructor(
+    readonly extension: string,
+    override readonly cause: unknown,
+  ) {
+    super(`extension ${extension} failed`);
+    this.name = 'ExtensionFailure';
+  }
+}
+
+export class ExtensionPipeline {
+  private list: Extension[] = [];
+  private incomingList: Extension[] = [];
+  private outgoingList: Extension[] = [];
+  private batchList: Extension[] = [];
+
+  add(extension: Extension): void {
+    this.list = [...this.list, extension];
+    this.incomingList = this.list.filter((e) => e.incoming !== undefined);
+    this.outgoingList = this.list.filter((e) => e.outgoing !== undefined);
+    this.batchList = this.list.filter((e) => e.connectBatch !== undefined);
+  }
+
+  get size(): number {
+    return this.list.length;
+  }
+
+  /**
+   * Runs `incoming` of each extension in order; returns an error string to refuse the
+   * message, or a promise when an extension answered asynchronously.
+   */
+  incoming(message: Message, session: ServerSession | null, from = 0): MaybePromise<string | undefined> {
+    const list = this.incomingList;
+    for (let i = from; i < list.length; i++) {
+      const ext = list[i] as Extension;
+      let verdict: MaybePromise<string | undefined | undefined>;
+      try {
+        verdict = (ext.incoming as NonNullable<Extension['incoming']>)(message, session);
+      } catch (err) {
+        throw new ExtensionFailure(ext.name, err);
+      }
+      if (verdict instanceof Promise) {
+        return verdict.then(
+          (v) => (typeof v === 'string' ? v : this.incoming(message, session, i + 1)),
+          (err: unknown) => {
+            throw new ExtensionFailure(ext.name, err);
+          },
+        );
+      }
+      if (typeof verdict === 'string') return verdict;
+    }
+    return undefined;
+  }
+
+  outgoing(reply: Reply, request: Message, session: ServerSession | null): void {
+    for (const ext of this.outgoingList) {
+      try {
+        (ext.outgoing as NonNullable<Extension['outgoing']>)(reply, request, session);
+      } catch (err) {
+        throw new ExtensionFailure(ext.name, err);
+      }
+    }
+  }
+
+  /** The `ext` of a connect reply carrying `messages`, serialized, or `undefined`. */
+  connectExt(session: ServerSession, messages: readonly string[], immediate: boolean): string | undefined {
+    if (this.batchList.length === 0) return undefined;
+    let ext: Record<string, unknown> | undefined;
+    for (const e of this.batchList) {
+      const fields = (e.connectBatch as NonNullable<Extension['connectBatch']>)(session, messages, immediate);
+      if (fields !== undefined) ext = ext === undefined ? fields : Object.assign(ext, fields);
+    }
+    return ext === undefined ? undefined : JSON.stringify(ext);
+  }
+
+  removed(session: ServerSession): void {
+    for (const e of this.list) e.removed?.(session);
+  }
+}

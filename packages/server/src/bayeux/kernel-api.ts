@@ -1,0 +1,62 @@
+/**
+ * What the meta handlers may ask of the kernel, as narrow interfaces: each handler takes
+ * the `Pick` of `KernelApi` it uses, and the options it reads. The kernel implements it;
+ * handlers never import the kernel, so dependencies point one way.
+ */
+import type { Message } from '@bayou/protocol';
+import type { FastifyBaseLogger } from 'fastify';
+import type { MaybePromise, StreamPosition } from '../engine/engine.js';
+import type { EventSink, ServiceHandler } from '../kernel/events.js';
+import type { ResolvedOptions } from '../options.js';
+import type { Session } from '../session/session.js';
+import type { RemovalReason } from '../types.js';
+import type { BatchContext } from './batch-context.js';
+
+/** The options the handlers read. */
+export type HandlerOptions = Pick<
+  ResolvedOptions,
+  | 'transports'
+  | 'interval'
+  | 'timeout'
+  | 'authenticate'
+  | 'canSubscribe'
+  | 'canPublish'
+  | 'maxSubscriptionsPerSession'
+>;
+
+export interface KernelApi {
+  readonly options: HandlerOptions;
+  readonly log: FastifyBaseLogger;
+  readonly stats: { messagesIn: number };
+  /** The facade, handed to services as `ctx.bayou`. */
+  readonly app: unknown;
+  readonly connects: {
+    connect(session: Session, message: Message, ctx: BatchContext): void;
+    complete(session: Session, advice?: Record<string, unknown>): void;
+  };
+  readonly outbound: { flush(session: Session): void };
+  /** Whether `channel` is a record subject (clients may not publish there). */
+  isRecordSubject(channel: string): boolean;
+  sessionFor(message: Message, ctx: BatchContext): Session | undefined;
+  /** Replies to `request`; `at` places it in the session's queue (see `routeReply`). */
+  reply(
+    ctx: BatchContext,
+    session: Session | null,
+    request: Message,
+    fields: Record<string, unknown>,
+    at?: number,
+  ): void;
+  /** The session a clientId names, without replying when there is none. */
+  findSession(clientId: unknown): Session | undefined;
+  /** After a successful subscribe reply: the record snapshot, if `name` is a record subject. */
+  subscribed(session: Session, name: string): void;
+  incoming(message: Message, session: Session | null): MaybePromise<string | undefined>;
+  createSession(ctx: BatchContext, message: Message, auth: Record<string, unknown> | null): Session;
+  emitSafe(run: (events: EventSink) => void): boolean;
+  subscribe(session: Session, name: string, message: Message): MaybePromise<string | undefined>;
+  unsubscribe(session: Session, name: string): void;
+  publish(channel: string, data: unknown): MaybePromise<StreamPosition | null>;
+  engineCall(call: () => MaybePromise<unknown>, undo: () => void): MaybePromise<string | undefined>;
+  serviceFor(channel: string): ServiceHandler | undefined;
+  removeSession(session: Session, reason: RemovalReason): void;
+}

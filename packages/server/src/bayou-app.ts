@@ -1,0 +1,208 @@
+/**
+ * The application facade, `app.bayou`: what an application does with a Bayou node —
+ * publish, serve `/service` channels, feed and update records, add extensions, count
+ * subscribers, read presence, and listen to session events. Everything else (sessions,
+ * queues, the index) belongs to the kernel and stays out of reach.
+ */
+import { EventEmitter } from 'node:events';
+import { parseChannel, type StreamPosition } from '@bayou/protocol';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Extension } from './bayeux/extensions.js';
+import type { Engine, PresenceMember } from './engine/engine.js';
+import { BayouError } from './errors.js';
+import type { BayouEvents, ServiceHandler } from './kernel/events.js';
+import { Kernel } from './kernel/kernel.js';
+import type { ResolvedOptions } from './options.js';
+import type { Provider } from './records/provider-registry.js';
+import type { ServerSession } from './session/session.js';
+
+/** Counters for health checks and metrics. */
+export interface BayouStats {
+  readonly sessions: number;
+  readonly messagesIn: number;
+  readonly publishes: number;
+  readonly slowConsumers: number;
+  readonly engineErrors: number;
+  readonly messagesOut: number;
+  readonly bytesOut: number;
+  readonly frames: number;
+  readonly heldLongPolls: number;
+}
+
+const kernels = new WeakMap<BayouApp, Kernel>();
+
+/** The kernel behind a facade: for the plugin and the transports, not exported by the package. */
+export function kernelOf(app: BayouApp): Kernel {
+  return kernels.get(app) as Kernel;
+}
+
+export class BayouApp extends EventEmitter<BayouEvents> {
+  private readonly kernel: Kernel;
+
+  constructor(options: ResolvedOptions, log: FastifyBaseLogger, engine: Engine) {
+    super();
+    this.kernel = new Kernel(options, log, engine, this);
+    this.kernel.app = this;
+    kernels.set(this, this.kernel);
+  }
+
+  /** This node's id (the prefix of the clientIds it issues). */
+  get nodeId(): string {
+    return this.kernel.nodeId;
+  }
+
+  /**
+   * Publishes `data` on a broadcast channel to every subscriber on every node; resolves
+   * with the message's history position (or `null`) once the engine has it.
+   */
+  publish(channel: string, data: unknown): Promise<StreamPosition | null> {
+    const info = parseChannel(channel);
+    if (info === null || info.kind !== 'broadcast' || info.wildcard !== null) {
+      throw new BayouError(
+        'BAYOU_ERR_INVALID_CHANNEL',
+        `cannot publish to "${channel}": not a broadcast channel`,
+      );
+    }
+    if (this.kernel.isRecordSubject(channel)) {
+      throw new BayouError(
+        'BAYOU_ERR_INVALID_CHANNEL',
+        `"${channel}" is a record subject: use updateRecord()`,
+      );
+    }
+    return this.settled(() => this.kernel.publish(channel, data), 'publish');
+  }
+
+  /**
+   * A promise of what the engine did. A failure is logged even when nobody awaits it, so a
+   * fire-and-forget publish during an engine outage cannot crash the process; awaiting
+   * callers still see the rejection.
+   */
+  private settled<T>(call: () => T | Promise<T>, what: string): Promise<T> {
+    let p: Promise<T>;
+    try {
+      p = Promise.resolve(call());
+    } catch (err) {
+      p = Promise.reject(err);
+    }
+    p.catch((err: unknown) => this.kernel.log.warn({ err }, `${what} failed`));
+    return p;
+  }
+
+  /**
+   * Sends `data` on `channel` to one session only (a private message), wherever in the
+   * cluster it lives; resolves `false` when no such session is known.
+   */
+  deliver(session: ServerSession | string, channel: string, data: unknown): Promise<boolean> {
+    const clientId = typeof session === 'string' ? session : session.id;
+    return this.settled(() => this.kernel.deliverTo(clientId, channel, data), 'deliver');
+  }
+
+  /** Serves a `/service/...` channel (or pattern); the handler's result is the reply. */
+  service(channel: string, handler: ServiceHandler<BayouApp>): this {
+    const info = parseChannel(channel);
+    if (info === null || info.kind !== 'service') {
+      throw new BayouError(
+        'BAYOU_ERR_INVALID_CHANNEL',
+        `service channel "${channel}" must start with /service/`,
+      );
+    }
+    if (this.kernel.services.has(channel)) {
+      throw new BayouError('BAYOU_ERR_DUPLICATE_SERVICE', `a handler for "${channel}" is already registered`);
+    }
+    this.kernel.services.set(channel, handler as ServiceHandler);
+    return this;
+  }
+
+  /**
+   * Merges `fields` into the image of a record subject (a channel matching one of the
+   * `records` patterns); subscribers on every node get the changed fields, conflated per
+   * their throttle. Resolves once the engine has the update.
+   */
+  updateRecord(subject: string, fields: Record<string, unknown>): Promise<void> {
+    if (!this.kernel.isRecordSubject(subject) || parseChannel(subject)?.wildcard !== null) {
+      throw new BayouError('BAYOU_ERR_INVALID_CHANNEL', `"${subject}" matches no records pattern`);
+    }
+    return this.settled(() => this.kernel.updateRecord(subject, fields), 'updateRecord');
+  }
+
+  /** The latest image of a record subject as this node holds it, or `null`. */
+  recordImage(subject: string): Readonly<Record<string, unknown>> | null {
+    return this.kernel.records.image(subject);
+  }
+
+  /** Feeds record subjects matching `pattern` on demand (first subscriber → `onRequest`). */
+  provide(pattern: string, provider: Provider): this {
+    const info = parseChannel(pattern);
+    if (info === null || info.kind !== 'broadcast') {
+      throw new BayouError(
+        'BAYOU_ERR_INVALID_CHANNEL',
+        `provider pattern "${pattern}" is not a broadcast channel`,
+      );
+    }
+    if (this.kernel.providers.has(pattern)) {
+      throw new BayouError(
+        'BAYOU_ERR_DUPLICATE_SERVICE',
+        `a provider for "${pattern}" is already registered`,
+      );
+    }
+    this.kernel.providers.add(pattern, provider);
+    return this;
+  }
+
+  /** Adds a server extension to the pipeline (after the built-in ones). */
+  addExtension(extension: Extension): this {
+    this.kernel.extensions.add(extension);
+    return this;
+  }
+
+  /** Subscribers of `channel` on this node, plain and record. */
+  subscriberCount(channel: string): number {
+    return this.kernel.subscriberCount(channel);
+  }
+
+  /** Subscribers of a record subject in the whole cluster (as reported by the engine's presence). */
+  clusterSubscriberCount(channel: string): Promise<number> {
+    return this.kernel.engine.presence.count(channel);
+  }
+
+  /** Cluster-wide member lists of a channel: join on behalf of a session, leave, read. */
+  get presence(): {
+    join(channel: string, session: ServerSession, info?: Record<string, unknown>): Promise<void>;
+    leave(channel: string, session: ServerSession): Promise<void>;
+    members(channel: string): Promise<PresenceMember[]>;
+  } {
+    const presence = this.kernel.engine.presence;
+    return {
+      join: (channel, session, info) =>
+        presence.join(channel, { clientId: session.id, ...(info ? { info } : {}) }),
+      leave: (channel, session) => presence.leave(channel, session.id),
+      members: (channel) => presence.members(channel),
+    };
+  }
+
+  /** A session of this node by clientId. */
+  session(clientId: string): ServerSession | undefined {
+    return this.kernel.findSession(clientId);
+  }
+
+  get sessionCount(): number {
+    return this.kernel.registry.size;
+  }
+
+  stats(): BayouStats {
+    const k = this.kernel;
+    let heldLongPolls = 0;
+    for (const s of k.registry.values()) if (s.held?.poll) heldLongPolls++;
+    return {
+      sessions: k.registry.size,
+      messagesIn: k.stats.messagesIn,
+      publishes: k.stats.publishes,
+      slowConsumers: k.stats.slowConsumers,
+      engineErrors: k.stats.engineErrors,
+      messagesOut: k.outbound.stats.messagesOut,
+      bytesOut: k.outbound.stats.bytesOut,
+      frames: k.outbound.stats.frames,
+      heldLongPolls,
+    };
+  }
+}

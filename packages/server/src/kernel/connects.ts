@@ -1,0 +1,170 @@
+/**
+ * `/meta/connect` as the server lives it: binding a session to the carrier a connect came
+ * on, holding the connect until there is something to send or its `timeout`, answering a
+ * held connect (with what is queued, on long-polling or for sessions whose deliveries
+ * travel only in connect replies), and letting go when a socket or a request goes away.
+ * Long-polls held per browser are capped here (`multiple-clients` advice).
+ */
+import type { Message } from '@bayou/protocol';
+import { type BatchContext, routeReply } from '../bayeux/batch-context.js';
+import type { ExtensionPipeline } from '../bayeux/extensions.js';
+import type { ResolvedOptions } from '../options.js';
+import { BrowserSlots } from '../session/browser-slots.js';
+import type { Outbound } from '../session/outbound.js';
+import type { Session } from '../session/session.js';
+import {
+  type HeldConnect,
+  type PendingPoll,
+  type SocketLink,
+  transition,
+} from '../session/session-lifecycle.js';
+
+export type ConnectOptions = Pick<
+  ResolvedOptions,
+  'timeout' | 'interval' | 'maxInterval' | 'maxSessionsPerBrowser' | 'multiSessionInterval'
+>;
+
+export class Connects {
+  /** The usual connect advice, serialized once. */
+  readonly advice: string;
+  private readonly multipleClientsAdvice: string;
+  private readonly adviceFields: Record<string, unknown>;
+  private readonly browserPolls: BrowserSlots;
+
+  constructor(
+    private readonly options: ConnectOptions,
+    private readonly outbound: Outbound,
+    private readonly extensions: ExtensionPipeline,
+  ) {
+    this.adviceFields = { reconnect: 'retry', interval: options.interval, timeout: options.timeout };
+    this.advice = JSON.stringify(this.adviceFields);
+    this.multipleClientsAdvice = JSON.stringify({
+      reconnect: 'retry',
+      interval: options.multiSessionInterval,
+      'multiple-clients': true,
+    });
+    this.browserPolls = new BrowserSlots(options.maxSessionsPerBrowser);
+  }
+
+  /** A handshake on a WebSocket binds the new session to it, so its replies keep their order. */
+  bindHandshake(session: Session, ctx: BatchContext): void {
+    if (ctx.socket === null) return;
+    transition(
+      session,
+      { type: 'bind-socket', socket: ctx.socket, held: null },
+      Date.now(),
+      this.options.maxInterval,
+    );
+    ctx.bound.push(session);
+  }
+
+  connect(session: Session, message: Message, ctx: BatchContext): void {
+    // A new connect supersedes a held one: that one is answered on its own carrier, with
+    // no deliveries — they go with this connect.
+    if (session.held !== null) this.complete(session, undefined, false);
+    session.transport = ctx.transport;
+    const first = !session.connected;
+    session.connected = true;
+    const clientTimeout = (message.advice as { timeout?: unknown } | undefined)?.timeout;
+    let advice: string | null = first || clientTimeout === 0 ? this.advice : null;
+    if (
+      advice === null &&
+      ctx.poll !== null &&
+      ctx.browserId !== null &&
+      !this.browserPolls.acquire(ctx.browserId)
+    ) {
+      advice = this.multipleClientsAdvice;
+    }
+    const now = Date.now();
+    if (advice !== null) {
+      // Answered at once, carrying no deliveries.
+      if (ctx.socket !== null) this.bindSocket(session, ctx, ctx.socket, null, now);
+      else transition(session, { type: 'detach' }, now, this.options.maxInterval);
+      const ext = this.extensions.connectExt(session, [], true);
+      routeReply(ctx, session, connectReplyJson(message.id, session.id, advice, ext));
+      this.flushSoon(session);
+      return;
+    }
+    // Only the id is kept while the connect is held: the reply is built when it completes.
+    const held = {
+      id: message.id,
+      deadline: now + this.options.timeout,
+      poll: ctx.poll,
+      browserId: ctx.poll !== null ? ctx.browserId : null,
+    };
+    if (ctx.socket !== null) this.bindSocket(session, ctx, ctx.socket, held, now);
+    else {
+      transition(session, { type: 'hold-poll', held }, now, this.options.maxInterval);
+      ctx.held = true;
+    }
+    // Messages already waiting (queued while the client was away) leave now.
+    this.flushSoon(session);
+  }
+
+  /**
+   * Answers the held connect of `session`: with everything queued when on long-polling or
+   * when deliveries travel only in connect replies (unless `withMessages` is false).
+   */
+  complete(session: Session, advice?: Record<string, unknown>, withMessages = true): void {
+    const held = transition(session, { type: 'release' }, Date.now(), this.options.maxInterval);
+    if (held === null) return;
+    if (held.browserId !== null) this.browserPolls.release(held.browserId);
+    const adviceJson =
+      advice === undefined ? this.advice : JSON.stringify({ ...this.adviceFields, ...advice });
+    if (held.poll === null && !session.metaConnectDeliveryOnly) {
+      // A streaming WebSocket: the reply follows whatever was queued before it.
+      session.enqueue(connectReplyJson(held.id, session.id, adviceJson));
+      return;
+    }
+    const messages = withMessages ? session.drain() : [];
+    const ext = this.extensions.connectExt(session, messages, false);
+    messages.push(connectReplyJson(held.id, session.id, adviceJson, ext));
+    if (held.poll !== null) held.poll.respond(messages);
+    else this.outbound.sendFrame(session, messages);
+  }
+
+  /** The WebSocket of `session` closed: keep the session until it expires. */
+  socketClosed(session: Session, link: SocketLink): void {
+    if (session.socket !== link) return;
+    transition(session, { type: 'socket-closed' }, Date.now(), this.options.maxInterval);
+  }
+
+  /** The client went away while its long-poll was held; queued messages wait for the next one. */
+  pollAborted(session: Session, poll: PendingPoll): void {
+    if (session.held?.poll !== poll) return;
+    const held = transition(session, { type: 'release' }, Date.now(), this.options.maxInterval);
+    if (held?.browserId) this.browserPolls.release(held.browserId);
+  }
+
+  private bindSocket(
+    session: Session,
+    ctx: BatchContext,
+    socket: SocketLink,
+    held: HeldConnect | null,
+    now: number,
+  ): void {
+    const fresh = session.socket !== socket;
+    transition(session, { type: 'bind-socket', socket, held }, now, this.options.maxInterval);
+    if (fresh) ctx.bound.push(session);
+  }
+
+  private flushSoon(session: Session): void {
+    if (session.queue.length > 0 && !session.flushScheduled) {
+      session.flushScheduled = true;
+      this.outbound.schedule(session);
+    }
+  }
+}
+
+/** The connect reply, built as text: it is the most frequent reply of all. */
+export function connectReplyJson(
+  id: string | undefined,
+  clientId: string,
+  adviceJson: string,
+  extJson?: string,
+): string {
+  const idPart = id === undefined ? '' : `,"id":${JSON.stringify(id)}`;
+  const extPart = extJson === undefined ? '' : `,"ext":${extJson}`;
+  // clientIds are base64url with a dot, safe inside a JSON string as they are.
+  return `{"channel":"/meta/connect"${idPart},"clientId":"${clientId}","successful":true,"advice":${adviceJson}${extPart}}`;
+}

@@ -1,0 +1,26 @@
+/** The application events and the service handler shape, shared by the kernel and the facade. */
+import type { Message } from '@bayou/protocol';
+import type { ServerSession } from '../session/session.js';
+import type { RemovalReason } from '../types.js';
+
+export interface BayouEvents {
+  session: [session: ServerSession];
+  'session:removed': [session: ServerSession, reason: RemovalReason];
+  subscribe: [session: ServerSession, channel: string];
+  unsubscribe: [session: ServerSession, channel: string];
+}
+
+/** Where the kernel reports application events (the facade, an EventEmitter). */
+export interface EventSink {
+  emit<K extends keyof BayouEvents>(event: K, ...args: BayouEvents[K]): boolean;
+}
+
+export interface ServiceContext<App = unknown> {
+  session: ServerSession;
+  message: Message;
+  /** The application facade (`app.bayou`). */
+  bayou: App;
+}
+
+/** Serves a `/service/...` channel: the returned value (or promise) is the answer. */
+export type ServiceHandler<App = unknown> = (data: unknown, ctx: ServiceContext<App>) => unknown;

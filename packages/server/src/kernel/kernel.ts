@@ -1,0 +1,450 @@
+/**
+ * The protocol kernel of one node: sessions, subscriptions, connects, the extension
+ * pipeline and the link to the engine. Applications never see it (they use the facade,
+ * `app.bayou`); meta handlers and transports reach it through the small interfaces in
+ * `bayeux/kernel-api.ts`. It is also the engine's `EngineNode`: publications from the
+ * cluster arrive in `deliver`, forwarded batches in `forwarded`.
+ */
+import { randomBytes } from 'node:crypto';
+import { formatError, type Message, parseChannel } from '@bayou/protocol';
+import type { FastifyBaseLogger } from 'fastify';
+import { type BatchContext, replyTo, routeReply } from '../bayeux/batch-context.js';
+import { processBatch } from '../bayeux/dispatcher.js';
+import { ExtensionFailure, ExtensionPipeline } from '../bayeux/extensions.js';
+import type { KernelApi } from '../bayeux/kernel-api.js';
+import { SubscriptionIndex } from '../channels/subscription-index.js';
+import type {
+  Engine,
+  EngineNode,
+  ForwardRequest,
+  ForwardResponse,
+  HistoryPolicy,
+  MaybePromise,
+  Publication,
+  StreamPosition,
+} from '../engine/engine.js';
+import { AckExtension } from '../extensions/ack-extension.js';
+import type { ResolvedOptions } from '../options.js';
+import { ProviderRegistry } from '../records/provider-registry.js';
+import { recordEncoding } from '../records/record-codec.js';
+import { readRecordRequest } from '../records/record-options.js';
+import { RecordStore } from '../records/record-store.js';
+import { Outbound } from '../session/outbound.js';
+import type { ServerSession, Session, SessionHost } from '../session/session.js';
+import { transition } from '../session/session-lifecycle.js';
+import { ownerOf, SessionRegistry, type SweepHandler } from '../session/session-registry.js';
+import type { RemovalReason } from '../types.js';
+import { Connects } from './connects.js';
+import type { EventSink, ServiceHandler } from './events.js';
+import { errorFor } from './hooks.js';
+import { ServiceRegistry } from './service-registry.js';
+
+export interface KernelStats {
+  messagesIn: number;
+  slowConsumers: number;
+  publishes: number;
+  engineErrors: number;
+}
+
+export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi {
+  readonly nodeId = randomBytes(6).toString('base64url');
+  readonly registry: SessionRegistry;
+  readonly index = new SubscriptionIndex();
+  readonly records: RecordStore;
+  readonly providers: ProviderRegistry;
+  readonly outbound: Outbound;
+  readonly connects: Connects;
+  readonly extensions = new ExtensionPipeline();
+  readonly services = new ServiceRegistry();
+  readonly stats: KernelStats = { messagesIn: 0, slowConsumers: 0, publishes: 0, engineErrors: 0 };
+  readonly maxQueuedMessages: number;
+  /** The facade handed to service handlers as `ctx.bayou`. */
+  app: unknown = null;
+
+  constructor(
+    readonly options: ResolvedOptions,
+    readonly log: FastifyBaseLogger,
+    readonly engine: Engine,
+    readonly events: EventSink,
+  ) {
+    this.maxQueuedMessages = options.maxQueuedMessages;
+    this.registry = new SessionRegistry(this, options.maxInterval, this.nodeId);
+    this.records = new RecordStore(new Map(options.records.map((p) => [p.pattern, p])));
+    this.providers = new ProviderRegistry(
+      { lingerMs: options.providerLinger, leaseMs: options.providerLease },
+      engine.leases,
+      engine.presence,
+      log,
+      (subject) => {
+        this.records.discarded(subject);
+        void engine.broker.dropRecord(subject).catch(() => undefined);
+      },
+    );
+    this.outbound = new Outbound(
+      (s) => this.connects.complete(s),
+      (s) => this.dropSlowConsumer(s),
+      options.maxBufferedBytes,
+      options.longPollDelay,
+    );
+    this.connects = new Connects(options, this.outbound, this.extensions);
+    this.extensions.add(
+      new AckExtension(
+        (s) => queueMicrotask(() => this.dropSlowConsumer(s as Session)),
+        options.maxQueuedMessages,
+      ),
+    );
+  }
+
+  /** The broker channel that carries direct deliveries to this node's sessions. */
+  private get inbox(): string {
+    return `${NODE_INBOX_PREFIX}${this.nodeId}`;
+  }
+
+  async start(): Promise<void> {
+    await this.engine.start(this);
+    await this.engine.broker.subscribe(this.inbox);
+    this.registry.startSweeping(this.options.sweepInterval, this);
+    this.providers.startRenewing();
+  }
+
+  async close(): Promise<void> {
+    this.registry.stopSweeping();
+    this.providers.close();
+    for (const session of [...this.registry.values()]) this.removeSession(session, 'shutdown');
+    this.records.close();
+    await this.engine.close();
+  }
+
+  // ---- the batch path ----------------------------------------------------------------
+
+  handleBatch(messages: unknown[], ctx: BatchContext, scanForProto: boolean): void | Promise<void> {
+    return processBatch(this, messages, ctx, scanForProto);
+  }
+
+  /** The session a message names, or `undefined` after replying `402::session_unknown`. */
+  sessionFor(message: Message, ctx: BatchContext): Session | undefined {
+    const session = this.registry.get(message.clientId);
+    if (session !== undefined && session.state !== 'removed') {
+      ctx.session = session;
+      return session;
+    }
+    this.reply(ctx, null, message, {
+      successful: false,
+      error: formatError('sessionUnknown'),
+      advice: { reconnect: 'handshake', interval: 0 },
+    });
+    return undefined;
+  }
+
+  /** Whether a clientId belongs to another node (a long-poll to forward there). */
+  ownedElsewhere(clientId: unknown): string | null {
+    if (typeof clientId !== 'string') return null;
+    const owner = ownerOf(clientId);
+    return owner !== null && owner !== this.nodeId ? owner : null;
+  }
+
+  /** Builds a reply to `request`, runs the outgoing extensions and routes it. */
+  reply(
+    ctx: BatchContext,
+    session: Session | null,
+    request: Message,
+    fields: Record<string, unknown>,
+    at?: number,
+  ): void {
+    const reply = replyTo(request, fields);
+    if (request.channel.startsWith('/meta/')) {
+      try {
+        this.extensions.outgoing(reply, request, session);
+      } catch (err) {
+        this.log.error({ err }, (err as Error).message);
+      }
+    }
+    routeReply(ctx, session, JSON.stringify(reply), at);
+  }
+
+  findSession(clientId: unknown): Session | undefined {
+    const session = this.registry.get(clientId);
+    return session?.state === 'removed' ? undefined : session;
+  }
+
+  isRecordSubject(channel: string): boolean {
+    return this.records.patternFor(channel) !== undefined;
+  }
+
+  /** After the subscribe reply went out: a record subscriber gets the image. */
+  subscribed(session: Session, name: string): void {
+    if (parseChannel(name)?.wildcard === null) this.records.sendSnapshotTo(session, name);
+  }
+
+  /** Runs the incoming extensions; an error string refuses the message. */
+  incoming(message: Message, session: Session | null): MaybePromise<string | undefined> {
+    if (this.extensions.size === 0) return undefined;
+    try {
+      const verdict = this.extensions.incoming(message, session);
+      if (verdict instanceof Promise) return verdict.catch((err: unknown) => this.extensionFailed(err));
+      return verdict;
+    } catch (err) {
+      return this.extensionFailed(err);
+    }
+  }
+
+  private extensionFailed(err: unknown): string {
+    const cause = err instanceof ExtensionFailure ? err.cause : err;
+    return errorFor(cause, this.log, err instanceof ExtensionFailure ? err.message : 'extension');
+  }
+
+  createSession(ctx: BatchContext, message: Message, auth: Record<string, unknown> | null): Session {
+    const session = this.registry.create(ctx.transport);
+    session.browserId = ctx.browserId;
+    session.handshakeExt = message.ext;
+    session.auth = auth;
+    this.connects.bindHandshake(session, ctx);
+    ctx.session = session;
+    return session;
+  }
+
+  /** Emits an application event; a listener that throws is logged and reported as `false`. */
+  emitSafe(run: (events: EventSink) => void): boolean {
+    try {
+      run(this.events);
+      return true;
+    } catch (err) {
+      this.log.error({ err }, 'event listener failed');
+      return false;
+    }
+  }
+
+  // ---- subscriptions -------------------------------------------------------------------
+
+  /** Subscribes `session` to `name`; resolves with an error string when the engine failed. */
+  subscribe(session: Session, name: string, message: Message): MaybePromise<string | undefined> {
+    const info = parseChannel(name);
+    // A wildcard is never a record subject, even when it equals a record pattern.
+    const pattern = info?.wildcard === null ? this.records.patternFor(name) : undefined;
+    if (pattern !== undefined) {
+      session.subscriptions.add(name);
+      const first = this.records.subscribe(
+        session,
+        name,
+        pattern,
+        readRecordRequest(message.ext),
+        recordEncoding(session),
+      );
+      if (!first) return undefined;
+      return this.firstRecordSubscriber(session, name);
+    }
+    if (session.subscriptions.has(name)) return undefined;
+    if (!this.index.add(name, session)) return undefined;
+    return this.engineCall(
+      () => this.engine.broker.subscribe(name),
+      () => {
+        this.index.remove(name, session);
+      },
+    );
+  }
+
+  unsubscribe(session: Session, name: string): void {
+    if (!session.subscriptions.has(name)) return;
+    this.dropSubscription(session, name);
+  }
+
+  private firstRecordSubscriber(session: Session, subject: string): MaybePromise<string | undefined> {
+    const undo = (): void => {
+      session.subscriptions.delete(subject);
+      if (this.records.unsubscribe(session, subject)) this.lastRecordSubscriber(subject);
+    };
+    const steps: Promise<unknown>[] = [];
+    const interest = this.engine.broker.subscribe(subject);
+    if (interest instanceof Promise) steps.push(interest);
+    // In a cluster the image may live on another node: fetch it once.
+    if (!this.records.hasImage(subject)) {
+      steps.push(
+        this.engine.broker.recordImage(subject).then((image) => {
+          if (image !== null && !this.records.hasImage(subject)) this.records.apply(subject, image);
+        }),
+      );
+    }
+    const providing = this.providers.subscribed(subject);
+    if (providing !== undefined) steps.push(providing);
+    if (steps.length === 0) return undefined;
+    return Promise.all(steps).then(
+      () => undefined,
+      (err: unknown) => {
+        undo();
+        return errorFor(err, this.log, 'record subscription');
+      },
+    );
+  }
+
+  private lastRecordSubscriber(subject: string): void {
+    this.providers.unsubscribed(subject);
+    void Promise.resolve(this.engine.broker.unsubscribe(subject)).catch(() => undefined);
+  }
+
+  private dropSubscription(session: Session, name: string): void {
+    if (this.records.unsubscribe(session, name)) this.lastRecordSubscriber(name);
+    session.subscriptions.delete(name);
+    if (this.index.remove(name, session)) {
+      void Promise.resolve(this.engine.broker.unsubscribe(name)).catch(() => undefined);
+    }
+  }
+
+  /** Local subscribers of `channel`, plain and record. */
+  subscriberCount(channel: string): number {
+    return this.index.subscriberCount(channel) + this.records.subscriberCount(channel);
+  }
+
+  // ---- publishing and delivery -----------------------------------------------------------
+
+  /** Hands a broadcast to the engine; resolves with its position once the engine has it. */
+  publish(channel: string, data: unknown): MaybePromise<StreamPosition | null> {
+    this.stats.publishes++;
+    return this.engine.broker.publish(channel, JSON.stringify({ channel, data }), this.historyFor(channel));
+  }
+
+  /** Merges `fields` into record `subject` cluster-wide; resolves once the engine has it. */
+  updateRecord(subject: string, fields: Record<string, unknown>): MaybePromise<void> {
+    const changed = this.records.diff(subject, fields);
+    if (changed === null) return undefined;
+    return this.engine.broker.publishRecord(subject, JSON.stringify(changed));
+  }
+
+  historyFor(_channel: string): HistoryPolicy {
+    return NO_HISTORY;
+  }
+
+  /**
+   * Sends `data` on `channel` to one session only (a private message, a notice), on
+   * whichever node owns it: directly when it is here, else through the engine to its node.
+   */
+  deliverTo(clientId: string, channel: string, data: unknown): MaybePromise<boolean> {
+    const json = JSON.stringify({ channel, data });
+    const local = this.findSession(clientId);
+    if (local !== undefined) {
+      local.enqueue(json);
+      return true;
+    }
+    const owner = this.ownedElsewhere(clientId);
+    if (owner === null) return false;
+    const payload = JSON.stringify({ to: clientId, message: json });
+    const sent = this.engine.broker.publish(`${NODE_INBOX_PREFIX}${owner}`, payload, NO_HISTORY);
+    return sent instanceof Promise ? sent.then(() => true) : true;
+  }
+
+  /** A publication from the engine, for this node's subscribers. */
+  deliver(publication: Publication): void {
+    if (publication.channel === this.inbox) {
+      const { to, message } = JSON.parse(publication.payload) as { to: string; message: string };
+      this.findSession(to)?.enqueue(message);
+      return;
+    }
+    if (publication.record === true) {
+      this.records.apply(publication.channel, JSON.parse(publication.payload) as Record<string, unknown>);
+      return;
+    }
+    this.index.deliver(publication);
+  }
+
+  /** Runs an engine call; its failure undoes what was done and becomes `503::engine_unavailable`. */
+  engineCall(call: () => MaybePromise<unknown>, undo: () => void): MaybePromise<string | undefined> {
+    const failed = (err: unknown): string => {
+      this.stats.engineErrors++;
+      this.log.warn({ err }, 'engine call failed');
+      undo();
+      return formatError('engineUnavailable');
+    };
+    try {
+      const r = call();
+      return r instanceof Promise ? r.then(() => undefined, failed) : undefined;
+    } catch (err) {
+      return failed(err);
+    }
+  }
+
+  // ---- cluster -----------------------------------------------------------------------------
+
+  /** A long-poll batch another node received for a session of this node. */
+  async forwarded(request: ForwardRequest): Promise<ForwardResponse> {
+    if (this.forwardHandler === null) return { status: 503, body: '[]' };
+    return this.forwardHandler(request);
+  }
+
+  isAlive(nodeId: string): MaybePromise<boolean> {
+    return this.engine.directory.isAlive(nodeId);
+  }
+
+  forward(nodeId: string, request: ForwardRequest): Promise<ForwardResponse> {
+    return this.engine.directory.forward(nodeId, request);
+  }
+
+  /** Set by the long-polling transport, which knows how to run a batch without a socket. */
+  forwardHandler: ((request: ForwardRequest) => Promise<ForwardResponse>) | null = null;
+
+  // ---- sessions ends -------------------------------------------------------------------------
+
+  removeSession(session: Session, reason: RemovalReason): void {
+    if (session.state === 'removed') return;
+    if (session.held !== null) {
+      const advice = reason === 'shutdown' ? { reconnect: 'retry' } : { reconnect: 'handshake' };
+      this.connects.complete(session, advice);
+    }
+    transition(session, { type: 'remove' }, Date.now(), this.options.maxInterval);
+    this.registry.delete(session);
+    for (const name of [...session.subscriptions]) this.dropSubscription(session, name);
+    session.queue = [];
+    this.extensions.removed(session);
+    this.emitSafe((e) => e.emit('session:removed', session as ServerSession, reason));
+  }
+
+  scheduleFlush(session: Session): void {
+    this.outbound.schedule(session);
+  }
+
+  overflow(session: Session): boolean {
+    if (session.socket !== null) {
+      // A WebSocket drains every turn; a burst larger than the queue goes out early, and
+      // the socket's own buffer (maxBufferedBytes) decides whether the reader is slow.
+      this.outbound.flush(session);
+      if (session.state !== 'removed' && session.queue.length < this.maxQueuedMessages) return true;
+      if (session.state !== 'removed') this.dropSlowConsumer(session);
+      return false;
+    }
+    this.dropSlowConsumer(session);
+    return false;
+  }
+
+  dropSlowConsumer(session: Session): void {
+    if (session.state === 'removed') return;
+    this.stats.slowConsumers++;
+    this.log.warn({ clientId: session.id }, 'slow consumer: queue limit reached, session dropped');
+    // What it could not take is dropped; a held connect is told to handshake again.
+    session.queue = [];
+    session.socket?.end(1008, 'slow consumer');
+    this.removeSession(session, 'slow-consumer');
+  }
+
+  connectTimedOut(session: Session): void {
+    this.connects.complete(session);
+  }
+
+  sessionExpired(session: Session): void {
+    this.removeSession(session, 'timeout');
+  }
+
+  /** Graceful shutdown: answer held connects with `retry` and flush what is queued. */
+  drainForShutdown(): void {
+    this.registry.stopSweeping();
+    for (const session of this.registry.values()) {
+      if (session.held !== null) this.connects.complete(session, { reconnect: 'retry', interval: 0 });
+      this.outbound.flush(session);
+    }
+  }
+
+  serviceFor(channel: string): ServiceHandler | undefined {
+    return this.services.lookup(channel);
+  }
+}
+
+const NO_HISTORY: HistoryPolicy = { size: 0, ttlMs: 0 };
+/** Broker channels named after nodes carry direct deliveries; clients cannot subscribe to them. */
+const NODE_INBOX_PREFIX = '/~node/';

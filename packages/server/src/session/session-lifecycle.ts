@@ -1,0 +1,146 @@
+/**
+ * The life of a server session as one state machine, as the client's `state.ts` is:
+ *
+ *   handshaken ──connect──▶ polling (a connect held on a long-poll request)
+ *        │                  socket  (bound to a WebSocket; a connect may be held on it)
+ *        │                     │
+ *        │      answered, aborted, socket closed
+ *        │                     ▼
+ *        └──────────────▶ expiring (no carrier; removed at `expiresAt` unless a connect comes)
+ *                              │
+ *                              ▼
+ *                           removed
+ *
+ * `transition` is the only writer of the state, the carrier, the held connect and the
+ * deadlines; everything else reads them. An illegal transition is a programmer error and
+ * throws, so a bug shows at once instead of as a session that never expires.
+ */
+
+/** A WebSocket as the session sees it. */
+export interface SocketLink {
+  send(frame: string): void;
+  readonly bufferedAmount: number;
+  /** Ends the link; `code`/`reason` as in a WebSocket close. */
+  end(code: number, reason: string): void;
+}
+
+/** A held long-poll request; `respond` writes one Bayeux array of JSON strings and ends it. */
+export interface PendingPoll {
+  respond(messages: string[]): void;
+}
+
+export interface HeldConnect {
+  /** The `id` of the held connect; its reply is built when it completes. */
+  readonly id: string | undefined;
+  /** When the sweep answers it if nothing else did. */
+  readonly deadline: number;
+  /** `null` when the connect is held on a WebSocket. */
+  readonly poll: PendingPoll | null;
+  readonly browserId: string | null;
+}
+
+export type SessionState = 'handshaken' | 'polling' | 'socket' | 'expiring' | 'removed';
+
+/** What may follow what. */
+export const TRANSITIONS: Readonly<Record<SessionState, readonly SessionState[]>> = Object.freeze({
+  handshaken: ['polling', 'socket', 'expiring', 'removed'],
+  polling: ['expiring', 'removed'],
+  socket: ['socket', 'polling', 'expiring', 'removed'],
+  expiring: ['expiring', 'polling', 'socket', 'removed'],
+  removed: [],
+});
+
+export type LifecycleEvent =
+  /** A connect held on a long-poll request until `deadline`. */
+  | { readonly type: 'hold-poll'; readonly held: HeldConnect }
+  /** Bound to `socket`, with a connect held on it (`held`) or none. */
+  | { readonly type: 'bind-socket'; readonly socket: SocketLink; readonly held: HeldConnect | null }
+  /** The held connect was answered (or aborted); the carrier, if a socket, stays. */
+  | { readonly type: 'release' }
+  /** A connect answered at once on a long-poll: no carrier until the next one. */
+  | { readonly type: 'detach' }
+  /** The socket went away. */
+  | { readonly type: 'socket-closed' }
+  | { readonly type: 'remove' };
+
+export interface Lifecycle {
+  state: SessionState;
+  socket: SocketLink | null;
+  held: HeldConnect | null;
+  /** When the session expires if no connect is held. */
+  expiresAt: number;
+}
+
+export class IllegalTransition extends Error {
+  constructor(from: SessionState, to: SessionState, event: string) {
+    super(`illegal session transition ${from} → ${to} (${event})`);
+    this.name = 'IllegalTransition';
+  }
+}
+
+function move(l: Lifecycle, to: SessionState, event: LifecycleEvent): void {
+  if (!TRANSITIONS[l.state].includes(to)) throw new IllegalTransition(l.state, to, event.type);
+  l.state = to;
+}
+
+/**
+ * Applies `event` at time `now`; `maxInterval` is how long a session without a carrier
+ * lives. Returns the connect the event released, if any, for the caller to answer.
+ */
+export function transition(
+  l: Lifecycle,
+  event: LifecycleEvent,
+  now: number,
+  maxInterval: number,
+): HeldConnect | null {
+  const released = l.held;
+  switch (event.type) {
+    case 'hold-poll':
+      move(l, 'polling', event);
+      l.held = event.held;
+      l.socket = null;
+      l.expiresAt = Number.POSITIVE_INFINITY;
+      return released;
+    case 'bind-socket':
+      move(l, 'socket', event);
+      l.socket = event.socket;
+      l.held = event.held;
+      l.expiresAt = event.held === null ? now + maxInterval : Number.POSITIVE_INFINITY;
+      return released;
+    case 'release':
+      if (l.held === null) return null;
+      l.held = null;
+      l.expiresAt = now + maxInterval;
+      if (l.state === 'polling') move(l, 'expiring', event);
+      return released;
+    case 'detach':
+      if (l.held !== null) throw new IllegalTransition(l.state, 'expiring', 'detach with a held connect');
+      move(l, 'expiring', event);
+      l.socket = null;
+      l.expiresAt = now + maxInterval;
+      return null;
+    case 'socket-closed':
+      if (l.socket === null) return null;
+      l.socket = null;
+      if (l.state === 'socket') {
+        move(l, 'expiring', event);
+        l.held = null;
+        l.expiresAt = now + maxInterval;
+        return released;
+      }
+      return null;
+    case 'remove':
+      if (l.state === 'removed') return null;
+      move(l, 'removed', event);
+      l.held = null;
+      l.socket = null;
+      return released;
+  }
+}
+
+/** What the shared sweep must do with a session at `now`. */
+export function due(l: Lifecycle, now: number): 'answer' | 'expire' | null {
+  if (l.state === 'removed') return null;
+  if (l.held !== null) return now >= l.held.deadline ? 'answer' : null;
+  return now >= l.expiresAt ? 'expire' : null;
+}

@@ -1,0 +1,23 @@
+/** What the transports need of the kernel: a batch handler and word of their carriers going away. */
+import type { FastifyBaseLogger } from 'fastify';
+import type { BatchContext } from '../bayeux/batch-context.js';
+import type { ForwardRequest, ForwardResponse, MaybePromise } from '../engine/engine.js';
+import type { Session } from '../session/session.js';
+import type { PendingPoll, SocketLink } from '../session/session-lifecycle.js';
+
+export interface TransportKernel {
+  readonly log: FastifyBaseLogger;
+  handleBatch(messages: unknown[], ctx: BatchContext, scanForProto: boolean): void | Promise<void>;
+  readonly connects: {
+    socketClosed(session: Session, link: SocketLink): void;
+    pollAborted(session: Session, poll: PendingPoll): void;
+  };
+  readonly outbound: { countResponse(messages: number, bytes: number): void };
+  /** The node owning a clientId when it is not this one. */
+  ownedElsewhere(clientId: unknown): string | null;
+  /** Whether that node is alive (its sessions can be reached by forwarding). */
+  isAlive(nodeId: string): MaybePromise<boolean>;
+  forward(nodeId: string, request: ForwardRequest): Promise<ForwardResponse>;
+  /** Where batches forwarded by other nodes are run. */
+  forwardHandler: ((request: ForwardRequest) => Promise<ForwardResponse>) | null;
+}
