@@ -16,6 +16,8 @@ export const ErrorCodes = {
   BAYOU_ERR_DUPLICATE_SERVICE: 'BAYOU_ERR_DUPLICATE_SERVICE',
   /** A config file that cannot be read or parsed. */
   BAYOU_ERR_CONFIG: 'BAYOU_ERR_CONFIG',
+  /** A JWKS that cannot be fetched or holds no usable key. */
+  BAYOU_ERR_JWKS: 'BAYOU_ERR_JWKS',
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;
@@ -39,5 +41,26 @@ export class BayeuxReplyError extends Error {
     super(bayeuxError);
     this.name = 'BayeuxReplyError';
     this.bayeuxError = bayeuxError;
+  }
+}
+
+/** Why a handshake token was refused; `expired` is the only one a client can fix by itself. */
+export type TokenProblem = 'missing' | 'malformed' | 'invalid' | 'expired';
+
+/**
+ * Thrown (or rejected) by the token `authenticate` hook: the handshake is denied with
+ * `bayeuxError` and the reply carries `advice` — `reconnect: 'handshake'` for an expired
+ * token (the client fetches a new one and handshakes again), `'none'` otherwise.
+ * `problem` may go to the client in `ext.auth.error` and to metrics.
+ */
+export class HandshakeDeniedError extends BayeuxReplyError {
+  readonly advice: { reconnect: 'none' | 'handshake'; interval: number };
+  readonly problem: TokenProblem;
+  constructor(problem: TokenProblem, detail: string) {
+    super('403::handshake_denied');
+    this.name = 'HandshakeDeniedError';
+    this.problem = problem;
+    this.advice = { reconnect: problem === 'expired' ? 'handshake' : 'none', interval: 0 };
+    this.message = `handshake denied: ${detail}`;
   }
 }

@@ -1,4 +1,20 @@
 export {
+  type Action,
+  type AuthHooks,
+  type AuthOptions,
+  authExpiresAt,
+  type ChannelPermissions,
+  type ChannelRule,
+  covers,
+  createAuthHooks,
+  createChannelPolicy,
+  createTokenVerifier,
+  type TokenAuth,
+  type TokenOptions,
+  tokenOf,
+  type Who,
+} from './auth/index.js';
+export {
   Bayou,
   type BayouEvents,
   type RemovalReason,
@@ -25,7 +41,14 @@ export type {
 } from './engine/engine.js';
 export { MemoryBus } from './engine/memory/memory-bus.js';
 export { MemoryEngine, type MemoryEngineOptions } from './engine/memory/memory-engine.js';
-export { BayeuxReplyError, BayouError, type ErrorCode, ErrorCodes } from './errors.js';
+export {
+  BayeuxReplyError,
+  BayouError,
+  type ErrorCode,
+  ErrorCodes,
+  HandshakeDeniedError,
+  type TokenProblem,
+} from './errors.js';
 export { type BayouPluginOptions, bayou, bayou as default } from './http/plugin.js';
 export {
   type AuthenticateHook,
