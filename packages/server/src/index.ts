@@ -50,6 +50,7 @@ export {
   type TokenProblem,
 } from './errors.js';
 export { type BayouPluginOptions, bayou, bayou as default } from './http/plugin.js';
+export { keyMatches, type PublishApiOptions, publishApi } from './http/publish-api.js';
 export {
   type AuthenticateHook,
   type BayouOptions,
