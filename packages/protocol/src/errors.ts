@@ -14,6 +14,10 @@ export const BayeuxErrors = {
   publishDenied: { code: 403, message: 'publish_denied' },
   /** The session holds as many subscriptions as allowed; args give the limit. */
   subscriptionLimit: { code: 403, message: 'subscription_limit' },
+  /** Too many sessions from one client address; args give the limit. */
+  sessionLimit: { code: 403, message: 'session_limit' },
+  /** Too many publishes (args: the channel) or handshakes (args: `handshake`) too fast. */
+  rateLimited: { code: 429, message: 'rate_limited' },
   /** The message has no `channel`. */
   channelMissing: { code: 400, message: 'channel_missing' },
   /** The channel name breaks the grammar, or may not be used in this place. */
