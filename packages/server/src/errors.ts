@@ -16,8 +16,6 @@ export const ErrorCodes = {
   BAYOU_ERR_DUPLICATE_SERVICE: 'BAYOU_ERR_DUPLICATE_SERVICE',
   /** A config file that cannot be read or parsed. */
   BAYOU_ERR_CONFIG: 'BAYOU_ERR_CONFIG',
-  /** A JWKS that cannot be fetched or holds no usable key. */
-  BAYOU_ERR_JWKS: 'BAYOU_ERR_JWKS',
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;

@@ -21,6 +21,15 @@ export {
   type ServiceContext,
   type ServiceHandler,
 } from './bayou.js';
+export {
+  type BayouConfig,
+  type BuiltServer,
+  buildServer,
+  defineConfig,
+  FLAGS,
+  type LogFormat,
+  resolveCli,
+} from './config/index.js';
 export { type BayouServer, type CreateServerOptions, createServer } from './create-server.js';
 export type {
   Broker,
@@ -51,6 +60,14 @@ export {
 } from './errors.js';
 export { type BayouPluginOptions, bayou, bayou as default } from './http/plugin.js';
 export { keyMatches, type PublishApiOptions, publishApi } from './http/publish-api.js';
+export {
+  defaultLimits,
+  Limiter,
+  type LimiterStats,
+  type LimitOptions,
+  type LimitReply,
+  resolveLimits,
+} from './limits/index.js';
 export {
   type AuthenticateHook,
   type BayouOptions,
