@@ -7,7 +7,8 @@
 FROM node:20-bookworm-slim AS build
 WORKDIR /src
 COPY . .
-RUN npx -y pnpm@10.34.9 install --frozen-lockfile --filter "@bayou/server..." \
+# The root project (`bayou`) brings the TypeScript compiler.
+RUN npx -y pnpm@10.34.9 install --frozen-lockfile --filter bayou --filter "@bayou/server..." \
  && npx -y pnpm@10.34.9 --filter "@bayou/server..." run build \
  && npx -y pnpm@10.34.9 --filter @bayou/server deploy --prod --legacy /out
 
