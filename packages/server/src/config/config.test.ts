@@ -1,6 +1,6 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BayouError } from '../errors.js';
 import { FLAGS, parseEnv, parseFlags, UsageError, usage } from './flags.js';
@@ -85,6 +85,14 @@ describe('parseEnv', () => {
     expect(parseEnv({ BAYOU_PORT: '82' }).layer).toEqual({ port: 82 });
     expect(() => parseEnv({ PORT: 'x' })).toThrow('PORT must be 0-65535, got "x"');
     expect(() => parseEnv({ BAYOU_JWT_SECRET: '' })).not.toThrow();
+  });
+
+  it('the README documents every flag with its variables', () => {
+    const readme = readFileSync(resolve(import.meta.dirname, '../../README.md'), 'utf8');
+    for (const f of FLAGS) {
+      expect(readme).toContain(`\`--${f.flag}`);
+      for (const e of f.env) expect(readme).toContain(`\`${e}\``);
+    }
   });
 
   it('every flag has a BAYOU_ variable', () => {
