@@ -7,6 +7,7 @@ import { createTokenVerifier } from './token-verifier.js';
 
 const secret = 'a-test-secret-that-is-at-least-32-chars';
 const key = new TextEncoder().encode(secret);
+type PrivateKey = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
 const inAnHour = () => Math.floor(Date.now() / 1000) + 3600;
 
 function hs256(claims: Record<string, unknown>, k: Uint8Array = key): Promise<string> {
@@ -89,7 +90,7 @@ describe('createTokenVerifier with a JWKS URL', () => {
   let server: Server;
   let url: string;
   let fetches = 0;
-  const keys: { kid: string; privateKey: CryptoKey; jwk: Record<string, unknown> }[] = [];
+  const keys: { kid: string; privateKey: PrivateKey; jwk: Record<string, unknown> }[] = [];
 
   async function addKey(kid: string, alg: 'RS256' | 'ES256'): Promise<void> {
     const { privateKey, publicKey } = await generateKeyPair(alg);
@@ -100,7 +101,7 @@ describe('createTokenVerifier with a JWKS URL', () => {
     const k = keys.find((x) => x.kid === kid);
     return new SignJWT(claims)
       .setProtectedHeader({ alg, kid })
-      .sign((k as { privateKey: CryptoKey }).privateKey);
+      .sign((k as { privateKey: PrivateKey }).privateKey);
   }
 
   beforeAll(async () => {
