@@ -41,10 +41,25 @@ export const BayeuxErrors = {
 
 export type BayeuxErrorName = keyof typeof BayeuxErrors;
 
+/** Longest argument echoed in an error: a hostile channel name is not sent back whole. */
+const MAX_ARG_LENGTH = 256;
+const UNSAFE = /[:,\u0000-\u001f]/g;
+
+/**
+ * One argument as it may appear in an error string: `:` and `,` (the separators) and
+ * control characters become `_`, and it is cut at 256 characters, so an attacker-chosen
+ * channel name cannot break the `code:args:message` form or bloat the reply.
+ */
+function safeArg(value: string | number): string {
+  const text = String(value);
+  if (text.length <= MAX_ARG_LENGTH && !/[:,\u0000-\u001f]/.test(text)) return text;
+  return text.slice(0, MAX_ARG_LENGTH).replace(UNSAFE, '_');
+}
+
 /** Formats an error string: `formatError('subscribeDenied', ['/a'])` → `403:/a:subscribe_denied`. */
 export function formatError(name: BayeuxErrorName, args: readonly (string | number)[] = []): string {
   const e = BayeuxErrors[name];
-  return `${e.code}:${args.join(',')}:${e.message}`;
+  return `${e.code}:${args.map(safeArg).join(',')}:${e.message}`;
 }
 
 export interface ParsedError {

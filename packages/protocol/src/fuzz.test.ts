@@ -67,6 +67,8 @@ const mutatedText = fc
   });
 
 function isBayeuxError(text: string): boolean {
+  // Exactly three parts: the arguments never carry a separator of their own.
+  if (!/^\d{3}:[^:]*:[a-z_]+$/.test(text)) return false;
   const parsed = parseError(text);
   return parsed !== null && parsed.code >= 400 && parsed.code < 600 && parsed.message.length > 0;
 }
