@@ -98,4 +98,19 @@ describe('createAuthHooks', () => {
     expect(h.canPublish?.(session(null), '/ro/x', msg)).toBe(false);
     expect(h.canPublish?.(session(null), '/rw', msg)).toBe(true);
   });
+
+  it('refreshes the token of a session when the new one verifies and names the same sub', async () => {
+    const h = createAuthHooks({ tokens: { secret } });
+    const soon = Math.floor(Date.now() / 1000) + 60;
+    const s = session({ sub: 'ada', exp: 1, subscribe: ['/old/*'], claims: {}, room: 'kept' });
+    const fresh = await token({ sub: 'ada', exp: soon + 600, bayou: { publish: ['/p'] } });
+    const connect = (t: string) => ({ channel: '/meta/connect', ext: { auth: { token: t } } }) as Message;
+    expect(await h.refresh(s, connect(fresh))).toBe(true);
+    expect(s.auth).toMatchObject({ sub: 'ada', exp: soon + 600, publish: ['/p'], room: 'kept' });
+    expect(s.auth?.subscribe).toBeUndefined();
+    const other = await token({ sub: 'bob', exp: soon });
+    await expect(h.refresh(s, connect(other))).rejects.toThrow(/same "sub"/);
+    await expect(h.refresh(s, connect('junk'))).rejects.toBeInstanceOf(HandshakeDeniedError);
+    expect(await createAuthHooks().refresh(s, connect(fresh))).toBe(false);
+  });
 });

@@ -8,6 +8,7 @@
  * `HandshakeDeniedError` (error string and advice for the reply).
  */
 import type { Message } from '@bayou/protocol';
+import { HandshakeDeniedError } from '../errors.js';
 import type { AuthenticateHook, ChannelHook } from '../options.js';
 import type { Session } from '../session/session.js';
 import { type AuthView, type ChannelPermissions, createChannelPolicy } from './channel-rules.js';
@@ -35,6 +36,13 @@ export interface AuthOptions {
 export interface AuthHooks {
   /** `undefined` when nothing needs checking (no tokens, no application hook). */
   authenticate: AuthenticateHook | undefined;
+  /**
+   * A session presents a new token (in `ext.auth.token` of a `/meta/connect`): resolves to
+   * `true` and replaces the token fields of `session.auth` when it verifies and names the
+   * same `sub`; rejects with a `HandshakeDeniedError` otherwise (the session keeps its old
+   * token until that one expires). Without tokens configured, resolves to `false`.
+   */
+  refresh(session: Session, message: Message): Promise<boolean>;
   /** `undefined` when every subscription is allowed. */
   canSubscribe: ChannelHook | undefined;
   canPublish: ChannelHook | undefined;
@@ -128,8 +136,24 @@ export function createAuthHooks(options: AuthOptions = {}): AuthHooks {
     };
   };
 
+  const refresh = async (session: Session, message: Message): Promise<boolean> => {
+    if (verifier === null) return false;
+    const c = await verifier.verify(tokenOf(message));
+    const current = session.auth as Partial<TokenAuth> | null;
+    if (current?.sub !== c.sub)
+      throw new HandshakeDeniedError('invalid', 'a refreshed token must name the same "sub"');
+    const next: Record<string, unknown> = { ...session.auth, exp: c.exp, claims: c.payload };
+    delete next.subscribe;
+    delete next.publish;
+    if (c.subscribe !== undefined) next.subscribe = c.subscribe;
+    if (c.publish !== undefined) next.publish = c.publish;
+    session.auth = next;
+    return true;
+  };
+
   return {
     authenticate,
+    refresh,
     canSubscribe: channelHook('subscribe', app.canSubscribe),
     canPublish: channelHook('publish', app.canPublish),
     tokensOn,
