@@ -43,7 +43,10 @@ export type BayeuxErrorName = keyof typeof BayeuxErrors;
 
 /** Longest argument echoed in an error: a hostile channel name is not sent back whole. */
 const MAX_ARG_LENGTH = 256;
-const UNSAFE = /[:,\u0000-\u001f]/g;
+
+function unsafe(code: number): boolean {
+  return code < 32 || code === 58 /* : */ || code === 44 /* , */;
+}
 
 /**
  * One argument as it may appear in an error string: `:` and `,` (the separators) and
@@ -52,8 +55,13 @@ const UNSAFE = /[:,\u0000-\u001f]/g;
  */
 function safeArg(value: string | number): string {
   const text = String(value);
-  if (text.length <= MAX_ARG_LENGTH && !/[:,\u0000-\u001f]/.test(text)) return text;
-  return text.slice(0, MAX_ARG_LENGTH).replace(UNSAFE, '_');
+  const end = Math.min(text.length, MAX_ARG_LENGTH);
+  let i = 0;
+  while (i < end && !unsafe(text.charCodeAt(i))) i++;
+  if (i === text.length) return text;
+  let out = text.slice(0, i);
+  for (; i < end; i++) out += unsafe(text.charCodeAt(i)) ? '_' : text[i];
+  return out;
 }
 
 /** Formats an error string: `formatError('subscribeDenied', ['/a'])` → `403:/a:subscribe_denied`. */
