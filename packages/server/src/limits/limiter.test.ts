@@ -115,6 +115,6 @@ describe('Limiter', () => {
     expect(() => resolveLimits({ publishRat: 1 } as never)).toThrow(/limits\.publishRat/);
     expect(() => resolveLimits({ publishRate: -1 })).toThrow(BayouError);
     expect(() => resolveLimits({ publishBurst: 0 })).toThrow(/publishBurst/);
-    expect(resolveLimits({ publishRate: undefined }).publishRate).toBe(100);
+    expect(resolveLimits({ publishRate: undefined }).publishRate).toBe(2000);
   });
 });

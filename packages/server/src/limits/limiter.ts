@@ -13,24 +13,30 @@ import { BayouError } from '../errors.js';
 import { type BucketSpec, type BucketState, fullBucket, isFull, take } from './token-bucket.js';
 
 export interface LimitOptions {
-  /** Publishes per second one session may sustain (broadcast and service calls). Default `100`. */
+  /**
+   * Publishes per second one session may sustain (broadcast and service calls). Default
+   * `2000`: the load tester's feed scenario publishes 1,000/s from one session.
+   */
   publishRate?: number;
-  /** Publishes one session may send at once after a quiet period. Default `200`. */
+  /** Publishes one session may send at once after a quiet period. Default `4000`. */
   publishBurst?: number;
-  /** Sessions one client IP may hold at once. Default `1000`. */
+  /**
+   * Sessions one client IP may hold at once. Default `10000` (offices and mobile carriers
+   * put many users behind one address; the load tester opens 1,000 from one by default).
+   */
   maxSessionsPerIp?: number;
-  /** Handshakes per second one client IP may sustain. Default `50`. */
+  /** Handshakes per second one client IP may sustain. Default `1000` (the load tester's ramp). */
   handshakeRate?: number;
-  /** Handshakes one client IP may send at once. Default `200`. */
+  /** Handshakes one client IP may send at once. Default `2000`. */
   handshakeBurst?: number;
 }
 
 export const defaultLimits: Readonly<Required<LimitOptions>> = Object.freeze({
-  publishRate: 100,
-  publishBurst: 200,
-  maxSessionsPerIp: 1000,
-  handshakeRate: 50,
-  handshakeBurst: 200,
+  publishRate: 2000,
+  publishBurst: 4000,
+  maxSessionsPerIp: 10_000,
+  handshakeRate: 1000,
+  handshakeBurst: 2000,
 });
 
 /** What was refused; counted in `LimiterStats` and named in logs. */
