@@ -78,7 +78,14 @@ export {
   resolveOptions,
   type TransportName,
 } from './options.js';
+export { RandomIds } from './random-ids.js';
 export { DEMO_PATTERN, type DemoFeedOptions, demoSymbol } from './records/demo-feed.js';
 export type { Provider } from './records/providers.js';
 export type { RecordPattern, RecordRequest } from './records/record-options.js';
 export type { Session, SessionState } from './session/session.js';
+export {
+  type CorsAnswer,
+  checkAllowedOrigins,
+  corsFor,
+  originAllowed,
+} from './transports/request-info.js';
