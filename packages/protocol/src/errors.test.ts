@@ -28,3 +28,13 @@ describe('Bayeux error strings', () => {
     expect(parseError(403)).toBeNull();
   });
 });
+
+describe('formatError with hostile arguments', () => {
+  it('keeps the code:args:message form whatever the arguments hold', () => {
+    expect(formatError('channelInvalid', [':'])).toBe('405:_:channel_invalid');
+    expect(formatError('channelInvalid', ['/a,b:c\n'])).toBe('405:/a_b_c_:channel_invalid');
+    const long = formatError('channelInvalid', [`/${'x'.repeat(5000)}`]);
+    expect(long.length).toBeLessThan(300);
+    expect(parseError(long)).toMatchObject({ code: 405, message: 'channel_invalid' });
+  });
+});

@@ -14,6 +14,10 @@ export const BayeuxErrors = {
   publishDenied: { code: 403, message: 'publish_denied' },
   /** The session holds as many subscriptions as allowed; args give the limit. */
   subscriptionLimit: { code: 403, message: 'subscription_limit' },
+  /** Too many sessions from one client address; args give the limit. */
+  sessionLimit: { code: 403, message: 'session_limit' },
+  /** Too many publishes (args: the channel) or handshakes (args: `handshake`) too fast. */
+  rateLimited: { code: 429, message: 'rate_limited' },
   /** The message has no `channel`. */
   channelMissing: { code: 400, message: 'channel_missing' },
   /** The channel name breaks the grammar, or may not be used in this place. */
@@ -41,10 +45,33 @@ export const BayeuxErrors = {
 
 export type BayeuxErrorName = keyof typeof BayeuxErrors;
 
+/** Longest argument echoed in an error: a hostile channel name is not sent back whole. */
+const MAX_ARG_LENGTH = 256;
+
+function unsafe(code: number): boolean {
+  return code < 32 || code === 58 /* : */ || code === 44 /* , */;
+}
+
+/**
+ * One argument as it may appear in an error string: `:` and `,` (the separators) and
+ * control characters become `_`, and it is cut at 256 characters, so an attacker-chosen
+ * channel name cannot break the `code:args:message` form or bloat the reply.
+ */
+function safeArg(value: string | number): string {
+  const text = String(value);
+  const end = Math.min(text.length, MAX_ARG_LENGTH);
+  let i = 0;
+  while (i < end && !unsafe(text.charCodeAt(i))) i++;
+  if (i === text.length) return text;
+  let out = text.slice(0, i);
+  for (; i < end; i++) out += unsafe(text.charCodeAt(i)) ? '_' : text[i];
+  return out;
+}
+
 /** Formats an error string: `formatError('subscribeDenied', ['/a'])` → `403:/a:subscribe_denied`. */
 export function formatError(name: BayeuxErrorName, args: readonly (string | number)[] = []): string {
   const e = BayeuxErrors[name];
-  return `${e.code}:${args.join(',')}:${e.message}`;
+  return `${e.code}:${args.map(safeArg).join(',')}:${e.message}`;
 }
 
 export interface ParsedError {

@@ -49,4 +49,11 @@ export {
   type ReconnectAdvice,
   type Reply,
 } from './message.js';
-export { type DecodeResult, decodeBatch, type ValidationResult, validateMessage } from './validate.js';
+export {
+  type DecodeResult,
+  decodeBatch,
+  jsonDepthExceeds,
+  MAX_JSON_DEPTH,
+  type ValidationResult,
+  validateMessage,
+} from './validate.js';

@@ -9,8 +9,60 @@ import type { Message } from './message.js';
 
 export type DecodeResult = { ok: true; messages: unknown[] } | { ok: false; reason: string };
 
-/** Parses a transport payload; a failure here is answered at transport level (HTTP 400, WS close). */
-export function decodeBatch(text: string): DecodeResult {
+/**
+ * Deepest nesting of arrays and objects `decodeBatch` accepts by default. A batch is
+ * depth 1, a message 2; 64 leaves application data 62 levels, far more than any real
+ * payload, while a hostile body nested thousands deep is refused before `JSON.parse`
+ * (whose recursion, and every recursive walk after it, would overflow the stack).
+ */
+export const MAX_JSON_DEPTH = 64;
+
+const OPEN_BRACE = 123; // {
+const OPEN_BRACKET = 91; // [
+const CLOSE_BRACE = 125; // }
+const CLOSE_BRACKET = 93; // ]
+const QUOTE = 34; // "
+const BACKSLASH = 92; // \
+
+/**
+ * One linear pass over the text: whether brackets nest deeper than `limit` outside string
+ * literals. Strings are skipped with `indexOf` (a quote preceded by an even number of
+ * backslashes ends one), so the cost is a fraction of `JSON.parse`'s. Malformed text gets
+ * some answer and is refused by `JSON.parse` anyway; only well-formed text needs an exact one.
+ */
+export function jsonDepthExceeds(text: string, limit: number): boolean {
+  let depth = 0;
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      let end = i;
+      for (;;) {
+        end = text.indexOf('"', end + 1);
+        if (end < 0) return false;
+        let k = end - 1;
+        while (text.charCodeAt(k) === BACKSLASH) k--;
+        if ((end - 1 - k) % 2 === 0) break;
+      }
+      i = end;
+    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+      if (++depth > limit) return true;
+    } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
+      depth--;
+    }
+  }
+  return false;
+}
+
+/**
+ * Parses a transport payload; a failure here is answered at transport level (HTTP 400, WS
+ * close). Nesting deeper than `maxDepth` is refused without parsing.
+ */
+export function decodeBatch(text: string, maxDepth: number = MAX_JSON_DEPTH): DecodeResult {
+  // A text shorter than the limit cannot nest deeper than it: short batches skip the scan.
+  if (text.length > maxDepth && jsonDepthExceeds(text, maxDepth)) {
+    return { ok: false, reason: `JSON nested deeper than ${maxDepth} levels` };
+  }
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -41,3 +41,24 @@ export class BayeuxReplyError extends Error {
     this.bayeuxError = bayeuxError;
   }
 }
+
+/** Why a handshake token was refused; `expired` is the only one a client can fix by itself. */
+export type TokenProblem = 'missing' | 'malformed' | 'invalid' | 'expired';
+
+/**
+ * Thrown (or rejected) by the token `authenticate` hook: the handshake is denied with
+ * `bayeuxError` and the reply carries `advice` — `reconnect: 'handshake'` for an expired
+ * token (the client fetches a new one and handshakes again), `'none'` otherwise.
+ * `problem` may go to the client in `ext.auth.error` and to metrics.
+ */
+export class HandshakeDeniedError extends BayeuxReplyError {
+  readonly advice: { reconnect: 'none' | 'handshake'; interval: number };
+  readonly problem: TokenProblem;
+  constructor(problem: TokenProblem, detail: string) {
+    super('403::handshake_denied');
+    this.name = 'HandshakeDeniedError';
+    this.problem = problem;
+    this.advice = { reconnect: problem === 'expired' ? 'handshake' : 'none', interval: 0 };
+    this.message = `handshake denied: ${detail}`;
+  }
+}

@@ -1,5 +1,30 @@
+export {
+  type Action,
+  type AuthHooks,
+  type AuthOptions,
+  authExpiresAt,
+  type ChannelPermissions,
+  type ChannelRule,
+  covers,
+  createAuthHooks,
+  createChannelPolicy,
+  createTokenVerifier,
+  type TokenAuth,
+  type TokenOptions,
+  tokenOf,
+  type Who,
+} from './auth/index.js';
 export type { Extension, Reply } from './bayeux/extensions.js';
 export { BayouApp, type BayouStats } from './bayou-app.js';
+export {
+  type BayouConfig,
+  type BuiltServer,
+  buildServer,
+  defineConfig,
+  FLAGS,
+  type LogFormat,
+  resolveCli,
+} from './config/index.js';
 export { type BayouServer, type CreateServerOptions, createServer } from './create-server.js';
 export type {
   Broker,
@@ -20,9 +45,25 @@ export type {
 } from './engine/engine.js';
 export { MemoryBus } from './engine/memory/memory-bus.js';
 export { MemoryEngine, type MemoryEngineOptions } from './engine/memory/memory-engine.js';
-export { BayeuxReplyError, BayouError, type ErrorCode, ErrorCodes } from './errors.js';
+export {
+  BayeuxReplyError,
+  BayouError,
+  type ErrorCode,
+  ErrorCodes,
+  HandshakeDeniedError,
+  type TokenProblem,
+} from './errors.js';
 export { type BayouPluginOptions, bayou, bayou as default } from './http/plugin.js';
+export { keyMatches, type PublishApiOptions, publishApi } from './http/publish-api.js';
 export type { BayouEvents, ServiceContext, ServiceHandler } from './kernel/events.js';
+export {
+  defaultLimits,
+  Limiter,
+  type LimiterStats,
+  type LimitOptions,
+  type LimitReply,
+  resolveLimits,
+} from './limits/index.js';
 export {
   type AuthenticateHook,
   type BayouOptions,
@@ -33,9 +74,16 @@ export {
   resolveOptions,
   type TransportName,
 } from './options.js';
+export { RandomIds } from './random-ids.js';
 export { DEMO_PATTERN, type DemoFeedOptions, demoSymbol } from './records/demo-feed.js';
 export type { Provider } from './records/provider-registry.js';
 export type { RecordPattern, RecordRequest } from './records/record-options.js';
 export type { ServerSession } from './session/session.js';
 export type { SessionState } from './session/session-lifecycle.js';
+export {
+  type CorsAnswer,
+  checkAllowedOrigins,
+  corsFor,
+  originAllowed,
+} from './transports/request-info.js';
 export type { RemovalReason } from './types.js';

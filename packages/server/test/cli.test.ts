@@ -1,10 +1,99 @@
-import { spawn, spawnSync } from 'node:child_process';
-import { resolve } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { SignJWT } from 'jose';
+import { afterEach, describe, expect, it } from 'vitest';
 
 const cli = resolve(import.meta.dirname, '../dist/cli.js');
+const dir = mkdtempSync(join(tmpdir(), 'bayou-cli-'));
+const children: ChildProcessWithoutNullStreams[] = [];
+
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+});
+
+/** Environment without the caller's BAYOU_* / PORT / HOST, plus `extra`. */
+function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env))
+    if (!k.startsWith('BAYOU_') && k !== 'PORT' && k !== 'HOST') env[k] = v;
+  return { ...env, ...extra };
+}
+
+interface Running {
+  child: ChildProcessWithoutNullStreams;
+  out: () => string;
+  waitFor: (re: RegExp) => Promise<RegExpExecArray>;
+  exit: Promise<number | null>;
+}
+
+function run(args: string[], env: Record<string, string> = {}): Running {
+  const child = spawn('node', [cli, ...args], { env: cleanEnv(env) });
+  children.push(child);
+  let out = '';
+  const waiters: { re: RegExp; resolve: (m: RegExpExecArray) => void }[] = [];
+  const check = () => {
+    for (const w of [...waiters]) {
+      const m = w.re.exec(out);
+      if (m) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve(m);
+      }
+    }
+  };
+  child.stdout.on('data', (d: Buffer) => {
+    out += d.toString();
+    check();
+  });
+  child.stderr.on('data', (d: Buffer) => {
+    out += d.toString();
+    check();
+  });
+  const exit = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  return {
+    child,
+    out: () => out,
+    exit,
+    waitFor: (re) =>
+      new Promise((resolveWait, reject) => {
+        waiters.push({ re, resolve: resolveWait });
+        check();
+        exit.then(() => reject(new Error(`exited before ${re}: ${out}`)));
+      }),
+  };
+}
+
+const handshake = (ext?: Record<string, unknown>) => ({
+  channel: '/meta/handshake',
+  version: '1.0',
+  supportedConnectionTypes: ['long-polling'],
+  ...(ext ? { ext } : {}),
+});
+
+async function bayeux(url: string, messages: unknown[]): Promise<Record<string, unknown>[]> {
+  const r = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(messages),
+  });
+  return (await r.json()) as Record<string, unknown>[];
+}
 
 describe('bayou CLI', () => {
+  it('prints its version', () => {
+    const r = spawnSync('node', [cli, '--version'], { encoding: 'utf8' });
+    const pkg = JSON.parse(readFileSync(resolve(import.meta.dirname, '../package.json'), 'utf8'));
+    expect(r.status).toBe(0);
+    expect(r.stdout.trim()).toBe(pkg.version);
+  });
+
+  it('names an unknown flag and the closest valid one', () => {
+    const r = spawnSync('node', [cli, 'start', '--jwt-secrett', 'x'], { encoding: 'utf8' });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('unknown flag --jwt-secrett; did you mean --jwt-secret?');
+  });
+
   it('prints usage with every flag on --help', () => {
     const r = spawnSync('node', [cli, '--help'], { encoding: 'utf8' });
     expect(r.status).toBe(0);
@@ -45,5 +134,94 @@ describe('bayou CLI', () => {
     expect(((await r.json()) as { successful: boolean }[])[0]?.successful).toBe(true);
     child.kill('SIGTERM');
     expect(await new Promise((res) => child.on('exit', res))).toBe(0);
+  });
+
+  it('takes flags over env over the file, and logs JSON lines when not on a terminal', async () => {
+    const config = join(dir, 'precedence.json');
+    writeFileSync(
+      config,
+      JSON.stringify({ path: '/file', host: '127.0.0.1', port: 0, transports: ['long-polling'] }),
+    );
+    const fromEnv = run(['start', '--config', config], { BAYOU_PATH: '/env' });
+    const [, base] = await fromEnv.waitFor(/listening on (http:\/\/\S+) \(Bayeux endpoint \S+\/env\)/);
+    expect((await bayeux(`${base}/env`, [handshake()]))[0]?.successful).toBe(true);
+    const line = (await fromEnv.waitFor(/^\{.*OPEN server.*\}$/m))[0];
+    expect(JSON.parse(line)).toMatchObject({ level: 30, msg: expect.stringContaining('localhost only') });
+    fromEnv.child.kill('SIGTERM');
+    expect(await fromEnv.exit).toBe(0);
+    const fromFlag = run(['start', '--config', config, '--path', '/flag'], { BAYOU_PATH: '/env' });
+    await fromFlag.waitFor(/Bayeux endpoint \S+\/flag\)/);
+    fromFlag.child.kill('SIGTERM');
+    expect(await fromFlag.exit).toBe(0);
+  });
+
+  it('applies a bayou.config.mjs with tokens, rules and hooks', async () => {
+    const secret = 'cli-test-secret-of-at-least-32-chars';
+    const config = join(dir, 'bayou.config.mjs');
+    writeFileSync(
+      config,
+      `export default {
+        host: '127.0.0.1', port: 0,
+        channels: { rules: [{ pattern: '/chat/**', publish: 'authenticated' }] },
+        canPublish: (session, channel) => channel !== '/chat/muted',
+      };`,
+    );
+    const server = run(['start', '--config', config], {
+      BAYOU_JWT_SECRET: secret,
+      BAYOU_API_KEY: 'api-key-0123456789',
+    });
+    const [, base] = await server.waitFor(/listening on (http:\/\/\S+)/);
+    const url = `${base}/bayeux`;
+    expect((await bayeux(url, [handshake()]))[0]).toMatchObject({ error: '403::handshake_denied' });
+    const token = await new SignJWT({ sub: 'ada', exp: Math.floor(Date.now() / 1000) + 60 })
+      .setProtectedHeader({ alg: 'HS256' })
+      .sign(new TextEncoder().encode(secret));
+    const [hs] = await bayeux(url, [handshake({ auth: { token } })]);
+    expect(hs).toMatchObject({ successful: true });
+    const clientId = hs?.clientId;
+    const replies = await bayeux(url, [
+      { channel: '/chat/room', clientId, data: 1, id: 'a' },
+      { channel: '/chat/muted', clientId, data: 1, id: 'b' },
+      { channel: '/news', clientId, data: 1, id: 'c' },
+    ]);
+    expect(replies.map((r) => r.error ?? 'ok')).toEqual([
+      'ok',
+      '403:/chat/muted:publish_denied',
+      '403:/news:publish_denied',
+    ]);
+    const api = await fetch(`${base}/api/publish`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer api-key-0123456789', 'content-type': 'application/json' },
+      body: JSON.stringify({ channel: '/news', data: 'from a backend' }),
+    });
+    expect(api.status).toBe(200);
+    server.child.kill('SIGTERM');
+    expect(await server.exit).toBe(0);
+  });
+
+  it('exits at once on a second signal, and after the shutdown timeout on one', async () => {
+    const config = join(dir, 'stuck.mjs');
+    // A handshake whose hook never answers keeps a request in flight: close() waits for it.
+    writeFileSync(
+      config,
+      `export default { host: '127.0.0.1', port: 0,
+        authenticate: () => { process.stdout.write('hook called\\n'); return new Promise(() => {}); } };`,
+    );
+    for (const [signals, code, message] of [
+      [['SIGTERM', 'SIGINT'], 130, /SIGINT again: exiting without waiting/],
+      [['SIGINT'], 1, /graceful shutdown took longer than 300 ms/],
+    ] as const) {
+      const server = run(['start', '--config', config, '--shutdown-timeout', '300']);
+      const [, base] = await server.waitFor(/listening on (http:\/\/\S+)/);
+      const stuck = bayeux(`${base}/bayeux`, [handshake()]).catch(() => null);
+      await server.waitFor(/hook called/);
+      for (const s of signals) {
+        server.child.kill(s);
+        await server.waitFor(/shutting down/);
+      }
+      expect(await server.exit).toBe(code);
+      expect(server.out()).toMatch(message);
+      await stuck;
+    }
   });
 });

@@ -28,20 +28,24 @@ export function handleHandshake(
   const outcome = guard(() => hook(message, ctx.request), k.log, 'authenticate hook');
   const decide = (o: HookOutcome<AuthResult>): void => {
     if (o.ok) accept(k, message, ctx, o.value);
-    else refuse(k, ctx, message, o.error, 'handshake');
+    // A denial says whether to try again (an expired token); a failure of ours invites a retry.
+    else refuse(k, ctx, message, o.error, o.advice ?? (o.error.startsWith('403:') ? NONE : RETRY));
   };
   const done = andThen(outcome, decide);
   return done instanceof Promise ? done : undefined;
 }
+
+const NONE = Object.freeze({ reconnect: 'none', interval: 0 });
+const RETRY = Object.freeze({ reconnect: 'handshake', interval: 1000 });
 
 function refuse(
   k: HandshakeKernel,
   ctx: BatchContext,
   message: Message,
   error: string,
-  reconnect: 'none' | 'handshake' = 'none',
+  advice: Readonly<Record<string, unknown>> = NONE,
 ): void {
-  k.reply(ctx, null, message, { successful: false, error, advice: { reconnect, interval: 0 } });
+  k.reply(ctx, null, message, { successful: false, error, advice });
 }
 
 function accept(k: HandshakeKernel, message: Message, ctx: BatchContext, auth: AuthResult): void {
@@ -54,7 +58,7 @@ function accept(k: HandshakeKernel, message: Message, ctx: BatchContext, auth: A
   // Listeners run first, so one that throws fails the handshake; what they queue follows the reply.
   if (!k.emitSafe((e) => e.emit('session', session))) {
     k.removeSession(session, 'error');
-    refuse(k, ctx, message, formatError('internalError'), 'handshake');
+    refuse(k, ctx, message, formatError('internalError'), RETRY);
     return;
   }
   const fields = {

@@ -9,7 +9,21 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { MaybePromise } from '../engine/engine.js';
 import { BayeuxReplyError } from '../errors.js';
 
-export type HookOutcome<T> = { ok: true; value: T } | { ok: false; error: string };
+export type HookOutcome<T> =
+  | { ok: true; value: T }
+  | { ok: false; error: string; advice?: Readonly<Record<string, unknown>> };
+
+/** The advice a `BayeuxReplyError` subclass carries (e.g. `reconnect: 'handshake'` for an expired token). */
+function adviceOf(err: unknown): Readonly<Record<string, unknown>> | undefined {
+  const advice = err instanceof BayeuxReplyError ? (err as { advice?: unknown }).advice : undefined;
+  return typeof advice === 'object' && advice !== null ? (advice as Record<string, unknown>) : undefined;
+}
+
+function failure<T>(err: unknown, log: FastifyBaseLogger, what: string): HookOutcome<T> {
+  const advice = adviceOf(err);
+  const error = errorFor(err, log, what);
+  return advice === undefined ? { ok: false, error } : { ok: false, error, advice };
+}
 
 export function errorFor(err: unknown, log: FastifyBaseLogger, what: string): string {
   if (err instanceof BayeuxReplyError) return err.bayeuxError;
@@ -27,12 +41,12 @@ export function guard<T>(
   try {
     result = call();
   } catch (err) {
-    return { ok: false, error: errorFor(err, log, what) };
+    return failure(err, log, what);
   }
   if (result instanceof Promise) {
     return result.then(
       (value): HookOutcome<T> => ({ ok: true, value }),
-      (err: unknown): HookOutcome<T> => ({ ok: false, error: errorFor(err, log, what) }),
+      (err: unknown): HookOutcome<T> => failure(err, log, what),
     );
   }
   return { ok: true, value: result };

@@ -16,7 +16,7 @@ export interface ServerSession {
   /** Channels and patterns it subscribes to. */
   readonly subscriptions: ReadonlySet<string>;
   /** Whatever `authenticate` returned as an object. */
-  readonly auth: Record<string, unknown> | null;
+  auth: Record<string, unknown> | null;
   /** The `ext` of its handshake message. */
   readonly handshakeExt: Record<string, unknown> | undefined;
   /** Free slot for the application (a user name, a role). */

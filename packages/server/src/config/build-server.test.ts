@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { BayouError } from '../errors.js';
+import { buildServer, loggerFor } from './build-server.js';
+
+describe('buildServer', () => {
+  it('listens on loopback while open, on every interface with tokens, and says which', async () => {
+    const open = await buildServer({ port: 0, logger: false });
+    expect(open.host).toBe('127.0.0.1');
+    expect(open.posture).toMatch(/^OPEN server: .*localhost only.*publish API off$/);
+    await open.server.close();
+    const locked = await buildServer({
+      port: 0,
+      logger: false,
+      tokens: { secret: 'x'.repeat(32) },
+      apiKey: 'k'.repeat(16),
+    });
+    expect(locked.host).toBe('0.0.0.0');
+    expect(locked.posture).toBe('tokens required; publish API on');
+    expect(locked.auth.tokensOn).toBe(true);
+    await locked.server.close();
+  });
+
+  it('refuses a short secret, a lone TLS file, a missing TLS file and a bad origin', async () => {
+    await expect(buildServer({ tokens: { secret: 'short' } })).rejects.toThrow(/at least 32/);
+    await expect(buildServer({ tls: { key: 'k.pem' } as never })).rejects.toThrow(/go together/);
+    await expect(buildServer({ tls: { key: '/nope/k.pem', cert: '/nope/c.pem' } })).rejects.toBeInstanceOf(
+      BayouError,
+    );
+    await expect(buildServer({ allowedOrigins: ['example.com'] })).rejects.toThrow(/--allowed-origins/);
+  });
+});
+
+describe('loggerFor', () => {
+  it('is pretty on a terminal, JSON otherwise, and what the config says when it says', () => {
+    expect(loggerFor({}, false)).toEqual({ level: 'info' });
+    const pretty = loggerFor({ logLevel: 'debug' }, true) as { level: string; transport: { target: string } };
+    expect(pretty.level).toBe('debug');
+    expect(pretty.transport.target).toMatch(/pino-pretty/);
+    expect(loggerFor({ logFormat: 'json' }, true)).toEqual({ level: 'info' });
+    expect(loggerFor({ logFormat: 'pretty' }, false)).toHaveProperty('transport');
+    expect(loggerFor({ logger: false }, true)).toBe(false);
+  });
+});

@@ -1,0 +1,121 @@
+/**
+ * Turns a resolved `BayouConfig` into a running-ready server: the token and permission
+ * hooks, the publish API, TLS files, the logger, and the safe defaults of the standalone
+ * server (same-origin browsers only; listening on loopback while it is open to anyone).
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { FastifyServerOptions } from 'fastify';
+import { type AuthHooks, createAuthHooks } from '../auth/auth-hooks.js';
+import { type BayouServer, type CreateServerOptions, createServer } from '../create-server.js';
+import { publishApi } from '../http/publish-api.js';
+import { defaultOptions } from '../options.js';
+import { checkAllowedOrigins } from '../transports/request-info.js';
+import type { BayouConfig } from './define-config.js';
+import { configError } from './flags.js';
+
+export interface BuiltServer {
+  server: BayouServer;
+  auth: AuthHooks;
+  /** The interface it will listen on. */
+  host: string;
+  /** One line saying how open the server is, for the start-up log. */
+  posture: string;
+  shutdownTimeout: number;
+}
+
+const OWN_KEYS = [
+  'tls',
+  'tokens',
+  'channels',
+  'allowAnonymous',
+  'apiKey',
+  'publishApi',
+  'shutdownTimeout',
+  'logLevel',
+  'logFormat',
+  'authenticate',
+  'canSubscribe',
+  'canPublish',
+] as const;
+
+function readPem(path: string, what: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (err) {
+    throw configError(`cannot read the TLS ${what} ${path}: ${(err as Error).message}`);
+  }
+}
+
+/** pino-pretty on a terminal (or when asked), JSON lines otherwise. */
+export function loggerFor(config: BayouConfig, isTTY: boolean): FastifyServerOptions['logger'] {
+  if (config.logger !== undefined) return config.logger;
+  const level = config.logLevel ?? 'info';
+  const format = config.logFormat ?? 'auto';
+  const pretty = format === 'pretty' || (format === 'auto' && isTTY);
+  if (!pretty) return { level };
+  // An absolute path: pino resolves a bare target from its own package, which may not see ours.
+  const target = createRequire(import.meta.url).resolve('pino-pretty');
+  return {
+    level,
+    transport: { target, options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } },
+  };
+}
+
+export async function buildServer(
+  config: BayouConfig,
+  isTTY = Boolean(process.stdout.isTTY),
+): Promise<BuiltServer> {
+  if ((config.tls?.key === undefined) !== (config.tls?.cert === undefined))
+    throw configError('tls.key and tls.cert (--tls-key, --tls-cert) go together');
+  const auth = createAuthHooks({
+    ...(config.tokens !== undefined ? { tokens: config.tokens } : {}),
+    ...(config.channels !== undefined ? { channels: config.channels } : {}),
+    ...(config.allowAnonymous !== undefined ? { allowAnonymous: config.allowAnonymous } : {}),
+    ...(config.authenticate !== undefined ? { authenticate: config.authenticate } : {}),
+    ...(config.canSubscribe !== undefined ? { canSubscribe: config.canSubscribe } : {}),
+    ...(config.canPublish !== undefined ? { canPublish: config.canPublish } : {}),
+  });
+  let allowedOrigins: string[];
+  try {
+    allowedOrigins = checkAllowedOrigins(config.allowedOrigins ?? []);
+  } catch (err) {
+    throw configError(`allowedOrigins (--allowed-origins): ${(err as Error).message}`);
+  }
+  const rest: Record<string, unknown> = { ...config };
+  for (const key of OWN_KEYS) delete rest[key];
+  const host = config.host ?? (auth.tokensOn ? '0.0.0.0' : '127.0.0.1');
+  const options: CreateServerOptions = {
+    ...(rest as CreateServerOptions),
+    host,
+    port: config.port ?? 8080,
+    allowedOrigins,
+    logger: loggerFor(config, isTTY),
+    ...(config.tls !== undefined && config.https === undefined
+      ? { https: { key: readPem(config.tls.key, 'key'), cert: readPem(config.tls.cert, 'certificate') } }
+      : {}),
+  };
+  if (auth.authenticate !== undefined) options.authenticate = auth.authenticate;
+  if (auth.canSubscribe !== undefined) options.canSubscribe = auth.canSubscribe;
+  if (auth.canPublish !== undefined) options.canPublish = auth.canPublish;
+  const server = await createServer(options);
+  try {
+    await server.app.register(publishApi, {
+      ...(config.publishApi ?? {}),
+      ...(config.apiKey !== undefined ? { apiKey: config.apiKey } : {}),
+      publish: (channel: string, data: unknown) => server.bayou.publish(channel, data),
+      maxMessageBytes:
+        config.publishApi?.maxMessageBytes ?? options.maxPayloadBytes ?? defaultOptions.maxPayloadBytes,
+      maxBatchMessages:
+        config.publishApi?.maxBatchMessages ?? options.maxBatchMessages ?? defaultOptions.maxBatchMessages,
+    });
+  } catch (err) {
+    await server.close();
+    throw err;
+  }
+  const shutdownTimeout = config.shutdownTimeout ?? 10_000;
+  const posture = auth.tokensOn
+    ? `tokens required${config.allowAnonymous ? ' (anonymous sessions allowed)' : ''}; publish API ${config.apiKey ? 'on' : 'off'}`
+    : `OPEN server: no tokens, anyone who reaches ${host} may subscribe and publish${host === '127.0.0.1' ? ' (listening on localhost only)' : ''}; publish API ${config.apiKey ? 'on' : 'off'}`;
+  return { server, auth, host, posture, shutdownTimeout };
+}

@@ -1,0 +1,398 @@
+/**
+ * Every command-line flag of `bayou start`, its environment variable(s), the config key it
+ * sets and its default — one table that drives parsing, `--help` and the README.
+ * Precedence: flags > environment > config file > defaults.
+ */
+import { BayouError } from '../errors.js';
+import { closest } from './suggest.js';
+
+export type FlagKind = 'string' | 'int' | 'number' | 'bool' | 'list';
+
+export interface FlagSpec {
+  /** Without the leading `--`. */
+  flag: string;
+  /** Environment variables, first one wins. */
+  env: string[];
+  /** Dotted config key (`tokens.secret`); `null` for `--config` itself. */
+  key: string | null;
+  kind: FlagKind;
+  /** Shown in `--help`: a placeholder for the value. */
+  value?: string;
+  help: string;
+  /** As documented. */
+  default: string;
+  /** Accepted values or range, checked when parsed. */
+  check?: (value: unknown) => string | null;
+  /** A secret: never echoed in errors. */
+  secret?: boolean;
+}
+
+const portCheck = (v: unknown) =>
+  Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 65535 ? null : 'must be 0-65535';
+const positive = (v: unknown) => ((v as number) > 0 ? null : 'must be a positive number');
+const nonNegative = (v: unknown) => ((v as number) >= 0 ? null : 'must be 0 or more');
+const oneOf =
+  (...values: string[]) =>
+  (v: unknown) =>
+    values.includes(v as string) ? null : `must be one of ${values.join(', ')}`;
+
+export const FLAGS: readonly FlagSpec[] = [
+  {
+    flag: 'port',
+    env: ['PORT', 'BAYOU_PORT'],
+    key: 'port',
+    kind: 'int',
+    value: '<n>',
+    help: 'port to listen on (0 picks a free port)',
+    default: '8080',
+    check: portCheck,
+  },
+  {
+    flag: 'host',
+    env: ['HOST', 'BAYOU_HOST'],
+    key: 'host',
+    kind: 'string',
+    value: '<addr>',
+    help: 'interface to listen on',
+    default: '127.0.0.1 without tokens, 0.0.0.0 with --jwt-secret/--jwks-url',
+  },
+  {
+    flag: 'path',
+    env: ['BAYOU_PATH'],
+    key: 'path',
+    kind: 'string',
+    value: '<path>',
+    help: 'Bayeux endpoint path',
+    default: '/bayeux',
+  },
+  {
+    flag: 'config',
+    env: ['BAYOU_CONFIG'],
+    key: null,
+    kind: 'string',
+    value: '<file>',
+    help: 'config file: bayou.config.mjs (export default defineConfig({...})) or JSON',
+    default: 'none',
+  },
+  {
+    flag: 'allowed-origins',
+    env: ['BAYOU_ALLOWED_ORIGINS'],
+    key: 'allowedOrigins',
+    kind: 'list',
+    value: '<list>',
+    help: "comma-separated origins whose pages may connect, e.g. https://app.example.com,https://*.example.com; '*' = any origin, without cookies",
+    default: 'none (same-origin pages and non-browser clients only)',
+  },
+  {
+    flag: 'transports',
+    env: ['BAYOU_TRANSPORTS'],
+    key: 'transports',
+    kind: 'list',
+    value: '<list>',
+    help: 'comma-separated: websocket,long-polling',
+    default: 'websocket,long-polling',
+  },
+  {
+    flag: 'jwt-secret',
+    env: ['BAYOU_JWT_SECRET'],
+    key: 'tokens.secret',
+    kind: 'string',
+    value: '<secret>',
+    help: 'verify HS256 handshake tokens with this secret (≥ 32 characters; prefer the env variable)',
+    default: 'none (no tokens)',
+    secret: true,
+  },
+  {
+    flag: 'jwks-url',
+    env: ['BAYOU_JWKS_URL'],
+    key: 'tokens.jwksUrl',
+    kind: 'string',
+    value: '<url>',
+    help: 'verify RS256/ES256 handshake tokens with the keys at this JWKS URL',
+    default: 'none',
+  },
+  {
+    flag: 'jwt-issuer',
+    env: ['BAYOU_JWT_ISSUER'],
+    key: 'tokens.issuer',
+    kind: 'string',
+    value: '<iss>',
+    help: 'required "iss" claim of tokens',
+    default: 'not checked',
+  },
+  {
+    flag: 'jwt-audience',
+    env: ['BAYOU_JWT_AUDIENCE'],
+    key: 'tokens.audience',
+    kind: 'string',
+    value: '<aud>',
+    help: 'required "aud" claim of tokens',
+    default: 'not checked',
+  },
+  {
+    flag: 'allow-anonymous',
+    env: ['BAYOU_ALLOW_ANONYMOUS'],
+    key: 'allowAnonymous',
+    kind: 'bool',
+    help: "with tokens on, accept handshakes without a token (they pass 'anyone' rules only)",
+    default: 'false',
+  },
+  {
+    flag: 'api-key',
+    env: ['BAYOU_API_KEY'],
+    key: 'apiKey',
+    kind: 'string',
+    value: '<key>',
+    help: 'enable POST /api/publish for callers presenting "Authorization: Bearer <key>" (≥ 16 characters)',
+    default: 'none (the API answers 404)',
+    secret: true,
+  },
+  {
+    flag: 'tls-key',
+    env: ['BAYOU_TLS_KEY'],
+    key: 'tls.key',
+    kind: 'string',
+    value: '<file>',
+    help: 'PEM key: serve https/wss (with --tls-cert)',
+    default: 'none',
+  },
+  {
+    flag: 'tls-cert',
+    env: ['BAYOU_TLS_CERT'],
+    key: 'tls.cert',
+    kind: 'string',
+    value: '<file>',
+    help: 'PEM certificate chain',
+    default: 'none',
+  },
+  {
+    flag: 'max-payload-bytes',
+    env: ['BAYOU_MAX_PAYLOAD_BYTES'],
+    key: 'maxPayloadBytes',
+    kind: 'int',
+    value: '<n>',
+    help: 'largest WebSocket frame or HTTP body',
+    default: '65536',
+    check: positive,
+  },
+  {
+    flag: 'shutdown-timeout',
+    env: ['BAYOU_SHUTDOWN_TIMEOUT'],
+    key: 'shutdownTimeout',
+    kind: 'int',
+    value: '<ms>',
+    help: 'how long a graceful shutdown may take before the process exits anyway',
+    default: '10000',
+    check: nonNegative,
+  },
+  {
+    flag: 'demo-feed',
+    env: ['BAYOU_DEMO_FEED'],
+    key: 'demoFeed',
+    kind: 'bool',
+    help: 'serve demo price records on /demo/prices/<SYMBOL>',
+    default: 'false',
+  },
+  {
+    flag: 'demo-symbols',
+    env: ['BAYOU_DEMO_SYMBOLS'],
+    key: 'demoSymbols',
+    kind: 'int',
+    value: '<n>',
+    help: 'symbols in the demo feed',
+    default: '2000',
+    check: positive,
+  },
+  {
+    flag: 'demo-rate',
+    env: ['BAYOU_DEMO_RATE'],
+    key: 'demoRate',
+    kind: 'number',
+    value: '<n>',
+    help: 'updates per second of each watched demo subject',
+    default: '1',
+    check: positive,
+  },
+  {
+    flag: 'log-level',
+    env: ['BAYOU_LOG_LEVEL'],
+    key: 'logLevel',
+    kind: 'string',
+    value: '<level>',
+    help: 'fatal|error|warn|info|debug|trace|silent',
+    default: 'info',
+    check: oneOf('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'),
+  },
+  {
+    flag: 'log-format',
+    env: ['BAYOU_LOG_FORMAT'],
+    key: 'logFormat',
+    kind: 'string',
+    value: '<fmt>',
+    help: 'auto (pretty on a terminal, JSON otherwise) | pretty | json',
+    default: 'auto',
+    check: oneOf('auto', 'pretty', 'json'),
+  },
+];
+
+/** Flags that are not options. */
+const COMMAND_FLAGS = ['help', 'version'];
+
+export function usage(): string {
+  const rows = FLAGS.map((f) => {
+    const left = `  --${f.flag}${f.value ? ` ${f.value}` : ''}`;
+    return `${left.padEnd(30)} ${f.help}\n${' '.repeat(31)}(default ${f.default}; env ${f.env.join(' or ')})`;
+  });
+  return `Usage: bayou start [options]
+       bayou --version
+
+Every option can also be set by its environment variable or in the config file;
+flags win over the environment, which wins over the file.
+
+Options:
+${rows.join('\n')}
+  -v, --version                print the version
+  -h, --help                   show this help`;
+}
+
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+function convert(spec: FlagSpec, raw: string, where: string): unknown {
+  let value: unknown;
+  const shown = spec.secret ? '(hidden)' : `"${raw}"`;
+  switch (spec.kind) {
+    case 'string':
+      value = raw;
+      break;
+    case 'int':
+      value = /^\d+$/.test(raw.trim()) ? Number(raw) : Number.NaN;
+      if (!Number.isInteger(value))
+        throw new UsageError(
+          `${where} ${spec.check?.(Number.NaN) ?? 'must be a whole number'}, got ${shown}`,
+        );
+      break;
+    case 'number':
+      value = Number(raw);
+      if (raw.trim() === '' || !Number.isFinite(value))
+        throw new UsageError(`${where} must be a number, got ${shown}`);
+      break;
+    case 'bool': {
+      const t = raw.trim().toLowerCase();
+      if (['1', 'true', 'yes', 'on'].includes(t)) value = true;
+      else if (['0', 'false', 'no', 'off', ''].includes(t)) value = false;
+      else throw new UsageError(`${where} must be true or false, got ${shown}`);
+      break;
+    }
+    case 'list':
+      value = raw
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== '');
+      break;
+  }
+  const problem = spec.check?.(value);
+  if (problem) throw new UsageError(`${where} ${problem}, got ${shown}`);
+  return value;
+}
+
+/** Sets `a.b.c` in `target`. */
+export function setPath(target: Record<string, unknown>, path: string, value: unknown): void {
+  const parts = path.split('.');
+  let node = target;
+  for (const part of parts.slice(0, -1)) {
+    if (node[part] === undefined || node[part] === null || typeof node[part] !== 'object') node[part] = {};
+    node = node[part] as Record<string, unknown>;
+  }
+  node[parts[parts.length - 1] as string] = value;
+}
+
+export interface ParsedArgs {
+  command: string | undefined;
+  help: boolean;
+  version: boolean;
+  configPath: string | undefined;
+  /** The options the flags set, as a partial config. */
+  layer: Record<string, unknown>;
+}
+
+/** Parses `argv` (without `node` and the script): `--flag value`, `--flag=value`, boolean `--flag`. */
+export function parseFlags(argv: readonly string[]): ParsedArgs {
+  const out: ParsedArgs = {
+    command: undefined,
+    help: false,
+    version: false,
+    configPath: undefined,
+    layer: {},
+  };
+  const names = [...FLAGS.map((f) => f.flag), ...COMMAND_FLAGS];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '-h' || arg === '--help') {
+      out.help = true;
+      continue;
+    }
+    if (arg === '-v' || arg === '--version') {
+      out.version = true;
+      continue;
+    }
+    if (!arg.startsWith('-')) {
+      if (out.command !== undefined) throw new UsageError(`unexpected argument "${arg}"`);
+      out.command = arg;
+      continue;
+    }
+    const body = arg.startsWith('--') ? arg.slice(2) : arg.slice(1);
+    const eq = body.indexOf('=');
+    const name = eq < 0 ? body : body.slice(0, eq);
+    const spec = FLAGS.find((f) => f.flag === name);
+    if (spec === undefined) {
+      const near = closest(name, names);
+      throw new UsageError(`unknown flag --${name}${near ? `; did you mean --${near}?` : ''}`);
+    }
+    let raw: string;
+    if (eq >= 0) raw = body.slice(eq + 1);
+    else if (spec.kind === 'bool') raw = 'true';
+    else {
+      const next = argv[i + 1];
+      if (next === undefined || (next.startsWith('--') && next.length > 2))
+        throw new UsageError(`--${spec.flag} needs a value`);
+      raw = next;
+      i++;
+    }
+    const value = convert(spec, raw, `--${spec.flag}`);
+    if (spec.key === null) out.configPath = value as string;
+    else setPath(out.layer, spec.key, value);
+  }
+  return out;
+}
+
+export interface EnvLayer {
+  configPath: string | undefined;
+  layer: Record<string, unknown>;
+  /** `BAYOU_*` variables that match no flag, with a suggestion. */
+  warnings: string[];
+}
+
+/** Reads the environment variables of every flag; unknown `BAYOU_*` names give warnings. */
+export function parseEnv(env: Readonly<Record<string, string | undefined>>): EnvLayer {
+  const out: EnvLayer = { configPath: undefined, layer: {}, warnings: [] };
+  for (const spec of FLAGS) {
+    const name = spec.env.find((e) => env[e] !== undefined && env[e] !== '');
+    if (name === undefined) continue;
+    const value = convert(spec, env[name] as string, name);
+    if (spec.key === null) out.configPath = value as string;
+    else setPath(out.layer, spec.key, value);
+  }
+  const known = FLAGS.flatMap((f) => f.env);
+  for (const name of Object.keys(env)) {
+    if (!name.startsWith('BAYOU_') || known.includes(name)) continue;
+    const near = closest(name, known);
+    out.warnings.push(`unknown environment variable ${name}${near ? `; did you mean ${near}?` : ''}`);
+  }
+  return out;
+}
+
+export function configError(message: string): BayouError {
+  return new BayouError('BAYOU_ERR_CONFIG', message);
+}

@@ -1,0 +1,173 @@
+/**
+ * The HTTP publish API for backends that do not speak Bayeux (a Python service, a cron
+ * job): `POST /api/publish` with `Authorization: Bearer <key>` and a JSON body.
+ *
+ * - `{ "channel": "/x", "data": ... }` → `200 { "channel", "position" }`
+ * - `{ "messages": [{ channel, data }, ...] }` or a bare array → `200 { "results": [...] }`,
+ *   one `{ channel, position }` per message, in order. Every message is validated before
+ *   any is published: a batch is refused whole or published whole.
+ * - A missing or wrong key → `401` (the key is compared in constant time); no key
+ *   configured → `404` for every request, so the API is off unless asked for.
+ * - A bad channel (not a plain broadcast channel) or body → `400`; a message whose data
+ *   is larger than `maxMessageBytes`, or a body over `bodyLimit` → `413`.
+ *
+ * `position` is whatever the `publish` option resolves to (the engine's position of the
+ * message once it reports one, `null` while `publish` returns nothing).
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { formatError, jsonDepthExceeds, MAX_JSON_DEPTH, validateMessage } from '@bayou/protocol';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { BayouError } from '../errors.js';
+
+export interface PublishApiOptions {
+  /** The key (or keys, for rotation) a caller must present. Unset: the API answers 404. */
+  apiKey?: string | readonly string[];
+  /** Publishes one message; its result (sync or async) is reported as `position`. */
+  publish: (channel: string, data: unknown) => unknown;
+  /** Route path. Default `'/api/publish'`. */
+  path?: string;
+  /** Largest request body in bytes. Default `1048576` (1 MiB). */
+  bodyLimit?: number;
+  /** Largest `data` of one message, serialized, in bytes. Default `65536` (as `maxPayloadBytes`). */
+  maxMessageBytes?: number;
+  /** Most messages in one batch. Default `1000` (as `maxBatchMessages`). */
+  maxBatchMessages?: number;
+}
+
+const digest = (text: string): Buffer => createHash('sha256').update(text).digest();
+
+/** Whether `presented` equals one of `keys`, in time independent of where they differ. */
+export function keyMatches(presented: string, keys: readonly Buffer[]): boolean {
+  const p = digest(presented);
+  let found = false;
+  for (const k of keys) found = timingSafeEqual(p, k) || found;
+  return found;
+}
+
+function bearer(request: FastifyRequest): string | null {
+  const header = request.headers.authorization;
+  if (typeof header !== 'string') return null;
+  const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
+  return m ? (m[1] as string) : null;
+}
+
+type Checked = { ok: true; channel: string; data: unknown } | { ok: false; status: number; error: string };
+
+function checkMessage(value: unknown, maxBytes: number, scanForProto: boolean): Checked {
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    return { ok: false, status: 400, error: 'each message must be an object { channel, data }' };
+  const { channel, data } = value as { channel?: unknown; data?: unknown };
+  const v = validateMessage({ channel, data }, scanForProto);
+  if (!v.ok) return { ok: false, status: 400, error: v.error };
+  if (v.channel.kind !== 'broadcast' || v.channel.wildcard !== null)
+    return { ok: false, status: 400, error: formatError('channelInvalid', [v.message.channel]) };
+  if (data === undefined)
+    return { ok: false, status: 400, error: `message to ${v.message.channel} has no "data"` };
+  const size = Buffer.byteLength(JSON.stringify(data));
+  if (size > maxBytes) return { ok: false, status: 413, error: formatError('messageTooLarge', [maxBytes]) };
+  return { ok: true, channel: v.message.channel, data };
+}
+
+function positive(name: string, value: number): number {
+  if (!Number.isInteger(value) || value <= 0)
+    throw new BayouError('BAYOU_ERR_INVALID_OPTION', `option "${name}" must be a positive integer`);
+  return value;
+}
+
+export async function publishApi(app: FastifyInstance, options: PublishApiOptions): Promise<void> {
+  if (typeof options.publish !== 'function')
+    throw new BayouError('BAYOU_ERR_INVALID_OPTION', 'option "publish" must be a function');
+  const path = options.path ?? '/api/publish';
+  const bodyLimit = positive('bodyLimit', options.bodyLimit ?? 1024 * 1024);
+  const maxBytes = positive('maxMessageBytes', options.maxMessageBytes ?? 64 * 1024);
+  const maxBatch = positive('maxBatchMessages', options.maxBatchMessages ?? 1000);
+  const raw =
+    options.apiKey === undefined
+      ? []
+      : typeof options.apiKey === 'string'
+        ? [options.apiKey]
+        : [...options.apiKey];
+  if (raw.some((k) => typeof k !== 'string' || k.length < 16))
+    throw new BayouError('BAYOU_ERR_INVALID_OPTION', 'option "apiKey" must be at least 16 characters');
+  const keys = raw.map(digest);
+
+  // Own scope: the JSON parser below (bounded depth) applies to this route only.
+  await app.register(async (scope) => {
+    scope.removeContentTypeParser('application/json');
+    scope.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit }, (_req, body, done) => {
+      const text = body as string;
+      if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) {
+        done(
+          Object.assign(new Error(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`), { statusCode: 400 }),
+        );
+        return;
+      }
+      try {
+        done(null, { text, value: JSON.parse(text) as unknown });
+      } catch (err) {
+        done(Object.assign(new Error(`malformed JSON: ${(err as Error).message}`), { statusCode: 400 }));
+      }
+    });
+    scope.setErrorHandler((err: Error & { statusCode?: number }, _req, reply) => {
+      // A BayouError from `publish` (a record subject, a channel it refuses) is the caller's fault.
+      const status =
+        err instanceof BayouError
+          ? 400
+          : err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500
+            ? err.statusCode
+            : 500;
+      if (status === 500) scope.log.error({ err }, 'publish API failed');
+      reply.code(status).send({ error: status === 500 ? 'publish failed' : err.message });
+    });
+
+    scope.post(path, {
+      bodyLimit,
+      // The key is checked before the body is read: an anonymous caller costs no parsing.
+      onRequest: async (request: FastifyRequest, reply: FastifyReply) => {
+        if (keys.length === 0)
+          return reply.code(404).send({ error: 'the publish API is off: no API key is configured' });
+        const presented = bearer(request);
+        if (presented === null || !keyMatches(presented, keys)) {
+          return reply
+            .code(401)
+            .header('www-authenticate', 'Bearer realm="bayou"')
+            .send({ error: presented === null ? 'missing bearer key' : 'wrong key' });
+        }
+      },
+      handler: async (request, reply) => {
+        const body = request.body as { text: string; value: unknown } | undefined;
+        if (body === undefined) return reply.code(415).send({ error: 'send application/json' });
+        const { text, value } = body;
+        const proto = text.includes('__proto__');
+        const batch = Array.isArray(value)
+          ? value
+          : value !== null &&
+              typeof value === 'object' &&
+              Array.isArray((value as { messages?: unknown }).messages)
+            ? (value as { messages: unknown[] }).messages
+            : null;
+        if (batch === null) {
+          const checked = checkMessage(value, maxBytes, proto);
+          if (!checked.ok) return reply.code(checked.status).send({ error: checked.error });
+          const position = await options.publish(checked.channel, checked.data);
+          return { channel: checked.channel, position: position ?? null };
+        }
+        if (batch.length === 0) return reply.code(400).send({ error: 'empty batch' });
+        if (batch.length > maxBatch)
+          return reply.code(413).send({ error: `too many messages in one batch (max ${maxBatch})` });
+        const checked = batch.map((m) => checkMessage(m, maxBytes, proto));
+        const bad = checked.findIndex((c) => !c.ok);
+        if (bad >= 0) {
+          const c = checked[bad] as Extract<Checked, { ok: false }>;
+          return reply.code(c.status).send({ error: c.error, index: bad });
+        }
+        const results: { channel: string; position: unknown }[] = [];
+        for (const c of checked as Extract<Checked, { ok: true }>[]) {
+          const position = await options.publish(c.channel, c.data);
+          results.push({ channel: c.channel, position: position ?? null });
+        }
+        return { results };
+      },
+    });
+  });
+}
