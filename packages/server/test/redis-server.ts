@@ -53,7 +53,8 @@ function ping(port: number): Promise<boolean> {
 
 const live = new Set<ChildProcess>();
 process.once('exit', () => {
-  for (const child of live) if (child.pid !== undefined && child.exitCode === null) process.kill(child.pid, 'SIGKILL');
+  for (const child of live)
+    if (child.pid !== undefined && child.exitCode === null) process.kill(child.pid, 'SIGKILL');
 });
 
 export class RedisServer {
@@ -68,7 +69,8 @@ export class RedisServer {
   /** Starts a redis-server on a free port (or `port`), resolved once it answers PING. */
   static async start(port?: number): Promise<RedisServer> {
     const program = redisServerPath();
-    if (program === null) throw new Error('redis-server not found: run the tests through `npm test`, which installs it');
+    if (program === null)
+      throw new Error('redis-server not found: run the tests through `npm test`, which installs it');
     const server = new RedisServer(program, port ?? (await freePort()));
     await server.run();
     return server;
@@ -103,7 +105,9 @@ export class RedisServer {
 
   private async run(): Promise<void> {
     const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
-    const child = spawn(this.program, [...args, '--loglevel', 'warning'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(this.program, [...args, '--loglevel', 'warning'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let stderr = '';
     child.stderr?.on('data', (c) => {
       stderr += c;
