@@ -3,7 +3,9 @@
  * then what only Redis has: an outage (Redis killed and started again, empty) and the
  * number of Redis commands per publish.
  */
-import { afterAll, describe, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, describe, expect, it, onTestFinished } from 'vitest';
+import type { EngineNode, ForwardResponse, Publication, StreamPosition } from '../src/engine/engine.js';
 import type { RedisEngineOptions } from '../src/engine/redis/index.js';
 import { RedisEngine } from '../src/engine/redis/index.js';
 import { engineContract } from './engine-contract.js';
@@ -59,3 +61,142 @@ if (available) {
   // SSUBSCRIBE/SPUBLISH as on a Redis Cluster (a single redis-server 7 accepts them too).
   engineContract(redisFactory('redis, sharded pub/sub', { sharded: true }));
 }
+
+const KEEP = { size: 100, ttlMs: 60_000 };
+
+/** A node that keeps what it was handed and wakes waiters. */
+class TestNode implements EngineNode {
+  readonly received: Publication[] = [];
+  private waiters: (() => void)[] = [];
+  constructor(readonly nodeId: string) {}
+  deliver(publication: Publication): void {
+    this.received.push(publication);
+    for (const w of this.waiters.splice(0)) w();
+  }
+  async forwarded(): Promise<ForwardResponse> {
+    return { status: 200, body: '[]' };
+  }
+  /** Resolves once a publication matching `test` arrived, or rejects after `timeoutMs`. */
+  until(test: (p: Publication) => boolean, timeoutMs: number): Promise<void> {
+    return eventually(() => this.received.some(test), timeoutMs);
+  }
+}
+
+async function eventually(check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`condition not met in ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const message = (channel: string, n: number) => JSON.stringify({ channel, data: { n } });
+
+describe.skipIf(!available)('Redis engine beyond the contract', () => {
+  const engines: RedisEngine[] = [];
+  let own: RedisServer | undefined;
+
+  afterEach(async () => {
+    for (const e of engines.splice(0)) await e.close();
+    await own?.stop();
+    own = undefined;
+  });
+
+  async function started(url: string, nodeId: string, extra: RedisEngineOptions = {}, prefix?: string) {
+    const engine = new RedisEngine({
+      ...testOptions(url),
+      ...(prefix ? { keyPrefix: prefix } : {}),
+      ...extra,
+    });
+    const node = new TestNode(nodeId);
+    await engine.start(node);
+    engines.push(engine);
+    return { engine, node };
+  }
+
+  it('rides out a Redis restart: publishes fail while it is down, delivery resumes, and the lost history gets a new epoch', async () => {
+    own = await RedisServer.start();
+    const prefix = `outage${process.pid}:`;
+    const a = await started(own.url, 'outage-a', {}, prefix);
+    const b = await started(own.url, 'outage-b', {}, prefix);
+    await b.engine.broker.subscribe('/o');
+    await b.engine.presence.setCount('/o', 2);
+    const before = await a.engine.broker.publish('/o', message('/o', 1), KEEP);
+    await b.node.until((p) => p.payload === message('/o', 1), 5000);
+
+    await own.kill();
+    await eventually(() => !a.engine.ready() && !b.engine.ready(), 5000);
+    const t0 = Date.now();
+    await expect(a.engine.broker.publish('/o', message('/o', 2), KEEP)).rejects.toThrow();
+    expect(Date.now() - t0).toBeLessThan(1000);
+    await expect(a.engine.presence.count('/o')).rejects.toThrow();
+
+    await own.restart();
+    const back = Date.now();
+    await eventually(() => a.engine.ready() && b.engine.ready(), 5000);
+    // Publish until one arrives: b must be subscribed again within 5 s of Redis returning.
+    let n = 100;
+    let after: StreamPosition | null = null;
+    while (!b.node.received.some((p) => p.payload === message('/o', n))) {
+      expect(Date.now() - back).toBeLessThan(5000);
+      n++;
+      after = await a.engine.broker.publish('/o', message('/o', n), KEEP).catch(() => null);
+      await b.node.until((p) => p.payload === message('/o', n), 200).catch(() => undefined);
+    }
+    expect(after?.epoch).not.toBe(before?.epoch);
+    expect(after?.offset).toBe(1);
+    expect(await b.engine.history.since('/o', before as StreamPosition)).toEqual({
+      recovered: false,
+      position: after,
+    });
+    // What the node holds is written back, and the counters saw it all.
+    await eventually(async () => (await a.engine.presence.count('/o')) === 2, 5000);
+    expect(a.engine.stats.errors).toBeGreaterThan(0);
+    expect(a.engine.stats.reconnects).toBeGreaterThanOrEqual(1);
+    expect(b.engine.stats.reconnects).toBeGreaterThanOrEqual(1);
+  });
+
+  it.each([
+    ['plain', false],
+    ['sharded', true],
+  ])(
+    'costs Redis the same commands per publish (%s pub/sub) whatever the number of nodes and subscribers',
+    async (_, sharded) => {
+      own = await RedisServer.start();
+      const admin = new Redis(own.url);
+      onTestFinished(() => admin.disconnect());
+      const quiet = { heartbeatMs: 60_000, nodeTtlMs: 120_000, sharded };
+      const calls = async () => {
+        const info = await admin.info('commandstats');
+        let total = 0;
+        for (const m of info.matchAll(/^cmdstat_(\w+):calls=(\d+)/gm))
+          if (m[1] !== 'info') total += Number(m[2]);
+        return total;
+      };
+      const N = 40;
+      const perPublish = async (nodes: number, names: string[]) => {
+        const cluster = [];
+        const prefix = `cost${nodes}:`;
+        for (let i = 0; i < nodes; i++)
+          cluster.push(await started(own!.url, `cost-${nodes}-${i}`, quiet, prefix));
+        for (const { engine } of cluster) for (const name of names) await engine.broker.subscribe(name);
+        const publisher = cluster[0]!.engine;
+        const channel = '/cost/a/b';
+        // Redis learns the script and makes the channel's epoch once; then every publish costs the same.
+        await publisher.broker.publish(channel, message(channel, 0), KEEP);
+        for (const { node } of cluster) await eventually(() => node.received.length === 1, 5000);
+        const start = await calls();
+        for (let i = 1; i <= N; i++) await publisher.broker.publish(channel, message(channel, i), KEEP);
+        const spent = (await calls()) - start;
+        for (const { node } of cluster) await eventually(() => node.received.length === N + 1, 5000);
+        for (const e of engines.splice(0)) await e.close();
+        return spent / N;
+      };
+      const one = await perPublish(1, ['/cost/a/b']);
+      const many = await perPublish(3, ['/cost/a/b', '/cost/a/*', '/cost/**', '/**']);
+      expect(many).toBe(one);
+      // EVALSHA, TIME, HGET, HINCRBY, XADD, 2×PEXPIRE, and a publish per name matching /cost/a/b (5).
+      expect(one).toBe(12);
+    },
+  );
+});

@@ -23,11 +23,14 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 /** A channel's meta: made with a fresh epoch when missing (its history was lost). */
 const ENSURE_META = `local function ensure_meta(fresh, ttl)
   local epoch = redis.call('HGET', KEYS[1], 'epoch')
-  if epoch then return epoch, tonumber(redis.call('HGET', KEYS[1], 'top') or '0') end
+  if epoch then return epoch end
   redis.call('HSET', KEYS[1], 'epoch', fresh, 'top', 0)
   redis.call('PEXPIRE', KEYS[1], ttl)
   redis.call('DEL', KEYS[2])
-  return fresh, 0
+  return fresh
+end
+local function read_top()
+  return tonumber(redis.call('HGET', KEYS[1], 'top') or '0')
 end`;
 
 /**
@@ -67,7 +70,8 @@ return 1`);
  * Returns {recovered 0|1, top, epoch, payloads…}.
  */
 export const SINCE = script(`${ENSURE_META}
-local epoch, top = ensure_meta(ARGV[3], tonumber(ARGV[4]))
+local epoch = ensure_meta(ARGV[3], tonumber(ARGV[4]))
+local top = read_top()
 local from = tonumber(ARGV[1])
 if ARGV[2] ~= epoch or from == nil or from > top or from < 0 then return {0, top, epoch} end
 if from == top then return {1, top, epoch} end
@@ -84,8 +88,8 @@ return out`);
 
 /** Latest position. KEYS: meta, stream. ARGV: fresh epoch, epochTtlMs. Returns {top, epoch}. */
 export const LATEST = script(`${ENSURE_META}
-local epoch, top = ensure_meta(ARGV[1], tonumber(ARGV[2]))
-return {top, epoch}`);
+local epoch = ensure_meta(ARGV[1], tonumber(ARGV[2]))
+return {read_top(), epoch}`);
 
 /**
  * Heartbeat and live-node list. KEYS: nodes. ARGV: nodeId ('' only to read), ttlMs.
