@@ -5,7 +5,13 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it, onTestFinished } from 'vitest';
-import type { EngineNode, ForwardResponse, Publication, StreamPosition } from '../src/engine/engine.js';
+import type {
+  EngineNode,
+  ForwardRequest,
+  ForwardResponse,
+  Publication,
+  StreamPosition,
+} from '../src/engine/engine.js';
 import type { RedisEngineOptions } from '../src/engine/redis/index.js';
 import { RedisEngine } from '../src/engine/redis/index.js';
 import { engineContract } from './engine-contract.js';
@@ -68,13 +74,19 @@ const KEEP = { size: 100, ttlMs: 60_000 };
 class TestNode implements EngineNode {
   readonly received: Publication[] = [];
   private waiters: (() => void)[] = [];
-  constructor(readonly nodeId: string) {}
+  constructor(
+    readonly nodeId: string,
+    private readonly answer: (request: ForwardRequest) => Promise<ForwardResponse> = async () => ({
+      status: 200,
+      body: '[]',
+    }),
+  ) {}
   deliver(publication: Publication): void {
     this.received.push(publication);
     for (const w of this.waiters.splice(0)) w();
   }
-  async forwarded(): Promise<ForwardResponse> {
-    return { status: 200, body: '[]' };
+  forwarded(request: ForwardRequest): Promise<ForwardResponse> {
+    return this.answer(request);
   }
   /** Resolves once a publication matching `test` arrived, or rejects after `timeoutMs`. */
   until(test: (p: Publication) => boolean, timeoutMs: number): Promise<void> {
@@ -102,13 +114,19 @@ describe.skipIf(!available)('Redis engine beyond the contract', () => {
     own = undefined;
   });
 
-  async function started(url: string, nodeId: string, extra: RedisEngineOptions = {}, prefix?: string) {
+  async function started(
+    url: string,
+    nodeId: string,
+    extra: RedisEngineOptions = {},
+    prefix?: string,
+    answer?: (request: ForwardRequest) => Promise<ForwardResponse>,
+  ) {
     const engine = new RedisEngine({
       ...testOptions(url),
       ...(prefix ? { keyPrefix: prefix } : {}),
       ...extra,
     });
-    const node = new TestNode(nodeId);
+    const node = new TestNode(nodeId, answer);
     await engine.start(node);
     engines.push(engine);
     return { engine, node };
@@ -199,4 +217,53 @@ describe.skipIf(!available)('Redis engine beyond the contract', () => {
       expect(one).toBe(12);
     },
   );
+
+  it('fails a forwarded batch its owner failed, or did not answer within forwardTimeoutMs', async () => {
+    own = await RedisServer.start();
+    const prefix = `fwd${process.pid}:`;
+    const a = await started(own.url, 'fwd-a', { forwardTimeoutMs: 300 }, prefix);
+    await started(own.url, 'fwd-broken', {}, prefix, async () => {
+      throw new Error('owner exploded');
+    });
+    let release = () => {};
+    await started(own.url, 'fwd-slow', {}, prefix, async () => {
+      await new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      return { status: 200, body: 'late' };
+    });
+    const request: ForwardRequest = {
+      body: '[]',
+      transport: 'long-polling',
+      url: '/bayeux',
+      headers: {},
+      remoteAddress: undefined,
+      browserId: null,
+    };
+    await expect(a.engine.directory.forward('fwd-broken', request)).rejects.toThrow(/owner exploded/);
+    const t0 = Date.now();
+    await expect(a.engine.directory.forward('fwd-slow', request)).rejects.toThrow(/did not answer/);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(250);
+    release();
+  });
+
+  it('refuses to start while Redis is unreachable, and leaves no reconnect loop behind', async () => {
+    own = await RedisServer.start();
+    const url = own.url;
+    await own.stop();
+    const engine = new RedisEngine(testOptions(url));
+    await expect(engine.start(new TestNode('nowhere'))).rejects.toThrow();
+    expect(engine.ready()).toBe(false);
+    await engine.close();
+  });
+
+  it('leaves at once when closed during an outage', async () => {
+    own = await RedisServer.start();
+    const a = await started(own.url, 'closing');
+    await own.kill();
+    await eventually(() => !a.engine.ready(), 5000);
+    const t0 = Date.now();
+    await engines.splice(0)[0]?.close();
+    expect(Date.now() - t0).toBeLessThan(1000);
+  });
 });

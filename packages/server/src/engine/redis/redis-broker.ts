@@ -46,6 +46,8 @@ export function decodePublication(message: string): { id: string; publication: P
 export class RedisBroker implements Broker {
   /** Names this node needs, with how many times each was subscribed. */
   private readonly interest = new Map<string, number>();
+  /** Names whose SUBSCRIBE is not confirmed yet. */
+  private readonly pending = new Map<string, Promise<void>>();
   private readonly recent = new Set<string>();
   private seq = 0;
 
@@ -125,10 +127,19 @@ export class RedisBroker implements Broker {
     this.engine.node();
     const n = this.interest.get(name) ?? 0;
     this.interest.set(name, n + 1);
-    if (n > 0) return undefined;
-    return this.engine.track(this.listen([this.engine.keys.topic(name)])).catch((err: unknown) => {
-      // The caller sees the failure, so the subscribe did not happen.
-      this.unsubscribe(name);
+    let pending = this.pending.get(name);
+    if (n > 0 && pending === undefined) return undefined;
+    if (pending === undefined) {
+      // Later subscribers of the same name wait for the same confirmation.
+      const p = this.engine.track(this.listen([this.engine.keys.topic(name)])).finally(() => {
+        if (this.pending.get(name) === p) this.pending.delete(name);
+      });
+      this.pending.set(name, p);
+      pending = p;
+    }
+    return pending.catch((err: unknown) => {
+      // The caller sees the failure, so its subscribe did not happen.
+      void this.unsubscribe(name)?.catch(() => undefined);
       throw err;
     });
   }

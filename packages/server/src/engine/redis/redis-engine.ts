@@ -42,6 +42,7 @@ export class RedisEngine implements Engine {
   private state: EngineState = 'new';
   private self: EngineNode | null = null;
   private timer: NodeJS.Timeout | null = null;
+  private beating: Promise<Set<string>> | null = null;
 
   constructor(options: RedisEngineOptions = {}) {
     this.options = resolveRedisOptions(options);
@@ -84,7 +85,7 @@ export class RedisEngine implements Engine {
       await this.broker.resubscribe();
       await this.heartbeat();
     } catch (err) {
-      this.stop();
+      this.disconnect();
       throw err;
     }
     this.timer = setInterval(() => void this.heartbeat().catch(() => undefined), this.options.heartbeatMs);
@@ -116,8 +117,12 @@ export class RedisEngine implements Engine {
         cmd.zrem(this.keys.nodes, nodeId),
       ]);
     }
+    const sub = this.sub as RedisClient;
     this.stop();
-    await Promise.allSettled([cmd.quit(), this.sub?.quit()]);
+    if (isReady(cmd)) await cmd.quit().catch(() => undefined);
+    if (isReady(sub)) await sub.quit().catch(() => undefined);
+    cmd.disconnect();
+    sub.disconnect();
   }
 
   /**
@@ -140,13 +145,23 @@ export class RedisEngine implements Engine {
     });
   }
 
-  /** @internal Refreshes this node's liveness and the live-node list. */
-  async heartbeat(): Promise<Set<string>> {
-    const nodeId = this.node().nodeId;
-    const ids = (await this.track(
-      runScript(this.commands(), HEARTBEAT, [this.keys.nodes], [nodeId, this.options.nodeTtlMs]),
-    )) as string[];
-    this.live = new Set(ids);
+  /**
+   * @internal Refreshes this node's liveness and the live-node list; concurrent callers
+   * share one round trip.
+   */
+  heartbeat(): Promise<Set<string>> {
+    if (this.beating !== null) return this.beating;
+    const beat = this.beat().finally(() => {
+      this.beating = null;
+    });
+    this.beating = beat;
+    return beat;
+  }
+
+  private async beat(): Promise<Set<string>> {
+    const args = [this.node().nodeId, this.options.nodeTtlMs];
+    const ids = await this.track(runScript(this.commands(), HEARTBEAT, [this.keys.nodes], args));
+    this.live = new Set(ids as string[]);
     return this.live;
   }
 
