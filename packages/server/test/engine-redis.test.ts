@@ -69,6 +69,7 @@ if (available) {
 }
 
 const KEEP = { size: 100, ttlMs: 60_000 };
+const LONG = { size: 10_000, ttlMs: 60_000 };
 
 /** A node that keeps what it was handed and wakes waiters. */
 class TestNode implements EngineNode {
@@ -217,6 +218,35 @@ describe.skipIf(!available)('Redis engine beyond the contract', () => {
       expect(one).toBe(12);
     },
   );
+
+  it('delivers what was published while its subscriber connection was cut, once each and in order', async () => {
+    own = await RedisServer.start();
+    const admin = new Redis(own.url);
+    onTestFinished(() => admin.disconnect());
+    const prefix = `blip${process.pid}:`;
+    const a = await started(own.url, 'blip-a', {}, prefix);
+    const b = await started(own.url, 'blip-b', {}, prefix);
+    await b.engine.broker.subscribe('/blip');
+    await b.engine.broker.subscribe('/**');
+    await a.engine.broker.publish('/blip', message('/blip', 1), KEEP);
+    await b.node.until((p) => p.payload === message('/blip', 1), 5000);
+    const clients = (await admin.client('LIST')) as string;
+    const id = /id=(\d+) .*name=bayou:blip-b:sub /.exec(clients)?.[1];
+    expect(id).toBeDefined();
+    await admin.client('KILL', 'ID', id as string);
+    let n = 1;
+    let whileDown = 0;
+    while (b.engine.stats.reconnects === 0 || n < 30) {
+      if (!b.engine.ready()) whileDown++;
+      await a.engine.broker.publish('/blip', message('/blip', ++n), LONG);
+      if (n > 5000) throw new Error('the subscriber connection never came back');
+    }
+    expect(whileDown).toBeGreaterThan(0);
+    await b.node.until((p) => p.payload === message('/blip', n), 5000);
+    const got = b.node.received.filter((p) => p.channel === '/blip');
+    expect(got.map((p) => p.position?.offset)).toEqual(Array.from({ length: n }, (_, i) => i + 1));
+    expect(got.map((p) => p.payload)).toEqual(Array.from({ length: n }, (_, i) => message('/blip', i + 1)));
+  });
 
   it('fails a forwarded batch its owner failed, or did not answer within forwardTimeoutMs', async () => {
     own = await RedisServer.start();

@@ -10,9 +10,10 @@
  * epochs never contain a newline.
  */
 import { randomBytes } from 'node:crypto';
-import { expandChannel } from '@bayou/protocol';
+import { expandChannel, isWildcard } from '@bayou/protocol';
 import type { Broker, History, HistoryPolicy, Publication, Recovery, StreamPosition } from '../engine.js';
 import { isReady } from './redis-connections.js';
+import { DeliveryGate } from './redis-delivery.js';
 import type { RedisEngine } from './redis-engine.js';
 import { LATEST, PUBLISH, PUBLISH_RECORD, type RedisClient, runScript, SINCE } from './redis-scripts.js';
 
@@ -49,9 +50,12 @@ export class RedisBroker implements Broker {
   /** Names whose SUBSCRIBE is not confirmed yet. */
   private readonly pending = new Map<string, Promise<void>>();
   private readonly recent = new Set<string>();
+  private readonly gate: DeliveryGate;
   private seq = 0;
 
-  constructor(private readonly engine: RedisEngine) {}
+  constructor(private readonly engine: RedisEngine) {
+    this.gate = new DeliveryGate(() => engine.node());
+  }
 
   async publish(channel: string, payload: string, history: HistoryPolicy): Promise<StreamPosition | null> {
     const e = this.engine;
@@ -151,6 +155,7 @@ export class RedisBroker implements Broker {
       return undefined;
     }
     this.interest.delete(name);
+    if (!isWildcard(name)) this.gate.forget(name);
     const sub = this.engine.sub;
     if (sub === null || !isReady(sub)) return undefined; // nothing to undo: a reconnect will not resubscribe it
     const topic = this.engine.keys.topic(name);
@@ -158,11 +163,22 @@ export class RedisBroker implements Broker {
     return this.engine.track(done).then(() => undefined);
   }
 
-  /** @internal Subscribes again to this node's inbox and every name it needs (after a reconnect). */
-  async resubscribe(): Promise<void> {
+  /**
+   * @internal Subscribes to this node's inbox and every name it needs: at start, and
+   * after a reconnect, when it also delivers from history what was missed meanwhile.
+   */
+  async resubscribe(catchUp = false): Promise<void> {
     const e = this.engine;
     const topics = [e.keys.inbox(e.node().nodeId), ...[...this.interest.keys()].map((n) => e.keys.topic(n))];
-    for (let i = 0; i < topics.length; i += 1000) await e.track(this.listen(topics.slice(i, i + 1000)));
+    if (catchUp) this.gate.hold();
+    try {
+      for (let i = 0; i < topics.length; i += 1000) await e.track(this.listen(topics.slice(i, i + 1000)));
+    } finally {
+      if (catchUp) {
+        const followed = (channel: string) => expandChannel(channel).some((n) => this.interest.has(n));
+        await this.gate.catchUp(e.history, followed);
+      }
+    }
   }
 
   /** @internal A message on a publication topic. */
@@ -174,7 +190,7 @@ export class RedisBroker implements Broker {
     if (this.recent.has(decoded.id)) return;
     this.recent.add(decoded.id);
     if (this.recent.size > RECENT_IDS) this.recent.delete(this.recent.values().next().value as string);
-    this.engine.node().deliver(decoded.publication);
+    this.gate.accept(decoded.publication);
   }
 
   private header(flag: '' | 'r', channel: string): string {

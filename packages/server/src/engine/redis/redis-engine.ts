@@ -76,7 +76,7 @@ export class RedisEngine implements Engine {
     this.cmd = createClient(this.options, `bayou:${node.nodeId}`);
     this.sub = createClient(this.options, `bayou:${node.nodeId}:sub`);
     this.watch(this.cmd, () => this.restore());
-    this.watch(this.sub, () => this.broker.resubscribe());
+    this.watch(this.sub, () => this.broker.resubscribe(true));
     this.sub.on('message', (topic: string, message: string) => this.receive(topic, message));
     this.sub.on('smessage', (topic: string, message: string) => this.receive(topic, message));
     try {
