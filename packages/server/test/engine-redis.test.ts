@@ -277,6 +277,16 @@ describe.skipIf(!available)('Redis engine beyond the contract', () => {
     release();
   });
 
+  it('connects with ioredis options instead of a URL', async () => {
+    own = await RedisServer.start();
+    const { url: _, ...options } = testOptions(own.url);
+    const engine = new RedisEngine({ ...options, redis: { host: '127.0.0.1', port: own.port } });
+    await engine.start(new TestNode('by-options'));
+    engines.push(engine);
+    expect(engine.ready()).toBe(true);
+    expect(await engine.directory.nodes()).toEqual(['by-options']);
+  });
+
   it('refuses to start while Redis is unreachable, and leaves no reconnect loop behind', async () => {
     own = await RedisServer.start();
     const url = own.url;

@@ -40,7 +40,8 @@ export function createClient(options: ResolvedRedisOptions, name: string): Redis
       },
     });
   }
-  return new Redis(options.url, { ...options.redis, ...failFast(options), connectionName: name });
+  const redis = { ...options.redis, ...failFast(options), connectionName: name };
+  return options.url === null ? new Redis(redis) : new Redis(options.url, redis);
 }
 
 /** Connects `client`, or rejects and stops it (no reconnect loop behind a failed start). */

@@ -4,7 +4,7 @@ import { resolveRedisOptions } from './redis-options.js';
 describe('resolveRedisOptions', () => {
   it('fills in every default', () => {
     expect(resolveRedisOptions()).toEqual({
-      url: 'redis://127.0.0.1:6379',
+      url: null,
       redis: {},
       cluster: null,
       keyPrefix: 'bayou:',
@@ -34,6 +34,7 @@ describe('resolveRedisOptions', () => {
     [{ forwardTimeoutMs: -1 }, /forwardTimeoutMs/],
     [{ sharded: 'yes' }, /sharded/],
     [{ redis: 'x' }, /redis/],
+    [{ redis: { keyPrefix: 'x:' } }, /redis.keyPrefix.*engine option keyPrefix/],
   ])('rejects %o naming the option', (input, message) => {
     expect(() => resolveRedisOptions(input as never)).toThrow(message);
   });

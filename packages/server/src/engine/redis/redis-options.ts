@@ -9,10 +9,13 @@ import { BayouError } from '../../errors.js';
 export interface RedisEngineOptions {
   /**
    * Where Redis is: `redis://[user:pass@]host:port[/db]`, or `rediss://…` for TLS.
-   * Default: `redis://127.0.0.1:6379`. Ignored when `cluster` is given.
+   * Default: none, so `redis` says where, or else `redis://127.0.0.1:6379`. Ignored with `cluster`.
    */
   url?: string;
-  /** ioredis connection options, merged over what `url` gives (host, port, tls, password…). Default: none. */
+  /**
+   * ioredis connection options (host, port, tls, password…); what `url` says takes
+   * precedence. The engine sets its own queueing and retry options. Default: none.
+   */
   redis?: RedisOptions;
   /**
    * A Redis Cluster instead of one server: its seed nodes and ioredis cluster options.
@@ -53,7 +56,7 @@ export interface RedisEngineOptions {
 }
 
 export interface ResolvedRedisOptions {
-  readonly url: string;
+  readonly url: string | null;
   readonly redis: RedisOptions;
   readonly cluster: { nodes: ClusterNode[]; options?: ClusterOptions } | null;
   readonly keyPrefix: string;
@@ -66,7 +69,7 @@ export interface ResolvedRedisOptions {
 }
 
 const defaults = Object.freeze({
-  url: 'redis://127.0.0.1:6379',
+  url: null as string | null,
   keyPrefix: 'bayou:',
   heartbeatMs: 1000,
   nodeTtlMs: 5000,
@@ -94,8 +97,9 @@ export function resolveRedisOptions(input: RedisEngineOptions = {}): ResolvedRed
     throw new BayouError('BAYOU_ERR_UNKNOWN_OPTION', `unknown Redis engine option(s): ${unknown.join(', ')}`);
   }
   const o = { ...defaults, ...Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) };
-  if (typeof o.url !== 'string' || !/^rediss?:\/\//.test(o.url))
+  if (o.url !== null && (typeof o.url !== 'string' || !/^rediss?:\/\//.test(o.url))) {
     invalid('url', 'a redis:// or rediss:// URL');
+  }
   if (typeof o.keyPrefix !== 'string' || /[{}\s]/.test(o.keyPrefix)) {
     invalid('keyPrefix', 'a string without braces or spaces');
   }
@@ -109,6 +113,8 @@ export function resolveRedisOptions(input: RedisEngineOptions = {}): ResolvedRed
   if (input.redis !== undefined && (typeof input.redis !== 'object' || input.redis === null)) {
     invalid('redis', 'an ioredis options object');
   }
+  if (input.redis?.keyPrefix !== undefined)
+    invalid('redis.keyPrefix', 'left out: use the engine option keyPrefix');
   if (input.sharded !== undefined && typeof input.sharded !== 'boolean') invalid('sharded', 'a boolean');
   if (cluster !== null && input.sharded === false) invalid('sharded', 'true (or left out) with cluster');
   return Object.freeze({
