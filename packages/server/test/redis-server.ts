@@ -5,9 +5,11 @@
  * scripts/services.mjs) names the program; under CI=true a missing one is a failure.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { Redis } from 'ioredis';
 
 export const ci = process.env.CI === 'true' || process.env.CI === '1';
 
@@ -64,14 +66,18 @@ export class RedisServer {
   private constructor(
     private readonly program: string,
     readonly port: number,
+    private readonly extra: readonly string[],
   ) {}
 
-  /** Starts a redis-server on a free port (or `port`), resolved once it answers PING. */
-  static async start(port?: number): Promise<RedisServer> {
+  /**
+   * Starts a redis-server on a free port (or `port`), with `extra` arguments, resolved
+   * once it answers PING.
+   */
+  static async start(port?: number, extra: readonly string[] = []): Promise<RedisServer> {
     const program = redisServerPath();
     if (program === null)
       throw new Error('redis-server not found: run the tests through `npm test`, which installs it');
-    const server = new RedisServer(program, port ?? (await freePort()));
+    const server = new RedisServer(program, port ?? (await freePort()), extra);
     await server.run();
     return server;
   }
@@ -104,7 +110,10 @@ export class RedisServer {
   }
 
   private async run(): Promise<void> {
-    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
+    const args = [
+      ...['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      ...this.extra,
+    ];
     const child = spawn(this.program, [...args, '--loglevel', 'warning'], {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
@@ -127,6 +136,75 @@ export class RedisServer {
         throw new Error(`redis-server did not start on port ${this.port}: ${stderr.trim()}`);
       }
       await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+}
+
+/**
+ * A Redis Cluster of `size` masters (no replicas) on free loopback ports, its slots split
+ * evenly, resolved once every node reports `cluster_state:ok`.
+ */
+export class RedisClusterServers {
+  private constructor(
+    readonly servers: RedisServer[],
+    private readonly dir: string,
+  ) {}
+
+  static async start(size = 3): Promise<RedisClusterServers> {
+    const dir = mkdtempSync(join(tmpdir(), 'bayou-redis-cluster-'));
+    const servers: RedisServer[] = [];
+    const cluster = new RedisClusterServers(servers, dir);
+    try {
+      for (let i = 0; i < size; i++) {
+        const port = await freePort();
+        const args = [
+          '--cluster-enabled',
+          'yes',
+          '--cluster-config-file',
+          `nodes-${port}.conf`,
+          '--dir',
+          dir,
+        ];
+        servers.push(await RedisServer.start(port, args));
+      }
+      await cluster.form();
+    } catch (err) {
+      await cluster.stop();
+      throw err;
+    }
+    return cluster;
+  }
+
+  get nodes(): { host: string; port: number }[] {
+    return this.servers.map((s) => ({ host: '127.0.0.1', port: s.port }));
+  }
+
+  async stop(): Promise<void> {
+    for (const s of this.servers) await s.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  private async form(): Promise<void> {
+    const admins = this.servers.map((s) => new Redis(s.port, '127.0.0.1'));
+    try {
+      const per = Math.ceil(16384 / admins.length);
+      for (const [i, admin] of admins.entries()) {
+        await admin.call('CLUSTER', 'ADDSLOTSRANGE', i * per, Math.min(16383, (i + 1) * per - 1));
+      }
+      for (const s of this.servers.slice(1)) await admins[0]?.call('CLUSTER', 'MEET', '127.0.0.1', s.port);
+      const deadline = Date.now() + 20_000;
+      for (;;) {
+        const infos = await Promise.all(admins.map((a) => a.call('CLUSTER', 'INFO') as Promise<string>));
+        const ok = infos.every(
+          (info) =>
+            info.includes('cluster_state:ok') && info.includes(`cluster_known_nodes:${admins.length}`),
+        );
+        if (ok) return;
+        if (Date.now() > deadline) throw new Error(`Redis Cluster did not form: ${infos.join(' | ')}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    } finally {
+      for (const a of admins) a.disconnect();
     }
   }
 }
