@@ -170,6 +170,8 @@ describe.skipIf(!available)('Redis engine beyond the contract', () => {
     await own.restart();
     const back = Date.now();
     await eventually(() => a.engine.ready() && b.engine.ready(), 5000);
+    // Nodes alive before the outage are not taken for dead while they come back.
+    expect(await a.engine.directory.isAlive('outage-b')).toBe(true);
     // Publish until one arrives: b must be subscribed again within 5 s of Redis returning.
     let n = 100;
     let after: StreamPosition | null = null;
@@ -312,6 +314,17 @@ describe.skipIf(!available)('Redis engine beyond the contract', () => {
     await expect(a.engine.directory.forward('fwd-slow', request)).rejects.toThrow(/did not answer/);
     expect(Date.now() - t0).toBeGreaterThanOrEqual(250);
     release();
+  });
+
+  it('keeps no key per subscription: a thousand subscribers of a channel on a node are one count', async () => {
+    own = await RedisServer.start();
+    const admin = new Redis(own.url);
+    onTestFinished(() => admin.disconnect());
+    const a = await started(own.url, 'idle', {}, 'idle:');
+    for (let i = 0; i < 1000; i++) await a.engine.broker.subscribe('/idle');
+    expect(await a.engine.presence.setCount('/idle', 1000)).toBe(1000);
+    expect((await admin.keys('idle:*')).sort()).toEqual(['idle:{/idle}:counts', 'idle:{ctl}:nodes']);
+    expect(await admin.hgetall('idle:{/idle}:counts')).toEqual({ idle: '1000' });
   });
 
   it('connects with ioredis options instead of a URL', async () => {

@@ -43,6 +43,8 @@ export class RedisEngine implements Engine {
   private self: EngineNode | null = null;
   private timer: NodeJS.Timeout | null = null;
   private beating: Promise<Set<string>> | null = null;
+  /** Until when nodes known before a reconnect count as alive without a fresh heartbeat. */
+  private graceUntil = 0;
 
   constructor(options: RedisEngineOptions = {}) {
     this.options = resolveRedisOptions(options);
@@ -160,9 +162,15 @@ export class RedisEngine implements Engine {
 
   private async beat(): Promise<Set<string>> {
     const args = [this.node().nodeId, this.options.nodeTtlMs];
-    const ids = await this.track(runScript(this.commands(), HEARTBEAT, [this.keys.nodes], args));
-    this.live = new Set(ids as string[]);
-    return this.live;
+    const ids = (await this.track(
+      runScript(this.commands(), HEARTBEAT, [this.keys.nodes], args),
+    )) as string[];
+    const live = new Set(ids);
+    // Just after an outage the other nodes may not have sent their first heartbeat yet
+    // (or Redis lost them all): do not take them for dead before they had the time to.
+    if (Date.now() < this.graceUntil) for (const id of this.live) live.add(id);
+    this.live = live;
+    return live;
   }
 
   private stop(): void {
@@ -189,6 +197,7 @@ export class RedisEngine implements Engine {
 
   /** After Redis came back (maybe empty): be alive again and put back what this node holds. */
   private async restore(): Promise<void> {
+    this.graceUntil = Date.now() + this.options.nodeTtlMs;
     await this.heartbeat();
     await this.presence.restore();
   }
