@@ -67,4 +67,25 @@ describe('DeliveryGate', () => {
     );
     expect(got).toEqual(['/a#1', '/a#1']);
   });
+
+  it('keeps positions for a bounded number of channels, forgetting the least recently delivered', async () => {
+    const got: string[] = [];
+    const node = { deliver: (p: Publication) => got.push(p.payload) } as unknown as EngineNode;
+    const g = new DeliveryGate(() => node, 2);
+    g.accept(pub('/a', 1));
+    g.accept(pub('/b', 1));
+    g.accept(pub('/a', 2));
+    g.accept(pub('/c', 1)); // forgets /b, the least recently delivered
+    const asked: string[] = [];
+    const since: History = {
+      since: async (channel) => {
+        asked.push(channel);
+        return { recovered: true, publications: [], position: { offset: 2, epoch: 'e1' } };
+      },
+      latest: async () => ({ offset: 0, epoch: 'e1' }),
+    };
+    g.hold();
+    await g.catchUp(since, () => true);
+    expect(asked.sort()).toEqual(['/a', '/c']);
+  });
 });

@@ -7,12 +7,21 @@
  */
 import type { EngineNode, History, Publication, StreamPosition } from '../engine.js';
 
+/**
+ * Most channels whose last position is kept (the least recently delivered go first): a
+ * node following `/**` over countless channels must not grow without bound.
+ */
+const MAX_CHANNELS = 50_000;
+
 export class DeliveryGate {
   /** channel → last position delivered on it. */
   private readonly last = new Map<string, StreamPosition>();
   private held: Publication[] | null = null;
 
-  constructor(private readonly node: () => EngineNode) {}
+  constructor(
+    private readonly node: () => EngineNode,
+    private readonly maxChannels = MAX_CHANNELS,
+  ) {}
 
   accept(publication: Publication): void {
     if (this.held !== null) this.held.push(publication);
@@ -53,7 +62,12 @@ export class DeliveryGate {
     const at = publication.position;
     if (at !== null) {
       const last = this.last.get(publication.channel);
-      if (last !== undefined && last.epoch === at.epoch && at.offset <= last.offset) return;
+      if (last !== undefined) {
+        if (last.epoch === at.epoch && at.offset <= last.offset) return;
+        this.last.delete(publication.channel); // re-inserted last: the map stays in delivery order
+      } else if (this.last.size >= this.maxChannels) {
+        this.last.delete(this.last.keys().next().value as string);
+      }
       this.last.set(publication.channel, at);
     }
     this.node().deliver(publication);
