@@ -1,9 +1,11 @@
 // Provisions the external programs the test suites need (headless Chromium for browser
-// tests), installing them through apt-get when missing. Under CI a service that cannot be
+// tests, redis-server for the Redis engine suites, which start their own on a free port),
+// installing them through apt-get when missing. Under CI a service that cannot be
 // provisioned is a failure, never a silent skip: the suites that need it check the
 // variables exported here and fail when they are absent under CI=true.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
 
 let aptUpdated = false;
 function aptInstall(pkgs) {
@@ -22,7 +24,17 @@ function aptInstall(pkgs) {
 /** Which services the suites need; packages add theirs here as they arrive. */
 const wanted = {
   chromium: existsSync(new URL('../packages/browser-client/test', import.meta.url)),
+  redis: existsSync(new URL('../packages/server/test/engine-redis.test.ts', import.meta.url)),
 };
+
+/** The first `name` on PATH (or in the usual sbin directories), or undefined. */
+function findProgram(name) {
+  const dirs = [...(process.env.PATH ?? '').split(delimiter), '/usr/sbin', '/usr/local/sbin'];
+  for (const dir of dirs) {
+    if (dir && existsSync(join(dir, name))) return join(dir, name);
+  }
+  return undefined;
+}
 
 export async function provisionServices({ ci }) {
   const env = {};
@@ -32,6 +44,16 @@ export async function provisionServices({ ci }) {
       if (!aptInstall(['chromium']) && ci) throw new Error('chromium could not be installed');
     }
     if (existsSync('/usr/bin/chromium')) env.CHROMIUM_PATH = '/usr/bin/chromium';
+  }
+  if (wanted.redis) {
+    let path = process.env.REDIS_SERVER_PATH || findProgram('redis-server');
+    if (path === undefined) {
+      console.log('[services] installing redis-server through apt-get');
+      if (!aptInstall(['redis-server']) && ci) throw new Error('redis-server could not be installed');
+      path = findProgram('redis-server');
+    }
+    if (path !== undefined) env.REDIS_SERVER_PATH = path;
+    else if (ci) throw new Error('redis-server is not on PATH after installing it');
   }
   return { env, stop: async () => {} };
 }

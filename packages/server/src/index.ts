@@ -45,6 +45,7 @@ export type {
 } from './engine/engine.js';
 export { MemoryBus } from './engine/memory/memory-bus.js';
 export { MemoryEngine, type MemoryEngineOptions } from './engine/memory/memory-engine.js';
+export { RedisEngine, type RedisEngineOptions, type RedisEngineStats } from './engine/redis/index.js';
 export {
   BayeuxReplyError,
   BayouError,

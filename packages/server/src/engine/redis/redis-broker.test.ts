@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { decodePublication } from './redis-broker.js';
+
+describe('decodePublication', () => {
+  it('reads a publication with its position, keeping newlines of the payload', () => {
+    expect(decodePublication('n1.7\n\n/a/b\n12\nEp0ch\n{"x":"1\\n2"}\nmore')).toEqual({
+      id: 'n1.7',
+      publication: {
+        channel: '/a/b',
+        payload: '{"x":"1\\n2"}\nmore',
+        position: { offset: 12, epoch: 'Ep0ch' },
+      },
+    });
+  });
+
+  it('reads a record update without a position', () => {
+    expect(decodePublication('n1.8\nr\n/fx/EURUSD\n\n\n{"bid":1}')).toEqual({
+      id: 'n1.8',
+      publication: { channel: '/fx/EURUSD', payload: '{"bid":1}', position: null, record: true },
+    });
+  });
+
+  it('refuses what is not a publication', () => {
+    expect(decodePublication('garbage')).toBeNull();
+    expect(decodePublication('a\nb\nc\nd')).toBeNull();
+  });
+});

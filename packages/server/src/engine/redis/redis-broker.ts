@@ -1,0 +1,254 @@
+/**
+ * Broker and history on Redis. A publish is one script (offset, stream append, publish on
+ * every name that matches the channel: the channel itself and its `/*`, `/**` ancestors),
+ * so its cost is bounded by the channel's depth, never by subscribers or nodes. A node
+ * subscribes only to the names its sessions need; when several of them match, the copies
+ * share the publication's id and the node delivers the first one only.
+ *
+ * Wire form of a publication: `id\nflag\nchannel\noffset\nepoch\npayload` (flag `r` for a
+ * record update; offset and epoch empty without history). Ids, flags, channel names and
+ * epochs never contain a newline.
+ */
+import { randomBytes } from 'node:crypto';
+import { expandChannel, isWildcard } from '@bayou/protocol';
+import type { Broker, History, HistoryPolicy, Publication, Recovery, StreamPosition } from '../engine.js';
+import { isReady } from './redis-connections.js';
+import { DeliveryGate } from './redis-delivery.js';
+import type { RedisEngine } from './redis-engine.js';
+import { LATEST, PUBLISH, PUBLISH_RECORD, type RedisClient, runScript, SINCE } from './redis-scripts.js';
+
+/** How many recent publication ids a node remembers to drop duplicate copies. */
+const RECENT_IDS = 512;
+
+export function newEpoch(): string {
+  return randomBytes(6).toString('base64url');
+}
+
+/** Splits a wire publication; null when it is not one. */
+export function decodePublication(message: string): { id: string; publication: Publication } | null {
+  const cuts: number[] = [];
+  let at = -1;
+  for (let i = 0; i < 5; i++) {
+    at = message.indexOf('\n', at + 1);
+    if (at < 0) return null;
+    cuts.push(at);
+  }
+  const [a, b, c, d, e] = cuts as [number, number, number, number, number];
+  const offset = message.slice(c + 1, d);
+  const publication: Publication = {
+    channel: message.slice(b + 1, c),
+    payload: message.slice(e + 1),
+    position: offset === '' ? null : { offset: Number(offset), epoch: message.slice(d + 1, e) },
+    ...(message.slice(a + 1, b) === 'r' ? { record: true as const } : {}),
+  };
+  return { id: message.slice(0, a), publication };
+}
+
+export class RedisBroker implements Broker {
+  /** Names this node needs, with how many times each was subscribed. */
+  private readonly interest = new Map<string, number>();
+  /** Names whose SUBSCRIBE is not confirmed yet. */
+  private readonly pending = new Map<string, Promise<void>>();
+  private readonly recent = new Set<string>();
+  private readonly gate: DeliveryGate;
+  private seq = 0;
+
+  constructor(private readonly engine: RedisEngine) {
+    this.gate = new DeliveryGate(() => engine.node());
+  }
+
+  async publish(channel: string, payload: string, history: HistoryPolicy): Promise<StreamPosition | null> {
+    const e = this.engine;
+    const cmd = e.commands();
+    const keep = history.size > 0 && history.ttlMs > 0;
+    const names = expandChannel(channel);
+    const topics = e.options.sharded ? [e.keys.topic(channel)] : names.map((n) => e.keys.topic(n));
+    const header = this.header('', channel);
+    const reply = (await e.track(
+      runScript(
+        cmd,
+        PUBLISH,
+        [e.keys.meta(channel), e.keys.stream(channel)],
+        [
+          payload,
+          keep ? history.size : 0,
+          keep ? history.ttlMs : 0,
+          e.options.epochTtlMs,
+          newEpoch(),
+          header,
+          e.options.sharded ? 'SPUBLISH' : 'PUBLISH',
+          ...topics,
+        ],
+      ),
+    )) as [number | string, string];
+    const position = reply[0] === '' ? null : { offset: Number(reply[0]), epoch: reply[1] };
+    if (e.options.sharded) {
+      // The wildcard names live on other shards: one more round trip, still bounded.
+      const message = `${header}\n${position?.offset ?? ''}\n${position?.epoch ?? ''}\n${payload}`;
+      await this.spread(cmd, names.slice(1), message);
+    }
+    return position;
+  }
+
+  async publishRecord(subject: string, fields: string): Promise<void> {
+    const e = this.engine;
+    const cmd = e.commands();
+    const delta = JSON.parse(fields) as unknown;
+    if (typeof delta !== 'object' || delta === null || Array.isArray(delta)) {
+      throw new TypeError('record fields must be a serialized object');
+    }
+    const pairs: string[] = [];
+    for (const [k, v] of Object.entries(delta)) pairs.push(k, JSON.stringify(v ?? null));
+    const names = expandChannel(subject);
+    const topics = e.options.sharded ? [e.keys.topic(subject)] : names.map((n) => e.keys.topic(n));
+    const header = this.header('r', subject);
+    const verb = e.options.sharded ? 'SPUBLISH' : 'PUBLISH';
+    await e.track(
+      runScript(
+        cmd,
+        PUBLISH_RECORD,
+        [e.keys.image(subject)],
+        [header, fields, verb, topics.length, ...topics, ...pairs],
+      ),
+    );
+    if (e.options.sharded) await this.spread(cmd, names.slice(1), `${header}\n\n\n${fields}`);
+  }
+
+  async recordImage(subject: string): Promise<Record<string, unknown> | null> {
+    const e = this.engine;
+    const hash = await e.track(e.commands().hgetall(e.keys.image(subject)));
+    const fields = Object.entries(hash);
+    if (fields.length === 0) return null;
+    return Object.fromEntries(fields.map(([k, v]) => [k, JSON.parse(v) as unknown]));
+  }
+
+  async dropRecord(subject: string): Promise<void> {
+    const e = this.engine;
+    await e.track(e.commands().del(e.keys.image(subject)));
+  }
+
+  subscribe(name: string): Promise<void> | undefined {
+    this.engine.node();
+    const n = this.interest.get(name) ?? 0;
+    this.interest.set(name, n + 1);
+    let pending = this.pending.get(name);
+    if (n > 0 && pending === undefined) return undefined;
+    if (pending === undefined) {
+      // Later subscribers of the same name wait for the same confirmation.
+      const p = this.engine.track(this.listen([this.engine.keys.topic(name)])).finally(() => {
+        if (this.pending.get(name) === p) this.pending.delete(name);
+      });
+      this.pending.set(name, p);
+      pending = p;
+    }
+    return pending.catch((err: unknown) => {
+      // The caller sees the failure, so its subscribe did not happen.
+      void this.unsubscribe(name)?.catch(() => undefined);
+      throw err;
+    });
+  }
+
+  unsubscribe(name: string): Promise<void> | undefined {
+    const n = (this.interest.get(name) ?? 0) - 1;
+    if (n > 0) {
+      this.interest.set(name, n);
+      return undefined;
+    }
+    this.interest.delete(name);
+    if (!isWildcard(name)) this.gate.forget(name);
+    const sub = this.engine.sub;
+    if (sub === null || !isReady(sub)) return undefined; // nothing to undo: a reconnect will not resubscribe it
+    const topic = this.engine.keys.topic(name);
+    const done = this.engine.options.sharded ? sub.sunsubscribe(topic) : sub.unsubscribe(topic);
+    return this.engine.track(done).then(() => undefined);
+  }
+
+  /**
+   * @internal Subscribes to this node's inbox and every name it needs: at start, and
+   * after a reconnect, when it also delivers from history what was missed meanwhile.
+   */
+  async resubscribe(catchUp = false): Promise<void> {
+    const e = this.engine;
+    const topics = [e.keys.inbox(e.node().nodeId), ...[...this.interest.keys()].map((n) => e.keys.topic(n))];
+    if (catchUp) this.gate.hold();
+    try {
+      for (let i = 0; i < topics.length; i += 1000) await e.track(this.listen(topics.slice(i, i + 1000)));
+    } finally {
+      if (catchUp) {
+        const followed = (channel: string) => expandChannel(channel).some((n) => this.interest.has(n));
+        await this.gate.catchUp(e.history, followed);
+      }
+    }
+  }
+
+  /** @internal A message on a publication topic. */
+  receive(topic: string, message: string): void {
+    const name = this.engine.keys.nameOfTopic(topic);
+    if (name === null || !this.interest.has(name)) return;
+    const decoded = decodePublication(message);
+    if (decoded === null) return;
+    if (this.recent.has(decoded.id)) return;
+    this.recent.add(decoded.id);
+    if (this.recent.size > RECENT_IDS) this.recent.delete(this.recent.values().next().value as string);
+    this.gate.accept(decoded.publication);
+  }
+
+  private header(flag: '' | 'r', channel: string): string {
+    return `${this.engine.node().nodeId}.${++this.seq}\n${flag}\n${channel}`;
+  }
+
+  private async listen(topics: string[]): Promise<void> {
+    const sub = this.engine.sub as RedisClient;
+    if (!this.engine.options.sharded) {
+      await sub.subscribe(...topics);
+      return;
+    }
+    // Shard channels on a cluster may live on different shards: one at a time.
+    await Promise.all(topics.map((t) => sub.ssubscribe(t)));
+  }
+
+  private async spread(cmd: RedisClient, names: string[], message: string): Promise<void> {
+    await this.engine.track(Promise.all(names.map((n) => cmd.spublish(this.engine.keys.topic(n), message))));
+  }
+}
+
+export class RedisHistory implements History {
+  constructor(private readonly engine: RedisEngine) {}
+
+  async since(channel: string, position: StreamPosition): Promise<Recovery> {
+    const e = this.engine;
+    if (!Number.isSafeInteger(position.offset) || typeof position.epoch !== 'string') {
+      return { recovered: false, position: await this.latest(channel) };
+    }
+    const reply = (await e.track(
+      runScript(
+        e.commands(),
+        SINCE,
+        [e.keys.meta(channel), e.keys.stream(channel)],
+        [position.offset, position.epoch, newEpoch(), e.options.epochTtlMs],
+      ),
+    )) as [number, number, string, ...string[]];
+    const [recovered, top, epoch, ...payloads] = reply;
+    const latest = { offset: top, epoch };
+    if (recovered !== 1) return { recovered: false, position: latest };
+    const publications = payloads.map((payload, i) => ({
+      channel,
+      payload,
+      position: { offset: position.offset + 1 + i, epoch },
+    }));
+    return { recovered: true, publications, position: latest };
+  }
+
+  async latest(channel: string): Promise<StreamPosition> {
+    const e = this.engine;
+    const [offset, epoch] = (await e.track(
+      runScript(
+        e.commands(),
+        LATEST,
+        [e.keys.meta(channel), e.keys.stream(channel)],
+        [newEpoch(), e.options.epochTtlMs],
+      ),
+    )) as [number, string];
+    return { offset, epoch };
+  }
+}

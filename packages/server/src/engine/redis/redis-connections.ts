@@ -1,0 +1,59 @@
+/**
+ * The two connections of a node: one for commands, one in subscriber mode (for a Redis
+ * Cluster, ioredis cluster clients with sharded subscribers). Both fail fast while Redis
+ * is unreachable (no offline queue, no resending), so a call during an outage rejects at
+ * once and the kernel answers with an error instead of waiting.
+ */
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import type { ResolvedRedisOptions } from './redis-options.js';
+import type { RedisClient } from './redis-scripts.js';
+
+/** Reconnect soon after an outage: delivery must resume within seconds of Redis returning. */
+function retryStrategy(times: number): number {
+  return Math.min(100 * times, 1000);
+}
+
+function failFast(options: ResolvedRedisOptions): RedisOptions {
+  return {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    autoResendUnfulfilledCommands: false,
+    autoResubscribe: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: options.commandTimeoutMs,
+    retryStrategy,
+  };
+}
+
+export function createClient(options: ResolvedRedisOptions, name: string): RedisClient {
+  if (options.cluster !== null) {
+    return new Cluster(options.cluster.nodes, {
+      ...options.cluster.options,
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      shardedSubscribers: true,
+      clusterRetryStrategy: retryStrategy,
+      redisOptions: {
+        ...options.cluster.options?.redisOptions,
+        ...failFast(options),
+        connectionName: name,
+      },
+    });
+  }
+  const redis = { ...options.redis, ...failFast(options), connectionName: name };
+  return options.url === null ? new Redis(redis) : new Redis(options.url, redis);
+}
+
+/** Connects `client`, or rejects and stops it (no reconnect loop behind a failed start). */
+export async function connect(client: RedisClient): Promise<void> {
+  try {
+    await client.connect();
+  } catch (err) {
+    client.disconnect();
+    throw err;
+  }
+}
+
+export function isReady(client: RedisClient): boolean {
+  return client.status === 'ready';
+}

@@ -1,0 +1,75 @@
+/**
+ * Hands publications to the node once each and in order per channel, also across a lost
+ * subscriber connection. It remembers the last position delivered on each channel with
+ * history; after a reconnect it holds live publications back, fetches from history what
+ * the node missed while it was cut off, delivers that, then what it held, dropping
+ * anything at or before a position already delivered.
+ */
+import type { EngineNode, History, Publication, StreamPosition } from '../engine.js';
+
+/**
+ * Most channels whose last position is kept (the least recently delivered go first): a
+ * node following `/**` over countless channels must not grow without bound.
+ */
+const MAX_CHANNELS = 50_000;
+
+export class DeliveryGate {
+  /** channel → last position delivered on it. */
+  private readonly last = new Map<string, StreamPosition>();
+  private held: Publication[] | null = null;
+
+  constructor(
+    private readonly node: () => EngineNode,
+    private readonly maxChannels = MAX_CHANNELS,
+  ) {}
+
+  accept(publication: Publication): void {
+    if (this.held !== null) this.held.push(publication);
+    else this.pass(publication);
+  }
+
+  /** The node no longer follows `channel` (an exact name was unsubscribed). */
+  forget(channel: string): void {
+    this.last.delete(channel);
+  }
+
+  /** Holds live publications back until `catchUp` is done. */
+  hold(): void {
+    this.held ??= [];
+  }
+
+  /**
+   * Delivers what each followed channel carried since its last delivered position (when
+   * history still has it), then the held publications; channels the node no longer
+   * needs (`followed` false) are forgotten.
+   */
+  async catchUp(history: History, followed: (channel: string) => boolean): Promise<void> {
+    try {
+      for (const channel of [...this.last.keys()]) if (!followed(channel)) this.last.delete(channel);
+      const channels = [...this.last];
+      const results = await Promise.allSettled(channels.map(([channel, at]) => history.since(channel, at)));
+      for (const r of results) {
+        if (r.status === 'fulfilled' && r.value.recovered) for (const p of r.value.publications) this.pass(p);
+      }
+    } finally {
+      const held = this.held ?? [];
+      this.held = null;
+      for (const p of held) this.pass(p);
+    }
+  }
+
+  private pass(publication: Publication): void {
+    const at = publication.position;
+    if (at !== null) {
+      const last = this.last.get(publication.channel);
+      if (last !== undefined) {
+        if (last.epoch === at.epoch && at.offset <= last.offset) return;
+        this.last.delete(publication.channel); // re-inserted last: the map stays in delivery order
+      } else if (this.last.size >= this.maxChannels) {
+        this.last.delete(this.last.keys().next().value as string);
+      }
+      this.last.set(publication.channel, at);
+    }
+    this.node().deliver(publication);
+  }
+}

@@ -1,0 +1,210 @@
+/**
+ * The Redis engine: every part of the Engine contract on one Redis (or Redis Cluster)
+ * shared by all nodes. This module owns the connections, the node's life (start,
+ * heartbeat, reconnects, close) and its counters; the parts live in their own modules.
+ */
+import type { Engine, EngineNode } from '../engine.js';
+import { RedisBroker, RedisHistory } from './redis-broker.js';
+import { connect, createClient, isReady } from './redis-connections.js';
+import { RedisDirectory } from './redis-directory.js';
+import { RedisKeys } from './redis-keys.js';
+import { RedisLeases } from './redis-leases.js';
+import { type RedisEngineOptions, type ResolvedRedisOptions, resolveRedisOptions } from './redis-options.js';
+import { RedisPresence } from './redis-presence.js';
+import { HEARTBEAT, type RedisClient, runScript } from './redis-scripts.js';
+
+/** Counters for metrics; they only grow. */
+export interface RedisEngineStats {
+  /** Failed Redis calls (outage, timeout, error reply) and connection errors. */
+  errors: number;
+  /** Times a connection to Redis came back after it was lost. */
+  reconnects: number;
+}
+
+type EngineState = 'new' | 'starting' | 'started' | 'closed';
+
+export class RedisEngine implements Engine {
+  readonly options: ResolvedRedisOptions;
+  readonly stats: RedisEngineStats = { errors: 0, reconnects: 0 };
+  readonly broker: RedisBroker;
+  readonly history: RedisHistory;
+  readonly presence: RedisPresence;
+  readonly directory: RedisDirectory;
+  readonly leases: RedisLeases;
+  /** @internal Key and topic names. */
+  readonly keys: RedisKeys;
+  /** @internal The command connection (set by `start`). */
+  cmd: RedisClient | null = null;
+  /** @internal The subscriber connection (set by `start`). */
+  sub: RedisClient | null = null;
+  /** @internal Live node ids as of the latest heartbeat. */
+  live = new Set<string>();
+  private state: EngineState = 'new';
+  private self: EngineNode | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private beating: Promise<Set<string>> | null = null;
+  /** Until when nodes known before a reconnect count as alive without a fresh heartbeat. */
+  private graceUntil = 0;
+
+  constructor(options: RedisEngineOptions = {}) {
+    this.options = resolveRedisOptions(options);
+    this.keys = new RedisKeys(this.options.keyPrefix);
+    this.broker = new RedisBroker(this);
+    this.history = new RedisHistory(this);
+    this.presence = new RedisPresence(this);
+    this.directory = new RedisDirectory(this);
+    this.leases = new RedisLeases(this);
+  }
+
+  /** @internal The node this engine serves; throws before `start` and after `close`. */
+  node(): EngineNode {
+    if (this.state !== 'started' || this.self === null) throw new Error('Redis engine is not started');
+    return this.self;
+  }
+
+  /** @internal The command connection of a started engine. */
+  commands(): RedisClient {
+    this.node();
+    return this.cmd as RedisClient;
+  }
+
+  async start(node: EngineNode): Promise<void> {
+    if (this.state !== 'new') throw new Error(`Redis engine cannot start: it is ${this.state}`);
+    if (typeof node.nodeId !== 'string' || !/^[^\s{}]+$/.test(node.nodeId)) {
+      throw new TypeError(`node id must be a non-empty string without spaces or braces, got ${node.nodeId}`);
+    }
+    this.state = 'starting';
+    this.self = node;
+    this.cmd = createClient(this.options, `bayou:${node.nodeId}`);
+    this.sub = createClient(this.options, `bayou:${node.nodeId}:sub`);
+    this.watch(this.cmd, () => this.restore());
+    this.watch(this.sub, () => this.broker.resubscribe(true));
+    this.sub.on('message', (topic: string, message: string) => this.receive(topic, message));
+    this.sub.on('smessage', (topic: string, message: string) => this.receive(topic, message));
+    try {
+      await Promise.all([connect(this.cmd), connect(this.sub)]);
+      this.state = 'started';
+      await this.broker.resubscribe();
+      await this.heartbeat();
+    } catch (err) {
+      this.disconnect();
+      throw err;
+    }
+    this.timer = setInterval(() => void this.heartbeat().catch(() => undefined), this.options.heartbeatMs);
+    this.timer.unref();
+  }
+
+  ready(): boolean {
+    return (
+      this.state === 'started' &&
+      this.cmd !== null &&
+      isReady(this.cmd) &&
+      this.sub !== null &&
+      isReady(this.sub)
+    );
+  }
+
+  /** Leaves the cluster: removes this node's counts, members, leases and liveness, then disconnects. */
+  async close(): Promise<void> {
+    if (this.state !== 'started') {
+      this.stop();
+      return;
+    }
+    const cmd = this.cmd as RedisClient;
+    const nodeId = this.node().nodeId;
+    if (isReady(cmd)) {
+      await Promise.allSettled([
+        this.presence.clear(),
+        this.leases.releaseAll(),
+        cmd.zrem(this.keys.nodes, nodeId),
+      ]);
+    }
+    const sub = this.sub as RedisClient;
+    this.stop();
+    if (isReady(cmd)) await cmd.quit().catch(() => undefined);
+    if (isReady(sub)) await sub.quit().catch(() => undefined);
+    cmd.disconnect();
+    sub.disconnect();
+  }
+
+  /**
+   * Drops both connections at once without a goodbye, as a killed process would: the
+   * node's counts, members and leases stay in Redis until its liveness expires. For
+   * failover tests; `close` is the way to leave.
+   */
+  disconnect(): void {
+    const { cmd, sub } = this;
+    this.stop();
+    cmd?.disconnect();
+    sub?.disconnect();
+  }
+
+  /** @internal Counts a failed call; hands back the promise. */
+  track<T>(promise: Promise<T>): Promise<T> {
+    return promise.catch((err: unknown) => {
+      this.stats.errors++;
+      throw err;
+    });
+  }
+
+  /**
+   * @internal Refreshes this node's liveness and the live-node list; concurrent callers
+   * share one round trip.
+   */
+  heartbeat(): Promise<Set<string>> {
+    if (this.beating !== null) return this.beating;
+    const beat = this.beat().finally(() => {
+      this.beating = null;
+    });
+    this.beating = beat;
+    return beat;
+  }
+
+  private async beat(): Promise<Set<string>> {
+    const args = [this.node().nodeId, this.options.nodeTtlMs];
+    const ids = (await this.track(
+      runScript(this.commands(), HEARTBEAT, [this.keys.nodes], args),
+    )) as string[];
+    const live = new Set(ids);
+    // Just after an outage the other nodes may not have sent their first heartbeat yet
+    // (or Redis lost them all): do not take them for dead before they had the time to.
+    if (Date.now() < this.graceUntil) for (const id of this.live) live.add(id);
+    this.live = live;
+    return live;
+  }
+
+  private stop(): void {
+    this.state = 'closed';
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+    this.directory.abandon();
+    this.self = null;
+  }
+
+  private watch(client: RedisClient, onReconnect: () => Promise<unknown>): void {
+    let connected = false;
+    client.on('error', () => {
+      this.stats.errors++;
+    });
+    client.on('ready', () => {
+      if (connected && this.state === 'started') {
+        this.stats.reconnects++;
+        void onReconnect().catch(() => undefined);
+      }
+      connected = true;
+    });
+  }
+
+  /** After Redis came back (maybe empty): be alive again and put back what this node holds. */
+  private async restore(): Promise<void> {
+    this.graceUntil = Date.now() + this.options.nodeTtlMs;
+    await this.heartbeat();
+    await this.presence.restore();
+  }
+
+  private receive(topic: string, message: string): void {
+    if (this.state !== 'started') return;
+    if (topic === this.keys.inbox((this.self as EngineNode).nodeId)) this.directory.receive(message);
+    else this.broker.receive(topic, message);
+  }
+}

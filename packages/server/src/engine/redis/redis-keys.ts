@@ -1,0 +1,53 @@
+/**
+ * The names of everything the engine keeps in Redis. A channel's keys and its pub/sub
+ * name share the hash tag `{channel}`, so on a Redis Cluster the publish script touches
+ * one slot; the cluster-wide control keys (live nodes, leases) share the tag `{ctl}`.
+ * Channel names cannot contain braces (the Bayeux grammar forbids them).
+ *
+ *   <p>{/a/b}:meta      hash: epoch, top (last offset)        TTL epochTtlMs
+ *   <p>{/a/b}:stream    stream of the latest messages         MAXLEN size, TTL ttlMs
+ *   <p>{/a/b}:image     hash: record field → JSON value
+ *   <p>{/a/b}:counts    hash: nodeId → subscriber count
+ *   <p>{/a/b}:members   hash: clientId → JSON [nodeId, info]
+ *   <p>{/a/b}           pub/sub name of the channel or wildcard name /a/b
+ *   <p>{ctl}:nodes      sorted set: nodeId → expiry time of its liveness
+ *   <p>{ctl}:lease:<n>  string: the nodeId holding lease n     PX ttl
+ *   <p>{node:<id>}      pub/sub name on which node <id> takes forwarded batches and replies
+ */
+export class RedisKeys {
+  constructor(private readonly prefix: string) {}
+
+  meta(channel: string): string {
+    return `${this.prefix}{${channel}}:meta`;
+  }
+  stream(channel: string): string {
+    return `${this.prefix}{${channel}}:stream`;
+  }
+  image(subject: string): string {
+    return `${this.prefix}{${subject}}:image`;
+  }
+  counts(channel: string): string {
+    return `${this.prefix}{${channel}}:counts`;
+  }
+  members(channel: string): string {
+    return `${this.prefix}{${channel}}:members`;
+  }
+  /** The pub/sub name carrying publications for channel or wildcard name `name`. */
+  topic(name: string): string {
+    return `${this.prefix}{${name}}`;
+  }
+  /** The Bayeux name behind a pub/sub name made by `topic`, or null. */
+  nameOfTopic(topic: string): string | null {
+    if (!topic.startsWith(`${this.prefix}{`) || !topic.endsWith('}')) return null;
+    return topic.slice(this.prefix.length + 1, -1);
+  }
+  get nodes(): string {
+    return `${this.prefix}{ctl}:nodes`;
+  }
+  lease(name: string): string {
+    return `${this.prefix}{ctl}:lease:${name}`;
+  }
+  inbox(nodeId: string): string {
+    return `${this.prefix}{node:${nodeId}}`;
+  }
+}

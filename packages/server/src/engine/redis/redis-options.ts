@@ -1,0 +1,132 @@
+/**
+ * Every option of the Redis engine, with its default, in one place. `resolveRedisOptions`
+ * merges the defaults, rejects unknown keys and bad values with a `BayouError` that names
+ * the option, and returns a frozen object.
+ */
+import type { ClusterNode, ClusterOptions, RedisOptions } from 'ioredis';
+import { BayouError } from '../../errors.js';
+
+export interface RedisEngineOptions {
+  /**
+   * Where Redis is: `redis://[user:pass@]host:port[/db]`, or `rediss://…` for TLS.
+   * Default: none, so `redis` says where, or else `redis://127.0.0.1:6379`. Ignored with `cluster`.
+   */
+  url?: string;
+  /**
+   * ioredis connection options (host, port, tls, password…); what `url` says takes
+   * precedence. The engine sets its own queueing and retry options. Default: none.
+   */
+  redis?: RedisOptions;
+  /**
+   * A Redis Cluster instead of one server: its seed nodes and ioredis cluster options.
+   * Implies `sharded: true`. Default: none (one server).
+   */
+  cluster?: { nodes: ClusterNode[]; options?: ClusterOptions };
+  /** Prefix of every key and pub/sub channel, so several Bayou clusters can share a Redis. Default: `bayou:`. */
+  keyPrefix?: string;
+  /** Milliseconds between two liveness heartbeats of this node. Default: 1000. */
+  heartbeatMs?: number;
+  /**
+   * Milliseconds after its last heartbeat when a node counts as dead: its subscriber
+   * counts, members and leases are then ignored and cleaned, and its sessions unknown.
+   * Must exceed `heartbeatMs`. Default: 5000.
+   */
+  nodeTtlMs?: number;
+  /**
+   * Milliseconds a forwarded batch may wait for its owner's reply. A forwarded long-poll
+   * connect is held up to the server's `timeout`, so this must be more than that. Default: 45000.
+   */
+  forwardTimeoutMs?: number;
+  /**
+   * Milliseconds a Redis command may take before it fails (calls fail at once while
+   * Redis is unreachable, whatever this says). Default: 5000.
+   */
+  commandTimeoutMs?: number;
+  /**
+   * Use sharded pub/sub (`SSUBSCRIBE`/`SPUBLISH`, Redis 7+), which a Redis Cluster
+   * spreads over its shards instead of sending every message to every shard. Default:
+   * `false` for one server, `true` with `cluster`.
+   */
+  sharded?: boolean;
+  /**
+   * Milliseconds a channel's history epoch (its offset counter) outlives the channel's
+   * last publication, at least the history's `ttlMs`. Default: 86400000 (a day).
+   */
+  epochTtlMs?: number;
+}
+
+export interface ResolvedRedisOptions {
+  readonly url: string | null;
+  readonly redis: RedisOptions;
+  readonly cluster: { nodes: ClusterNode[]; options?: ClusterOptions } | null;
+  readonly keyPrefix: string;
+  readonly heartbeatMs: number;
+  readonly nodeTtlMs: number;
+  readonly forwardTimeoutMs: number;
+  readonly commandTimeoutMs: number;
+  readonly sharded: boolean;
+  readonly epochTtlMs: number;
+}
+
+const defaults = Object.freeze({
+  url: null as string | null,
+  keyPrefix: 'bayou:',
+  heartbeatMs: 1000,
+  nodeTtlMs: 5000,
+  forwardTimeoutMs: 45_000,
+  commandTimeoutMs: 5000,
+  epochTtlMs: 86_400_000,
+});
+
+const known = new Set([...Object.keys(defaults), 'redis', 'cluster', 'sharded']);
+
+function invalid(name: string, expected: string): never {
+  throw new BayouError('BAYOU_ERR_INVALID_OPTION', `Redis engine option "${name}" must be ${expected}`);
+}
+
+function positive(name: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0)
+    invalid(name, 'a positive integer');
+  return value;
+}
+
+export function resolveRedisOptions(input: RedisEngineOptions = {}): ResolvedRedisOptions {
+  if (typeof input !== 'object' || input === null) invalid('options', 'an object');
+  const unknown = Object.keys(input).filter((k) => !known.has(k));
+  if (unknown.length > 0) {
+    throw new BayouError('BAYOU_ERR_UNKNOWN_OPTION', `unknown Redis engine option(s): ${unknown.join(', ')}`);
+  }
+  const o = { ...defaults, ...Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) };
+  if (o.url !== null && (typeof o.url !== 'string' || !/^rediss?:\/\//.test(o.url))) {
+    invalid('url', 'a redis:// or rediss:// URL');
+  }
+  if (typeof o.keyPrefix !== 'string' || /[{}\s]/.test(o.keyPrefix)) {
+    invalid('keyPrefix', 'a string without braces or spaces');
+  }
+  const heartbeatMs = positive('heartbeatMs', o.heartbeatMs);
+  const nodeTtlMs = positive('nodeTtlMs', o.nodeTtlMs);
+  if (nodeTtlMs <= heartbeatMs) invalid('nodeTtlMs', `more than heartbeatMs (${heartbeatMs})`);
+  const cluster = input.cluster ?? null;
+  if (cluster !== null && (!Array.isArray(cluster.nodes) || cluster.nodes.length === 0)) {
+    invalid('cluster', 'an object { nodes: [at least one node], options? }');
+  }
+  if (input.redis !== undefined && (typeof input.redis !== 'object' || input.redis === null)) {
+    invalid('redis', 'an ioredis options object');
+  }
+  if (input.redis?.keyPrefix !== undefined)
+    invalid('redis.keyPrefix', 'left out: use the engine option keyPrefix');
+  if (input.sharded !== undefined && typeof input.sharded !== 'boolean') invalid('sharded', 'a boolean');
+  if (cluster !== null && input.sharded === false) invalid('sharded', 'true (or left out) with cluster');
+  return Object.freeze({
+    url: o.url,
+    redis: { ...(input.redis ?? {}) },
+    cluster,
+    keyPrefix: o.keyPrefix,
+    heartbeatMs,
+    nodeTtlMs,
+    forwardTimeoutMs: positive('forwardTimeoutMs', o.forwardTimeoutMs),
+    commandTimeoutMs: positive('commandTimeoutMs', o.commandTimeoutMs),
+    sharded: input.sharded ?? cluster !== null,
+    epochTtlMs: positive('epochTtlMs', o.epochTtlMs),
+  });
+}

@@ -1,0 +1,135 @@
+/**
+ * The Lua scripts that make each engine step one atomic round trip, and a runner that
+ * calls them by SHA and loads them again after a Redis restart (`NOSCRIPT`).
+ * Times come from Redis (`TIME`), so node clocks never need to agree.
+ */
+import { createHash } from 'node:crypto';
+import type { Cluster, Redis } from 'ioredis';
+
+export type RedisClient = Redis | Cluster;
+
+export interface Script {
+  readonly source: string;
+  readonly sha: string;
+}
+
+function script(source: string): Script {
+  return { source, sha: createHash('sha1').update(source).digest('hex') };
+}
+
+const NOW = `local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
+
+/** A channel's meta: made with a fresh epoch when missing (its history was lost). */
+const ENSURE_META = `local function ensure_meta(fresh, ttl)
+  local epoch = redis.call('HGET', KEYS[1], 'epoch')
+  if epoch then return epoch end
+  redis.call('HSET', KEYS[1], 'epoch', fresh, 'top', 0)
+  redis.call('PEXPIRE', KEYS[1], ttl)
+  redis.call('DEL', KEYS[2])
+  return fresh
+end
+local function read_top()
+  return tonumber(redis.call('HGET', KEYS[1], 'top') or '0')
+end`;
+
+/**
+ * Publish. KEYS: meta, stream. ARGV: payload, history size (0: none), history ttlMs,
+ * epochTtlMs, fresh epoch, header, PUBLISH|SPUBLISH, topics… Assigns the next offset,
+ * appends to the stream (bounded, expiring), then publishes `header\noffset\nepoch\npayload`
+ * on every topic. Returns { offset, epoch } ('' and '' without history).
+ */
+export const PUBLISH = script(`${ENSURE_META}
+local size = tonumber(ARGV[2])
+local offset, epoch = '', ''
+if size > 0 then
+  ${NOW}
+  local ttl = tonumber(ARGV[3])
+  epoch = ensure_meta(ARGV[5], ttl)
+  offset = redis.call('HINCRBY', KEYS[1], 'top', 1)
+  redis.call('XADD', KEYS[2], 'MAXLEN', size, offset .. '-1', 'p', ARGV[1], 'x', now + ttl)
+  redis.call('PEXPIRE', KEYS[2], ttl)
+  redis.call('PEXPIRE', KEYS[1], math.max(ttl, tonumber(ARGV[4])))
+end
+local message = ARGV[6] .. '\\n' .. offset .. '\\n' .. epoch .. '\\n' .. ARGV[1]
+for i = 8, #ARGV do redis.call(ARGV[7], ARGV[i], message) end
+return {offset, epoch}`);
+
+/**
+ * Record update. KEYS: image. ARGV: header, fields payload, PUBLISH|SPUBLISH, topic count n,
+ * n topics, then field/JSON-value pairs merged into the image.
+ */
+export const PUBLISH_RECORD = script(`local n = tonumber(ARGV[4])
+if #ARGV > 4 + n then redis.call('HSET', KEYS[1], unpack(ARGV, 5 + n)) end
+local message = ARGV[1] .. '\\n\\n\\n' .. ARGV[2]
+for i = 5, 4 + n do redis.call(ARGV[3], ARGV[i], message) end
+return 1`);
+
+/**
+ * History since a position. KEYS: meta, stream. ARGV: offset, epoch, fresh epoch, epochTtlMs.
+ * Returns {recovered 0|1, top, epoch, payloads…}.
+ */
+export const SINCE = script(`${ENSURE_META}
+local epoch = ensure_meta(ARGV[3], tonumber(ARGV[4]))
+local top = read_top()
+local from = tonumber(ARGV[1])
+if ARGV[2] ~= epoch or from == nil or from > top or from < 0 then return {0, top, epoch} end
+if from == top then return {1, top, epoch} end
+${NOW}
+local entries = redis.call('XRANGE', KEYS[2], (from + 1) .. '-1', '+')
+local first = entries[1]
+if not first or first[1] ~= (from + 1) .. '-1' then return {0, top, epoch} end
+local out = {1, top, epoch}
+for _, e in ipairs(entries) do
+  if tonumber(e[2][4]) <= now then return {0, top, epoch} end
+  out[#out + 1] = e[2][2]
+end
+return out`);
+
+/** Latest position. KEYS: meta, stream. ARGV: fresh epoch, epochTtlMs. Returns {top, epoch}. */
+export const LATEST = script(`${ENSURE_META}
+local epoch = ensure_meta(ARGV[1], tonumber(ARGV[2]))
+return {read_top(), epoch}`);
+
+/**
+ * Heartbeat and live-node list. KEYS: nodes. ARGV: nodeId ('' only to read), ttlMs.
+ * Drops expired nodes; returns the live ones.
+ */
+export const HEARTBEAT = script(`${NOW}
+if ARGV[1] ~= '' then redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1]) end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+return redis.call('ZRANGE', KEYS[1], 0, -1)`);
+
+/** Take a lease. KEYS: lease, nodes. ARGV: nodeId, ttlMs. A dead holder's lease is free. */
+export const ACQUIRE = script(`local holder = redis.call('GET', KEYS[1])
+if holder and holder ~= ARGV[1] then
+  ${NOW}
+  local live = redis.call('ZSCORE', KEYS[2], holder)
+  if live and tonumber(live) > now then return 0 end
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1`);
+
+/** Extend a lease held by ARGV[1] for ARGV[2] ms. KEYS: lease. */
+export const RENEW = script(`if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1`);
+
+/** Drop a lease held by ARGV[1]. KEYS: lease. */
+export const RELEASE = script(`if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 1`);
+
+/** Runs `s` by SHA, loading it first when Redis does not know it (a restart flushed it). */
+export async function runScript(
+  client: RedisClient,
+  s: Script,
+  keys: readonly string[],
+  args: readonly (string | number)[],
+): Promise<unknown> {
+  try {
+    return await client.evalsha(s.sha, keys.length, ...keys, ...args);
+  } catch (err) {
+    if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
+    return client.eval(s.source, keys.length, ...keys, ...args);
+  }
+}

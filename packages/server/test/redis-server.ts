@@ -1,0 +1,210 @@
+/**
+ * A private redis-server for a test run: started on a free loopback port without
+ * persistence, waited on until it answers PING, killed by pid at the end. It can be
+ * killed and started again on the same port (an outage). `REDIS_SERVER_PATH` (set by
+ * scripts/services.mjs) names the program; under CI=true a missing one is a failure.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createConnection, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { Redis } from 'ioredis';
+
+export const ci = process.env.CI === 'true' || process.env.CI === '1';
+
+/** The redis-server program, or null when this machine has none. */
+export function redisServerPath(): string | null {
+  const given = process.env.REDIS_SERVER_PATH;
+  if (given) return existsSync(given) ? given : null;
+  const dirs = [...(process.env.PATH ?? '').split(delimiter), '/usr/sbin', '/usr/local/sbin'];
+  for (const dir of dirs) if (dir && existsSync(join(dir, 'redis-server'))) return join(dir, 'redis-server');
+  return null;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+/** Whether a Redis answers PING on `port`. */
+function ping(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: '127.0.0.1', port });
+    let data = '';
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(500, () => done(false));
+    socket.on('error', () => done(false));
+    socket.on('connect', () => socket.write('PING\r\n'));
+    socket.on('data', (chunk) => {
+      data += chunk.toString();
+      if (data.includes('\r\n')) done(data.startsWith('+PONG'));
+    });
+  });
+}
+
+const live = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of live)
+    if (child.pid !== undefined && child.exitCode === null) process.kill(child.pid, 'SIGKILL');
+});
+
+export class RedisServer {
+  private child: ChildProcess | null = null;
+  private exited: Promise<void> = Promise.resolve();
+
+  private constructor(
+    private readonly program: string,
+    readonly port: number,
+    private readonly extra: readonly string[],
+  ) {}
+
+  /**
+   * Starts a redis-server on a free port (or `port`), with `extra` arguments, resolved
+   * once it answers PING.
+   */
+  static async start(port?: number, extra: readonly string[] = []): Promise<RedisServer> {
+    const program = redisServerPath();
+    if (program === null)
+      throw new Error('redis-server not found: run the tests through `npm test`, which installs it');
+    const server = new RedisServer(program, port ?? (await freePort()), extra);
+    await server.run();
+    return server;
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** Kills the server at once (SIGKILL by pid): an outage, with everything it held lost. */
+  async kill(): Promise<void> {
+    const child = this.child;
+    if (child?.pid === undefined) return;
+    this.child = null;
+    if (child.exitCode === null && child.signalCode === null) process.kill(child.pid, 'SIGKILL');
+    await this.exited;
+  }
+
+  /** Starts it again on the same port, empty. */
+  async restart(): Promise<void> {
+    await this.kill();
+    await this.run();
+  }
+
+  async stop(): Promise<void> {
+    await this.kill();
+  }
+
+  private async run(): Promise<void> {
+    const args = [
+      ...['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      ...this.extra,
+    ];
+    const child = spawn(this.program, [...args, '--loglevel', 'warning'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr?.on('data', (c) => {
+      stderr += c;
+    });
+    live.add(child);
+    this.exited = new Promise((resolve) =>
+      child.once('exit', () => {
+        live.delete(child);
+        resolve();
+      }),
+    );
+    this.child = child;
+    const deadline = Date.now() + 10_000;
+    while (!(await ping(this.port))) {
+      if (child.exitCode !== null || Date.now() > deadline) {
+        await this.kill();
+        throw new Error(`redis-server did not start on port ${this.port}: ${stderr.trim()}`);
+      }
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+}
+
+/**
+ * A Redis Cluster of `size` masters (no replicas) on free loopback ports, its slots split
+ * evenly, resolved once every node reports `cluster_state:ok`.
+ */
+export class RedisClusterServers {
+  private constructor(
+    readonly servers: RedisServer[],
+    private readonly dir: string,
+  ) {}
+
+  static async start(size = 3): Promise<RedisClusterServers> {
+    const dir = mkdtempSync(join(tmpdir(), 'bayou-redis-cluster-'));
+    const servers: RedisServer[] = [];
+    const cluster = new RedisClusterServers(servers, dir);
+    try {
+      for (let i = 0; i < size; i++) {
+        const port = await freePort();
+        const args = [
+          '--cluster-enabled',
+          'yes',
+          '--cluster-config-file',
+          `nodes-${port}.conf`,
+          '--dir',
+          dir,
+        ];
+        servers.push(await RedisServer.start(port, args));
+      }
+      await cluster.form();
+    } catch (err) {
+      await cluster.stop();
+      throw err;
+    }
+    return cluster;
+  }
+
+  get nodes(): { host: string; port: number }[] {
+    return this.servers.map((s) => ({ host: '127.0.0.1', port: s.port }));
+  }
+
+  async stop(): Promise<void> {
+    for (const s of this.servers) await s.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  private async form(): Promise<void> {
+    const admins = this.servers.map((s) => new Redis(s.port, '127.0.0.1'));
+    try {
+      const per = Math.ceil(16384 / admins.length);
+      for (const [i, admin] of admins.entries()) {
+        await admin.call('CLUSTER', 'ADDSLOTSRANGE', i * per, Math.min(16383, (i + 1) * per - 1));
+      }
+      for (const s of this.servers.slice(1)) await admins[0]?.call('CLUSTER', 'MEET', '127.0.0.1', s.port);
+      const deadline = Date.now() + 20_000;
+      for (;;) {
+        const infos = await Promise.all(admins.map((a) => a.call('CLUSTER', 'INFO') as Promise<string>));
+        const ok = infos.every(
+          (info) =>
+            info.includes('cluster_state:ok') && info.includes(`cluster_known_nodes:${admins.length}`),
+        );
+        if (ok) return;
+        if (Date.now() > deadline) throw new Error(`Redis Cluster did not form: ${infos.join(' | ')}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    } finally {
+      for (const a of admins) a.disconnect();
+    }
+  }
+}
