@@ -30,8 +30,11 @@ export class BayouError extends TypeError {
 }
 
 /**
- * Thrown by a service handler (or an `authenticate`/`canPublish` hook) to answer with a
- * specific Bayeux error string, e.g. `new BayeuxReplyError('403:/chat:muted')`.
+ * Thrown (or rejected with) by a service handler, a hook (`authenticate`, `canSubscribe`,
+ * `canPublish`) or an extension to answer the message with a specific Bayeux error
+ * string, e.g. `new BayeuxReplyError('403:/chat:muted')`. Anything else they throw is
+ * logged and answered with a generic `500::internal_error` (`500:<channel>:service_failed`
+ * for services). A subclass may carry `advice` for the reply (see `HandshakeDeniedError`).
  */
 export class BayeuxReplyError extends Error {
   readonly bayeuxError: string;

@@ -129,3 +129,71 @@ describe('the ack extension and a dropped WebSocket', () => {
     await server.close();
   });
 });
+
+describe('the ack extension and a connect superseded from another socket', () => {
+  it('delivers a message queued in that instant once, not as two batches', async () => {
+    const { server, base } = await startServer({ timeout: 2000 });
+    const url = `${base.replace('http', 'ws')}/bayeux`;
+    const open = async () => {
+      const ws = new WebSocket(url);
+      const inbox: Msg[] = [];
+      ws.on('message', (d) => inbox.push(...(JSON.parse(d.toString()) as Msg[])));
+      await new Promise((r) => ws.once('open', r));
+      return { ws, inbox };
+    };
+    const until = async (inbox: Msg[], pred: (m: Msg) => boolean): Promise<Msg> => {
+      const deadline = Date.now() + 5000;
+      while (!inbox.some(pred)) {
+        if (Date.now() > deadline) throw new Error('not received');
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      return inbox.find(pred) as Msg;
+    };
+    const one = await open();
+    one.ws.send(
+      JSON.stringify([
+        {
+          channel: '/meta/handshake',
+          version: '1.0',
+          supportedConnectionTypes: ['websocket'],
+          ext: { ack: true },
+        },
+      ]),
+    );
+    const clientId = (await until(one.inbox, (m) => m.channel === '/meta/handshake')).clientId as string;
+    const connect = (id: string, ack: number, timeout0: boolean) => ({
+      id,
+      channel: '/meta/connect',
+      clientId,
+      connectionType: 'websocket',
+      ext: { ack },
+      ...(timeout0 ? { advice: { timeout: 0 } } : {}),
+    });
+    one.ws.send(JSON.stringify([{ id: 's', channel: '/meta/subscribe', clientId, subscription: '/x' }]));
+    await until(one.inbox, (m) => m.id === 's');
+    one.ws.send(JSON.stringify([connect('c1', 0, true)]));
+    await until(one.inbox, (m) => m.id === 'c1');
+    one.ws.send(JSON.stringify([connect('c2', 0, false)])); // held by the server
+    await new Promise((r) => setTimeout(r, 50));
+
+    const two = await open();
+    two.ws.send(
+      JSON.stringify([{ id: 'p', channel: '/x', clientId, data: { n: 1 } }, connect('c3', 0, true)]),
+    );
+    const c3 = await until(two.inbox, (m) => m.id === 'c3');
+    const acked = (c3.ext as { ack: number }).ack;
+    two.ws.send(JSON.stringify([connect('c4', acked, false)]));
+    await until(two.inbox, (m) => m.channel === '/x' && m.successful === undefined);
+    // Let any second copy arrive: the next connect reply closes the exchange.
+    const c4 = await until(two.inbox, (m) => m.id === 'c4');
+    two.ws.send(JSON.stringify([connect('c5', (c4.ext as { ack: number }).ack, true)]));
+    await until(two.inbox, (m) => m.id === 'c5');
+    const copies = [...one.inbox, ...two.inbox].filter(
+      (m) => m.channel === '/x' && m.successful === undefined,
+    );
+    expect(copies.map((m) => m.data)).toEqual([{ n: 1 }]);
+    one.ws.terminate();
+    two.ws.terminate();
+    await server.close();
+  });
+});
