@@ -4,7 +4,7 @@
  * the option, and returns a frozen object; components receive only the sub-object they
  * need.
  */
-import type { Message } from '@bayou/protocol';
+import { type Message, parseChannel } from '@bayou/protocol';
 import { BayouError } from './errors.js';
 import {
   type RecordPattern,
@@ -28,6 +28,15 @@ export type ChannelHook = (
   channel: string,
   message: Message,
 ) => boolean | Promise<boolean>;
+
+/** History kept by channels matching `pattern` (a channel, `/a/*` or `/a/**`). */
+export interface HistoryRule {
+  pattern: string;
+  /** Messages kept; `0` turns history off for these channels. Default: `historySize`. */
+  size?: number;
+  /** ms a message stays recoverable. Default: `historyTtl`. */
+  ttl?: number;
+}
 
 export interface BayouOptions {
   /** URL path of the Bayeux endpoint for both transports. Default `'/bayeux'`. */
@@ -78,6 +87,15 @@ export interface BayouOptions {
    * it); after a node dies another takes over within about this time. Default `10000`.
    */
   providerLease?: number;
+  /** Messages of history each channel keeps for recovery (replay); `0` keeps none. Default `100`. */
+  historySize?: number;
+  /** ms a message stays recoverable from history. Default `120000` (2 minutes). */
+  historyTtl?: number;
+  /**
+   * Per channel pattern overrides of `historySize`/`historyTtl`, first match wins, e.g.
+   * `[{ pattern: '/chat/**', size: 500 }, { pattern: '/ticks/*', size: 0 }]`. Default `[]`.
+   */
+  history?: HistoryRule[];
   /** Path of the Prometheus metrics, or `false`. Default `'/metrics'`. */
   metricsPath?: string | false;
   /** Path of the health check, or `false`. Default `'/healthz'`. */
@@ -85,10 +103,11 @@ export interface BayouOptions {
 }
 
 export type ResolvedOptions = Readonly<
-  Required<Omit<BayouOptions, 'authenticate' | 'canSubscribe' | 'canPublish' | 'records'>>
+  Required<Omit<BayouOptions, 'authenticate' | 'canSubscribe' | 'canPublish' | 'records' | 'history'>>
 > &
   Readonly<Pick<BayouOptions, 'authenticate' | 'canSubscribe' | 'canPublish'>> & {
     readonly records: readonly ResolvedRecordPattern[];
+    readonly history: readonly Readonly<HistoryRule>[];
   };
 
 export const defaultOptions: ResolvedOptions = Object.freeze({
@@ -110,6 +129,9 @@ export const defaultOptions: ResolvedOptions = Object.freeze({
   records: [] as ResolvedRecordPattern[],
   providerLinger: 5_000,
   providerLease: 10_000,
+  historySize: 100,
+  historyTtl: 120_000,
+  history: [] as HistoryRule[],
   metricsPath: '/metrics',
   healthPath: '/healthz',
 });
@@ -130,6 +152,8 @@ const numeric = [
   'maxBufferedBytes',
   'providerLinger',
   'providerLease',
+  'historySize',
+  'historyTtl',
 ] as const;
 
 function invalid(name: string, expected: string): never {
@@ -178,5 +202,32 @@ export function resolveOptions(input: BayouOptions = {}): ResolvedOptions {
     transports: [...merged.transports],
     allowedOrigins: [...merged.allowedOrigins],
     records: resolveRecordPatterns(merged.records as RecordPattern[]),
+    history: resolveHistoryRules(merged.history),
+  });
+}
+
+function resolveHistoryRules(rules: unknown): Readonly<HistoryRule>[] {
+  if (!Array.isArray(rules)) invalid('history', 'an array of { pattern, size?, ttl? }');
+  return rules.map((r: HistoryRule, i) => {
+    const where = `history[${i}]`;
+    if (
+      typeof r !== 'object' ||
+      r === null ||
+      typeof r.pattern !== 'string' ||
+      parseChannel(r.pattern) === null
+    )
+      invalid(`${where}.pattern`, 'a channel or pattern such as "/chat/**"');
+    const unknown = Object.keys(r).filter((k) => !['pattern', 'size', 'ttl'].includes(k));
+    if (unknown.length > 0)
+      throw new BayouError(
+        'BAYOU_ERR_UNKNOWN_OPTION',
+        `unknown option(s) in ${where}: ${unknown.join(', ')}`,
+      );
+    for (const k of ['size', 'ttl'] as const) {
+      const v = r[k];
+      if (v !== undefined && (typeof v !== 'number' || !Number.isFinite(v) || v < 0))
+        invalid(`${where}.${k}`, 'a non-negative number');
+    }
+    return Object.freeze({ ...r });
   });
 }

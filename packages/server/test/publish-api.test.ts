@@ -49,7 +49,10 @@ describe('POST /api/publish', () => {
       await c.subscribe('/api/test');
       const r = await post(base, { channel: '/api/test', data: { n: transport } });
       expect(r.status).toBe(200);
-      expect(await r.json()).toEqual({ channel: '/api/test', position: null });
+      expect(await r.json()).toMatchObject({
+        channel: '/api/test',
+        position: { offset: expect.any(Number), epoch: expect.any(String) },
+      });
       await c.waitFor((m) => m.channel === '/api/test' && (m.data as { n?: string })?.n === transport);
       await c.close();
     },
@@ -67,8 +70,8 @@ describe('POST /api/publish', () => {
     });
     expect(await r1.json()).toEqual({
       results: [
-        { channel: '/b/1', position: null },
-        { channel: '/b/2', position: null },
+        { channel: '/b/1', position: { offset: expect.any(Number), epoch: expect.any(String) } },
+        { channel: '/b/2', position: { offset: expect.any(Number), epoch: expect.any(String) } },
       ],
     });
     const r2 = await post(base, [{ channel: '/b/3', data: 3 }]);

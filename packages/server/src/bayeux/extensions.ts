@@ -34,6 +34,18 @@ export interface Extension {
     messages: readonly string[],
     immediate: boolean,
   ): Record<string, unknown> | undefined;
+  /**
+   * `session` was just subscribed to the concrete channel `channel` (not a wildcard, not a
+   * record), before the reply is sent: the place to fetch what it missed. May return a
+   * Bayeux error string to refuse the subscription.
+   */
+  subscribing?(
+    session: ServerSession,
+    channel: string,
+    message: Message,
+  ): MaybePromise<string | undefined | undefined>;
+  /** The subscribe reply for `channel` went out: deliveries prepared in `subscribing` may follow it. */
+  subscribed?(session: ServerSession, channel: string): void;
   /** A session ended. */
   removed?(session: ServerSession): void;
 }
@@ -54,12 +66,31 @@ export class ExtensionPipeline {
   private incomingList: Extension[] = [];
   private outgoingList: Extension[] = [];
   private batchList: Extension[] = [];
+  private subscribeList: Extension[] = [];
 
   add(extension: Extension): void {
     this.list = [...this.list, extension];
     this.incomingList = this.list.filter((e) => e.incoming !== undefined);
     this.outgoingList = this.list.filter((e) => e.outgoing !== undefined);
     this.batchList = this.list.filter((e) => e.connectBatch !== undefined);
+    this.subscribeList = this.list.filter((e) => e.subscribing !== undefined || e.subscribed !== undefined);
+  }
+
+  /** Runs `subscribing` of each extension; an error string refuses the subscription. */
+  subscribing(session: ServerSession, channel: string, message: Message): MaybePromise<string | undefined> {
+    const pending: Promise<string | undefined | undefined>[] = [];
+    for (const ext of this.subscribeList) {
+      if (ext.subscribing === undefined) continue;
+      const r = ext.subscribing(session, channel, message);
+      if (r instanceof Promise) pending.push(r);
+      else if (typeof r === 'string') return r;
+    }
+    if (pending.length === 0) return undefined;
+    return Promise.all(pending).then((all) => all.find((r): r is string => typeof r === 'string'));
+  }
+
+  subscribed(session: ServerSession, channel: string): void {
+    for (const ext of this.subscribeList) ext.subscribed?.(session, channel);
   }
 
   get size(): number {

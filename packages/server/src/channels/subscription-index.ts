@@ -57,6 +57,11 @@ export class SubscriptionIndex {
       for (const session of set) {
         if (session.lastDelivery === stamp) continue;
         session.lastDelivery = stamp;
+        const held = session.holding?.get(publication.channel);
+        if (held !== undefined) {
+          held.push(publication);
+          continue;
+        }
         if (session.wantsPositions) {
           positioned ??= withPosition(publication);
           session.enqueue(positioned);

@@ -24,6 +24,7 @@ import type {
   StreamPosition,
 } from '../engine/engine.js';
 import { AckExtension } from '../extensions/ack-extension.js';
+import { ReplayExtension } from '../extensions/replay-extension.js';
 import type { ResolvedOptions } from '../options.js';
 import { ProviderRegistry } from '../records/provider-registry.js';
 import { recordEncoding } from '../records/record-codec.js';
@@ -36,7 +37,8 @@ import { ownerOf, SessionRegistry, type SweepHandler } from '../session/session-
 import type { RemovalReason } from '../types.js';
 import { Connects } from './connects.js';
 import type { EventSink, ServiceHandler } from './events.js';
-import { errorFor } from './hooks.js';
+import { HistoryRules } from './history-rules.js';
+import { andThen, errorFor } from './hooks.js';
 import { ServiceRegistry } from './service-registry.js';
 
 export interface KernelStats {
@@ -56,6 +58,7 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
   readonly connects: Connects;
   readonly extensions = new ExtensionPipeline();
   readonly services = new ServiceRegistry();
+  readonly history: HistoryRules;
   readonly stats: KernelStats = { messagesIn: 0, slowConsumers: 0, publishes: 0, engineErrors: 0 };
   readonly maxQueuedMessages: number;
   /** The facade handed to service handlers as `ctx.bayou`. */
@@ -68,6 +71,7 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
     readonly events: EventSink,
   ) {
     this.maxQueuedMessages = options.maxQueuedMessages;
+    this.history = new HistoryRules(options);
     this.registry = new SessionRegistry(this, options.maxInterval, this.nodeId);
     this.records = new RecordStore(new Map(options.records.map((p) => [p.pattern, p])));
     this.providers = new ProviderRegistry(
@@ -93,6 +97,7 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
         options.maxQueuedMessages,
       ),
     );
+    this.extensions.add(new ReplayExtension(engine.history));
   }
 
   /** The broker channel that carries direct deliveries to this node's sessions. */
@@ -171,9 +176,11 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
     return this.records.patternFor(channel) !== undefined;
   }
 
-  /** After the subscribe reply went out: a record subscriber gets the image. */
+  /** After the subscribe reply went out: a record subscriber gets the image; extensions follow up. */
   subscribed(session: Session, name: string): void {
-    if (parseChannel(name)?.wildcard === null) this.records.sendSnapshotTo(session, name);
+    if (parseChannel(name)?.wildcard !== null) return;
+    if (this.records.patternFor(name) !== undefined) this.records.sendSnapshotTo(session, name);
+    else this.extensions.subscribed(session, name);
   }
 
   /** Runs the incoming extensions; an error string refuses the message. */
@@ -234,13 +241,37 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
       return this.firstRecordSubscriber(session, name);
     }
     if (session.subscriptions.has(name)) return undefined;
-    if (!this.index.add(name, session)) return undefined;
-    return this.engineCall(
-      () => this.engine.broker.subscribe(name),
-      () => {
-        this.index.remove(name, session);
-      },
-    );
+    const first = this.index.add(name, session);
+    const interest = first
+      ? this.engineCall(
+          () => this.engine.broker.subscribe(name),
+          () => {
+            this.index.remove(name, session);
+          },
+        )
+      : undefined;
+    if (info?.wildcard !== null || this.extensions.size === 0) return interest;
+    // A concrete channel: extensions (replay) may prepare what the subscriber missed.
+    return andThen(interest, (error) => {
+      if (error !== undefined) return error;
+      return andThen(
+        this.extensionCall(() => this.extensions.subscribing(session, name, message)),
+        (refused) => {
+          if (refused !== undefined) this.dropSubscription(session, name);
+          return refused;
+        },
+      );
+    });
+  }
+
+  /** Runs an extension step; a throw or rejection becomes the message's error. */
+  private extensionCall(call: () => MaybePromise<string | undefined>): MaybePromise<string | undefined> {
+    try {
+      const r = call();
+      return r instanceof Promise ? r.catch((err: unknown) => this.extensionFailed(err)) : r;
+    } catch (err) {
+      return this.extensionFailed(err);
+    }
   }
 
   unsubscribe(session: Session, name: string): void {
@@ -282,6 +313,7 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
   }
 
   private dropSubscription(session: Session, name: string): void {
+    session.holding?.delete(name);
     if (this.records.unsubscribe(session, name)) this.lastRecordSubscriber(name);
     session.subscriptions.delete(name);
     if (this.index.remove(name, session)) {
@@ -309,8 +341,9 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
     return this.engine.broker.publishRecord(subject, JSON.stringify(changed));
   }
 
-  historyFor(_channel: string): HistoryPolicy {
-    return NO_HISTORY;
+  /** How much history `channel` keeps: the first matching `history` rule, else the defaults. */
+  historyFor(channel: string): HistoryPolicy {
+    return this.history.policyFor(channel);
   }
 
   /**

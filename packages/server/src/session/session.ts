@@ -4,6 +4,7 @@
  * `session-lifecycle.ts`; a session owns no timers and no closures: expiry and connect
  * timeouts are decided by the registry's shared sweep, flushing by the per-turn flusher.
  */
+import type { Publication } from '../engine/engine.js';
 import type { TransportName } from '../types.js';
 import type { HeldConnect, Lifecycle, SessionState, SocketLink } from './session-lifecycle.js';
 
@@ -29,6 +30,13 @@ export interface ServerSession {
   wantsPositions: boolean;
   /** Puts serialized messages back ahead of what is queued (a resend). */
   requeue(messages: string[]): void;
+  /**
+   * Channels whose live deliveries are held back (while what was missed is fetched):
+   * publications on them collect here instead of in the queue.
+   */
+  holding: Map<string, Publication[]> | null;
+  /** Queues one serialized message. */
+  enqueue(json: string): void;
 }
 
 /** What a session needs from its node: where to schedule a flush and the queue bounds. */
@@ -65,6 +73,7 @@ export class Session implements ServerSession, Lifecycle {
   metaConnectDeliveryOnly = false;
   /** Whether deliveries carry their history position in `ext` (negotiated by replay). */
   wantsPositions = false;
+  holding: Map<string, Publication[]> | null = null;
   /** Per-extension state, keyed by the extension. */
   readonly extensionState = new Map<object, unknown>();
   /** Stamp of the last publication delivered, so one matching several patterns is queued once. */

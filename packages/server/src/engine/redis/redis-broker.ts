@@ -13,8 +13,8 @@ import { randomBytes } from 'node:crypto';
 import { expandChannel, isWildcard } from '@bayou/protocol';
 import type { Broker, History, HistoryPolicy, Publication, Recovery, StreamPosition } from '../engine.js';
 import { isReady } from './redis-connections.js';
+import type { RedisCore } from './redis-core.js';
 import { DeliveryGate } from './redis-delivery.js';
-import type { RedisEngine } from './redis-engine.js';
 import { LATEST, PUBLISH, PUBLISH_RECORD, type RedisClient, runScript, SINCE } from './redis-scripts.js';
 
 /** How many recent publication ids a node remembers to drop duplicate copies. */
@@ -53,7 +53,7 @@ export class RedisBroker implements Broker {
   private readonly gate: DeliveryGate;
   private seq = 0;
 
-  constructor(private readonly engine: RedisEngine) {
+  constructor(private readonly engine: RedisCore) {
     this.gate = new DeliveryGate(() => engine.node());
   }
 
@@ -213,7 +213,7 @@ export class RedisBroker implements Broker {
 }
 
 export class RedisHistory implements History {
-  constructor(private readonly engine: RedisEngine) {}
+  constructor(private readonly engine: RedisCore) {}
 
   async since(channel: string, position: StreamPosition): Promise<Recovery> {
     const e = this.engine;

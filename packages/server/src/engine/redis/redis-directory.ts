@@ -7,7 +7,7 @@
  * `{t:'e', id, error}` says the owner failed.
  */
 import type { ForwardRequest, ForwardResponse, SessionDirectory } from '../engine.js';
-import type { RedisEngine } from './redis-engine.js';
+import type { RedisCore } from './redis-core.js';
 
 interface Pending {
   resolve(reply: ForwardResponse): void;
@@ -27,7 +27,7 @@ export class RedisDirectory implements SessionDirectory {
   private deadAsOf: Set<string> | null = null;
   private seq = 0;
 
-  constructor(private readonly engine: RedisEngine) {}
+  constructor(private readonly engine: RedisCore) {}
 
   /** Alive per the latest heartbeat (at most `heartbeatMs` old); an unknown id is looked up once. */
   isAlive(nodeId: string): boolean | Promise<boolean> {

@@ -6,6 +6,7 @@
 import type { Engine, EngineNode } from '../engine.js';
 import { RedisBroker, RedisHistory } from './redis-broker.js';
 import { connect, createClient, isReady } from './redis-connections.js';
+import type { RedisCore } from './redis-core.js';
 import { RedisDirectory } from './redis-directory.js';
 import { RedisKeys } from './redis-keys.js';
 import { RedisLeases } from './redis-leases.js';
@@ -23,7 +24,7 @@ export interface RedisEngineStats {
 
 type EngineState = 'new' | 'starting' | 'started' | 'closed';
 
-export class RedisEngine implements Engine {
+export class RedisEngine implements Engine, RedisCore {
   readonly options: ResolvedRedisOptions;
   readonly stats: RedisEngineStats = { errors: 0, reconnects: 0 };
   readonly broker: RedisBroker;

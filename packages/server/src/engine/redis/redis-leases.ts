@@ -4,14 +4,14 @@
  * release compare the holder first, so only the owner can touch its lease.
  */
 import type { Leases } from '../engine.js';
-import type { RedisEngine } from './redis-engine.js';
+import type { RedisCore } from './redis-core.js';
 import { ACQUIRE, RELEASE, RENEW, runScript } from './redis-scripts.js';
 
 export class RedisLeases implements Leases {
   /** Leases this node took, to release them when it leaves. */
   private readonly held = new Set<string>();
 
-  constructor(private readonly engine: RedisEngine) {}
+  constructor(private readonly engine: RedisCore) {}
 
   async acquire(name: string, ttlMs: number): Promise<boolean> {
     const e = this.engine;

@@ -7,7 +7,7 @@
  * lost it (a restart without persistence).
  */
 import type { Presence, PresenceMember } from '../engine.js';
-import type { RedisEngine } from './redis-engine.js';
+import type { RedisCore } from './redis-core.js';
 
 export class RedisPresence implements Presence {
   /** channel → this node's count. */
@@ -15,7 +15,7 @@ export class RedisPresence implements Presence {
   /** channel → clientId → member, for members joined through this node. */
   private readonly joined = new Map<string, Map<string, PresenceMember>>();
 
-  constructor(private readonly engine: RedisEngine) {}
+  constructor(private readonly engine: RedisCore) {}
 
   async setCount(channel: string, count: number): Promise<number> {
     if (!Number.isSafeInteger(count) || count < 0)

@@ -1,0 +1,121 @@
+/**
+ * The replay extension: recovery of what a client missed, from the engine's history.
+ *
+ * - A handshake with `ext.replay: true` negotiates it: the reply says `ext.replay: true`
+ *   and every message delivered to that session carries its position,
+ *   `ext.replay: { offset, epoch }`. Other clients see nothing different.
+ * - A subscribe whose `ext.replay` maps a channel to the last position the client saw
+ *   gets, after its reply, everything the channel carried since — in order, before any
+ *   live message, with no duplicate — and the reply says `recovered: true`; when history
+ *   cannot cover the gap (trimmed, expired, another epoch) it says `recovered: false`.
+ *   Either way the reply gives the channel's current position.
+ * - Wildcard and record subscriptions are not recovered (records send a fresh snapshot).
+ *
+ * While the history is fetched, live messages on that channel are held for the session
+ * (`session.holding`) and then released after the recovered ones, minus duplicates.
+ */
+import { EXT_REPLAY, type Message, type StreamPosition } from '@bayou/protocol';
+import type { Extension, Reply } from '../bayeux/extensions.js';
+import { withPosition } from '../channels/subscription-index.js';
+import type { History, Publication, Recovery } from '../engine/engine.js';
+import type { ServerSession } from '../session/session.js';
+
+/** What a subscribe prepared for one channel, until its reply went out. */
+interface Prepared {
+  readonly recovery: Recovery;
+}
+
+type PreparedByChannel = Map<string, Prepared>;
+
+export class ReplayExtension implements Extension {
+  readonly name = 'replay';
+
+  constructor(private readonly history: History) {}
+
+  outgoing(reply: Reply, request: Message, session: ServerSession | null): void {
+    if (session === null || reply.successful !== true) return;
+    if (request.channel === '/meta/handshake') {
+      if (request.ext?.[EXT_REPLAY] !== true) return;
+      session.wantsPositions = true;
+      session.extensionState.set(this, new Map() as PreparedByChannel);
+      reply.ext = { ...reply.ext, [EXT_REPLAY]: true };
+      return;
+    }
+    if (request.channel !== '/meta/subscribe') return;
+    const prepared = this.prepared(session);
+    if (prepared === undefined || prepared.size === 0) return;
+    const names = typeof request.subscription === 'string' ? [request.subscription] : request.subscription;
+    if (!Array.isArray(names)) return;
+    const info: Record<string, unknown> = {};
+    for (const name of names) {
+      const p = prepared.get(String(name));
+      if (p !== undefined) info[String(name)] = { recovered: p.recovery.recovered, ...p.recovery.position };
+    }
+    if (Object.keys(info).length > 0) reply.ext = { ...reply.ext, [EXT_REPLAY]: info };
+  }
+
+  subscribing(session: ServerSession, channel: string, message: Message): Promise<undefined> | undefined {
+    const prepared = this.prepared(session);
+    if (prepared === undefined) return undefined;
+    const since = positionIn(message.ext?.[EXT_REPLAY], channel);
+    // Hold live messages on the channel until what was missed is queued ahead of them.
+    session.holding ??= new Map();
+    session.holding.set(channel, []);
+    const fetch: Promise<Recovery> =
+      since === null
+        ? this.history.latest(channel).then((position) => ({ recovered: true, publications: [], position }))
+        : this.history.since(channel, since);
+    return fetch.then(
+      (recovery) => {
+        prepared.set(channel, { recovery });
+        return undefined;
+      },
+      (err: unknown) => {
+        session.holding?.delete(channel);
+        throw err;
+      },
+    );
+  }
+
+  subscribed(session: ServerSession, channel: string): void {
+    const p = this.prepared(session)?.get(channel);
+    const held = session.holding?.get(channel);
+    this.prepared(session)?.delete(channel);
+    session.holding?.delete(channel);
+    if (session.holding?.size === 0) session.holding = null;
+    let last: StreamPosition | null = null;
+    if (p?.recovery.recovered === true) {
+      for (const pub of p.recovery.publications) deliver(session, pub);
+      last = p.recovery.position;
+    }
+    for (const pub of held ?? []) {
+      // Already sent from history (same epoch, not after the recovered position): a duplicate.
+      const pos = pub.position;
+      if (last !== null && pos !== null && pos.epoch === last.epoch && pos.offset <= last.offset) continue;
+      deliver(session, pub);
+    }
+  }
+
+  removed(session: ServerSession): void {
+    session.extensionState.delete(this);
+  }
+
+  private prepared(session: ServerSession): PreparedByChannel | undefined {
+    return session.extensionState.get(this) as PreparedByChannel | undefined;
+  }
+}
+
+function deliver(session: ServerSession, pub: Publication): void {
+  session.enqueue(pub.position === null ? pub.payload : withPosition(pub));
+}
+
+/** The position a subscribe's `ext.replay` gives for `channel`, or `null`. */
+function positionIn(ext: unknown, channel: string): StreamPosition | null {
+  if (typeof ext !== 'object' || ext === null) return null;
+  const p = (ext as Record<string, unknown>)[channel];
+  if (typeof p !== 'object' || p === null) return null;
+  const { offset, epoch } = p as Record<string, unknown>;
+  if (typeof offset !== 'number' || !Number.isInteger(offset) || offset < 0 || typeof epoch !== 'string')
+    return null;
+  return { offset, epoch };
+}
