@@ -23,6 +23,12 @@ export const SERVERS = {
     label: 'raw ws, frame per message',
   },
   bayou: { script: 'bayou.mjs', args: [], protocol: 'bayeux', label: 'Bayou' },
+  'bayou-baseline': {
+    script: 'bayou-baseline.mjs',
+    args: [],
+    protocol: 'bayeux',
+    label: 'Bayou (baseline build, BAYOU_BASELINE)',
+  },
   faye: { script: 'faye.mjs', args: [], protocol: 'bayeux', label: 'Faye 1.4' },
   socketio: { script: 'socketio.mjs', args: [], protocol: 'socket.io', label: 'Socket.IO 4.8' },
 };

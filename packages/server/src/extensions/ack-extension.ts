@@ -64,6 +64,8 @@ export class AckExtension implements Extension {
   ) {}
 
   stateOf(session: ServerSession): AckState | undefined {
+    // Only sessions that negotiated ack have state: the others' lazy map stays uncreated.
+    if (!session.metaConnectDeliveryOnly) return undefined;
     return session.extensionState.get(this) as AckState | undefined;
   }
 
@@ -94,6 +96,6 @@ export class AckExtension implements Extension {
   }
 
   removed(session: ServerSession): void {
-    session.extensionState.delete(this);
+    if (session.metaConnectDeliveryOnly) session.extensionState.delete(this);
   }
 }

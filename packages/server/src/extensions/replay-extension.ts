@@ -97,10 +97,11 @@ export class ReplayExtension implements Extension {
   }
 
   removed(session: ServerSession): void {
-    session.extensionState.delete(this);
+    if (session.wantsPositions) session.extensionState.delete(this);
   }
 
   private prepared(session: ServerSession): PreparedByChannel | undefined {
+    if (!session.wantsPositions) return undefined;
     return session.extensionState.get(this) as PreparedByChannel | undefined;
   }
 }

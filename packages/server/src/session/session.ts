@@ -74,8 +74,7 @@ export class Session implements ServerSession, Lifecycle {
   /** Whether deliveries carry their history position in `ext` (negotiated by replay). */
   wantsPositions = false;
   holding: Map<string, Publication[]> | null = null;
-  /** Per-extension state, keyed by the extension. */
-  readonly extensionState = new Map<object, unknown>();
+  private extState: Map<object, unknown> | null = null;
   /** Stamp of the last publication delivered, so one matching several patterns is queued once. */
   lastDelivery = 0;
   flushScheduled = false;
@@ -87,6 +86,12 @@ export class Session implements ServerSession, Lifecycle {
     this.transport = transport;
     this.host = host;
     this.expiresAt = expiresAt;
+  }
+
+  /** Per-extension state, keyed by the extension; created on first use (most sessions need none). */
+  get extensionState(): Map<object, unknown> {
+    if (this.extState === null) this.extState = new Map();
+    return this.extState;
   }
 
   get data(): Record<string, unknown> {

@@ -1,0 +1,22 @@
+// Bayou from another build, for before/after comparisons in one sitting:
+// BAYOU_BASELINE=/path/to/packages/server/dist/index.js pnpm bench --servers bayou,bayou-baseline
+const path = process.env.BAYOU_BASELINE;
+if (!path) {
+  console.error(
+    'bayou-baseline: set BAYOU_BASELINE to the dist/index.js of the @bayou/server build to compare',
+  );
+  process.exit(2);
+}
+const { createServer } = await import(path);
+const { announce } = await import('./common.mjs');
+
+const server = await createServer({
+  host: '127.0.0.1',
+  port: 0,
+  path: '/bayeux',
+  transports: ['websocket', 'long-polling'],
+  timeout: 30000,
+  logger: false,
+});
+const base = await server.listen();
+announce(`${base}/bayeux`);
