@@ -156,9 +156,16 @@ export class ProviderRegistry {
   private async maybeDiscard(subject: string): Promise<void> {
     const s = this.subjects.get(subject);
     if (s === undefined || s.discardAt === 0 || Date.now() < s.discardAt) return;
-    // Subscribers on other nodes keep the provider running here.
+    if (s.local > 0) return;
+    // Subscribers on other nodes keep the provider running here: look again later.
     const total = await this.presence.count(subject).catch(() => 1);
-    if (total > 0 || s.local > 0) return;
+    if (total > 0) {
+      if (s.running && s.local === 0) {
+        s.discardAt = Date.now() + this.timing.lingerMs;
+        this.wheel.schedule(subject, this.timing.lingerMs);
+      }
+      return;
+    }
     this.subjects.delete(subject);
     if (!s.running) return;
     s.running = false;

@@ -1,0 +1,102 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Outbound } from './outbound.js';
+import { Session, type SessionHost } from './session.js';
+import { type SocketLink, transition } from './session-lifecycle.js';
+
+function setup(longPollDelay = 0, maxBufferedBytes = 1 << 20) {
+  const completed: Session[] = [];
+  const overflowed: Session[] = [];
+  const outbound = new Outbound(
+    (s) => {
+      completed.push(s);
+      transition(s, { type: 'release' }, Date.now(), 10_000);
+    },
+    (s) => overflowed.push(s),
+    maxBufferedBytes,
+    longPollDelay,
+  );
+  const host: SessionHost = {
+    scheduleFlush: (s) => outbound.schedule(s),
+    overflow: () => false,
+    maxQueuedMessages: 100,
+  };
+  return { outbound, completed, overflowed, session: () => new Session('n.s', 'websocket', host, Infinity) };
+}
+
+function socket(buffered = 0) {
+  const frames: string[] = [];
+  const link: SocketLink & { frames: string[] } = {
+    frames,
+    send: (f: string) => frames.push(f),
+    get bufferedAmount() {
+      return buffered;
+    },
+    end: () => undefined,
+  };
+  return link;
+}
+
+describe('Outbound', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it('flushes everything a WebSocket session got in one turn as one frame', async () => {
+    vi.useFakeTimers();
+    const { outbound, session } = setup();
+    const s = session();
+    const ws = socket();
+    transition(s, { type: 'bind-socket', socket: ws, held: null }, 0, 10_000);
+    s.enqueue('1');
+    s.enqueue('2');
+    s.enqueue('3');
+    expect(ws.frames).toEqual([]);
+    await vi.runAllTimersAsync();
+    expect(ws.frames).toEqual(['[1,2,3]']);
+    expect(outbound.stats).toMatchObject({ messagesOut: 3, frames: 1 });
+  });
+
+  it('answers a held long-poll once, after the shared delay, with what arrived meanwhile', async () => {
+    vi.useFakeTimers();
+    const { completed, session } = setup(3);
+    const s = session();
+    transition(
+      s,
+      {
+        type: 'hold-poll',
+        held: { id: '1', deadline: Infinity, poll: { respond: () => undefined }, browserId: null },
+      },
+      0,
+      10_000,
+    );
+    s.enqueue('a');
+    await vi.advanceTimersByTimeAsync(1);
+    s.enqueue('b');
+    expect(completed).toEqual([]);
+    await vi.advanceTimersByTimeAsync(5);
+    expect(completed).toEqual([s]);
+    expect(s.queue).toEqual(['a', 'b']);
+  });
+
+  it('keeps deliveries for the next connect reply when they travel only in connect replies', async () => {
+    vi.useFakeTimers();
+    const { completed, session } = setup();
+    const s = session();
+    const ws = socket();
+    s.metaConnectDeliveryOnly = true;
+    transition(s, { type: 'bind-socket', socket: ws, held: null }, 0, 10_000);
+    s.enqueue('x');
+    await vi.runAllTimersAsync();
+    expect(ws.frames).toEqual([]);
+    expect(s.queue).toEqual(['x']);
+    expect(completed).toEqual([]);
+  });
+
+  it('reports a socket buffering more than maxBufferedBytes as a slow consumer', async () => {
+    vi.useFakeTimers();
+    const { overflowed, session } = setup(0, 10);
+    const s = session();
+    transition(s, { type: 'bind-socket', socket: socket(11), held: null }, 0, 10_000);
+    s.enqueue('"big"');
+    await vi.runAllTimersAsync();
+    expect(overflowed).toEqual([s]);
+  });
+});
