@@ -46,7 +46,7 @@ describe.each<Transport>(['websocket', 'long-polling'])('Bayeux core over %s', (
     const reply = await a.publish('/chat/room', { text: 'hello' });
     expect(reply).toMatchObject({ channel: '/chat/room', successful: true });
     for (const x of [a, b, c]) await x.waitFor((m) => m.channel === '/chat/room');
-    await new Promise((r) => setTimeout(r, 50));
+    for (const x of [a, b, c]) await x.drained((ch, d) => s.server.bayou.publish(ch, d));
     for (const x of [a, b, c])
       expect(x.deliveries('/chat')).toEqual([{ channel: '/chat/room', data: { text: 'hello' } }]);
   });
@@ -76,7 +76,7 @@ describe.each<Transport>(['websocket', 'long-polling'])('Bayeux core over %s', (
     await b.subscribe('/news');
     s.server.bayou.publish('/news', 3);
     await b.waitFor((m) => m.data === 3);
-    await new Promise((r) => setTimeout(r, 50));
+    await a.drained((ch, d) => s.server.bayou.publish(ch, d));
     expect(a.deliveries('/news').map((m) => m.data)).toEqual([1]);
   });
 
@@ -96,7 +96,7 @@ describe.each<Transport>(['websocket', 'long-polling'])('Bayeux core over %s', (
       successful: true,
       data: { echo: 'ping', from: a.clientId },
     });
-    await new Promise((r) => setTimeout(r, 50));
+    for (const x of [a, other]) await x.drained((ch, d) => s.server.bayou.publish(ch, d));
     expect(a.received.filter((m) => m.channel === '/service/echo')).toHaveLength(2);
     expect(other.deliveries('/service')).toEqual([]);
   });

@@ -41,7 +41,7 @@ describe('long-poll connects', () => {
     expect(held.body).toMatchObject([{ channel: '/meta/connect', successful: true }]);
     await post(base, [{ channel: '/meta/subscribe', clientId: id, subscription: '/q' }]);
     const pending = post(base, [connect(id)]);
-    await new Promise((r) => setTimeout(r, 50));
+    await eventually(() => server.bayou.stats().heldLongPolls === 1);
     server.bayou.publish('/q', 'now');
     const early = await pending;
     expect(early.body.map((m) => m.channel)).toEqual(['/q', '/meta/connect']);
@@ -53,7 +53,7 @@ describe('long-poll connects', () => {
     const id = await handshake(base);
     await post(base, [connect(id)]);
     const first = post(base, [connect(id)]);
-    await new Promise((r) => setTimeout(r, 100));
+    await eventually(() => server.bayou.stats().heldLongPolls === 1);
     const second = post(base, [connect(id)]);
     const t = Date.now();
     expect((await first).body[0]).toMatchObject({ channel: '/meta/connect', successful: true });
@@ -95,7 +95,7 @@ describe('longPollDelay', () => {
     await post(base, [connect(id)]);
     await post(base, [{ channel: '/meta/subscribe', clientId: id, subscription: '/d' }]);
     const pending = post(base, [connect(id)]);
-    await new Promise((r) => setTimeout(r, 50));
+    await eventually(() => server.bayou.stats().heldLongPolls === 1);
     server.bayou.publish('/d', 1);
     await new Promise((r) => setTimeout(r, 30));
     server.bayou.publish('/d', 2);
@@ -188,7 +188,7 @@ describe('graceful shutdown', () => {
     const held = post(base, [connect(id)]);
     const ws = new TestClient(base, 'websocket');
     await ws.connect();
-    await new Promise((r) => setTimeout(r, 100));
+    await eventually(() => server.bayou.stats().heldLongPolls === 1);
     await server.close();
     expect((await held).body[0]).toMatchObject({ channel: '/meta/connect', advice: { reconnect: 'retry' } });
     await eventually(() => ws.closedWith !== null);

@@ -39,7 +39,7 @@ describe.each<Transport>(['websocket', 'long-polling'])('records over %s', (tran
     s.server.bayou.updateRecord('/fx/EURUSD', { bid: 1.11 }); // unchanged: nothing to send
     s.server.bayou.updateRecord('/fx/EURUSD', { last: 1.16 });
     await eventually(() => on(c, '/fx/EURUSD').length >= 3);
-    await sleep(50);
+    await c.drained((ch, d) => s.server.bayou.publish(ch, d));
     expect(on(c, '/fx/EURUSD').map((m) => m.data)).toEqual([
       { bid: 1.1, ask: 1.2, last: 1.15 },
       { bid: 1.11 },
@@ -57,7 +57,7 @@ describe.each<Transport>(['websocket', 'long-polling'])('records over %s', (tran
     s.server.bayou.updateRecord('/fx/GBPUSD', { ask: 2.5 });
     s.server.bayou.updateRecord('/fx/GBPUSD', { ask: 2.6, bid: 1.5 });
     await eventually(() => on(c, '/fx/GBPUSD').length >= 2);
-    await sleep(50);
+    await c.drained((ch, d) => s.server.bayou.publish(ch, d));
     expect(on(c, '/fx/GBPUSD').map((m) => m.data)).toEqual([{ bid: 1, volume: 3 }, { bid: 1.5 }]);
   });
 
@@ -105,7 +105,7 @@ describe.each<Transport>(['websocket', 'long-polling'])('records over %s', (tran
     s = await startServer({ records: [{ pattern: '/late/*' }] });
     const c = await client();
     await subscribeRecord(c, '/late/x');
-    await sleep(100);
+    await c.drained((ch, d) => s.server.bayou.publish(ch, d));
     expect(on(c, '/late/x')).toEqual([]);
     s.server.bayou.updateRecord('/late/x', { v: 1 });
     expect((await c.waitFor((m) => m.channel === '/late/x')).data).toEqual({ v: 1 });

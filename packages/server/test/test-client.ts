@@ -8,6 +8,7 @@ export type Transport = 'websocket' | 'long-polling';
 export type Msg = Record<string, unknown> & { channel?: string; id?: string; successful?: boolean };
 
 let nextId = 0;
+let nextMarker = 0;
 
 export class TestClient {
   clientId = '';
@@ -107,6 +108,19 @@ export class TestClient {
     const seen = this.received.find(pred);
     if (seen) return Promise.resolve(seen);
     return new Promise((resolve) => this.waiters.push({ pred, resolve }));
+  }
+
+  /**
+   * Resolves once everything queued for this session before now has arrived: a marker is
+   * published (by `publish`, e.g. the server's `bayou.publish`) on a channel of its own and
+   * awaited. A session's messages leave in order, so "nothing else arrived" can then be
+   * asserted without sleeping.
+   */
+  async drained(publish: (channel: string, data: unknown) => unknown): Promise<void> {
+    const channel = `/drained/${++nextMarker}`;
+    await this.subscribe(channel);
+    await publish(channel, 'marker');
+    await this.waitFor((m) => m.channel === channel && m.successful === undefined);
   }
 
   /** Deliveries (not replies) on channels matching `prefix`. */
