@@ -4,7 +4,7 @@
  * the option, and returns a frozen object; components receive only the sub-object they
  * need.
  */
-import { type Message, parseChannel } from '@bayou/protocol';
+import { DEFAULTS, type Message, parseChannel } from '@bayou/protocol';
 import { BayouError } from './errors.js';
 import {
   type RecordPattern,
@@ -111,18 +111,18 @@ export type ResolvedOptions = Readonly<
   };
 
 export const defaultOptions: ResolvedOptions = Object.freeze({
-  path: '/bayeux',
+  path: DEFAULTS.path,
   transports: ['websocket', 'long-polling'] as TransportName[],
-  timeout: 30_000,
+  timeout: DEFAULTS.timeout,
   interval: 0,
-  maxInterval: 10_000,
+  maxInterval: DEFAULTS.maxInterval,
   longPollDelay: 3,
   sweepInterval: 1_000,
   maxSessionsPerBrowser: 1,
   multiSessionInterval: 2_000,
   allowedOrigins: ['*'],
-  maxPayloadBytes: 64 * 1024,
-  maxBatchMessages: 1_000,
+  maxPayloadBytes: DEFAULTS.maxPayloadBytes,
+  maxBatchMessages: DEFAULTS.maxBatchMessages,
   maxSubscriptionsPerSession: 1_000,
   maxQueuedMessages: 10_000,
   maxBufferedBytes: 8 * 1024 * 1024,

@@ -5,7 +5,7 @@
  * server resends any later batch it still holds. So a long-poll response or a frame lost
  * with its connection is delivered again after the client reconnects, in order.
  */
-import type { Message } from '@bayou/protocol';
+import { EXT_ACK, type Message } from '@bayou/protocol';
 import type { Extension, Reply } from '../bayeux/extensions.js';
 import type { ServerSession } from '../session/session.js';
 
@@ -51,7 +51,7 @@ export class AckState {
 
 /** The `ack` a connect message reports, if any. */
 export function reportedAck(ext: Record<string, unknown> | undefined): number | undefined {
-  const ack = ext?.ack;
+  const ack = ext?.[EXT_ACK];
   return typeof ack === 'number' && Number.isInteger(ack) ? ack : undefined;
 }
 
@@ -79,20 +79,20 @@ export class AckExtension implements Extension {
   }
 
   outgoing(reply: Reply, request: Message, session: ServerSession | null): void {
-    if (request.channel !== '/meta/handshake' || session === null || request.ext?.ack !== true) return;
+    if (request.channel !== '/meta/handshake' || session === null || request.ext?.[EXT_ACK] !== true) return;
     if (reply.successful !== true) return;
     session.extensionState.set(this, new AckState());
     session.metaConnectDeliveryOnly = true;
-    reply.ext = { ...reply.ext, ack: { enabled: true, batch: 0 } };
+    reply.ext = { ...reply.ext, [EXT_ACK]: { enabled: true, batch: 0 } };
   }
 
   connectBatch(session: ServerSession, messages: readonly string[], immediate: boolean) {
     const state = this.stateOf(session);
     if (state === undefined) return undefined;
-    if (immediate) return { ack: state.batch };
+    if (immediate) return { [EXT_ACK]: state.batch };
     const batch = state.next(messages);
     if (state.pending > this.maxPending) this.onTooManyPending(session);
-    return { ack: batch };
+    return { [EXT_ACK]: batch };
   }
 
   removed(session: ServerSession): void {

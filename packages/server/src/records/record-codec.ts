@@ -11,10 +11,18 @@
  * Aliases and field ids are server-wide, so one encoding serves every subscriber.
  */
 
+import {
+  BAYOU_EXT,
+  COMPACT_RECORD_CHANNEL,
+  EXT_COMPACT,
+  EXT_RECORD_KIND,
+  EXT_RECORDS,
+} from '@bayou/protocol';
+
 export type RecordEncoding = 'plain' | 'tagged' | 'compact';
 export type RecordKind = 's' | 'd';
 
-export const COMPACT_CHANNEL = '/~r';
+export const COMPACT_CHANNEL = COMPACT_RECORD_CHANNEL;
 
 /** Server-wide dictionaries of subject aliases and field ids. */
 export class CompactDictionary {
@@ -69,7 +77,8 @@ export function encodeRecord(
   needsDefinition: NeedsDefinition,
 ): string {
   if (encoding === 'plain') return JSON.stringify({ channel: subject, data: fields });
-  if (encoding === 'tagged') return JSON.stringify({ channel: subject, data: fields, ext: { r: kind } });
+  if (encoding === 'tagged')
+    return JSON.stringify({ channel: subject, data: fields, ext: { [EXT_RECORD_KIND]: kind } });
   const ids = dict.ids(fields);
   const defs = dict.defs(fields, needsDefinition);
   const data: unknown[] = [dict.alias(subject), ids, kind];
@@ -83,8 +92,8 @@ export function encodeRecord(
 export function recordEncoding(session: {
   handshakeExt: Record<string, unknown> | undefined;
 }): RecordEncoding {
-  const bayou = session.handshakeExt?.bayou as { records?: unknown; compact?: unknown } | undefined;
+  const bayou = session.handshakeExt?.[BAYOU_EXT] as Record<string, unknown> | undefined;
   if (bayou === undefined || bayou === null || typeof bayou !== 'object') return 'plain';
-  if (bayou.compact === true) return 'compact';
-  return bayou.records === true ? 'tagged' : 'plain';
+  if (bayou[EXT_COMPACT] === true) return 'compact';
+  return bayou[EXT_RECORDS] === true ? 'tagged' : 'plain';
 }

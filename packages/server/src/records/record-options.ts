@@ -1,5 +1,5 @@
 /** Record patterns: which channels carry records, and their throttle bounds. */
-import { parseChannel } from '@bayou/protocol';
+import { EXT_RECORD_REQUEST, parseChannel } from '@bayou/protocol';
 import { BayouError } from '../errors.js';
 
 export interface RecordPattern {
@@ -47,7 +47,9 @@ export interface RecordRequest {
 }
 
 export function readRecordRequest(ext: unknown): RecordRequest {
-  const r = (ext as { record?: unknown } | undefined)?.record as Record<string, unknown> | undefined;
+  const r = (ext as Record<string, unknown> | undefined)?.[EXT_RECORD_REQUEST] as
+    | Record<string, unknown>
+    | undefined;
   if (r === undefined || r === null || typeof r !== 'object') return {};
   const out: RecordRequest = {};
   if (Array.isArray(r.fields) && r.fields.length <= 256 && r.fields.every((f) => typeof f === 'string')) {
