@@ -15,6 +15,7 @@ import { Kernel } from './kernel/kernel.js';
 import type { ResolvedOptions } from './options.js';
 import type { Provider } from './records/provider-registry.js';
 import type { ServerSession } from './session/session.js';
+import type { RemovalReason } from './types.js';
 
 /** Counters for health checks and metrics. */
 export interface BayouStats {
@@ -27,6 +28,12 @@ export interface BayouStats {
   readonly bytesOut: number;
   readonly frames: number;
   readonly heldLongPolls: number;
+  /** Subscriptions held by this node's sessions (plain and record). */
+  readonly subscriptions: number;
+  /** Sessions ended, by reason. */
+  readonly removed: Readonly<Record<RemovalReason, number>>;
+  /** Handshakes by outcome. */
+  readonly handshakes: Readonly<{ accepted: number; denied: number; failed: number }>;
 }
 
 const kernels = new WeakMap<BayouApp, Kernel>();
@@ -192,7 +199,11 @@ export class BayouApp extends EventEmitter<BayouEvents> {
   stats(): BayouStats {
     const k = this.kernel;
     let heldLongPolls = 0;
-    for (const s of k.registry.values()) if (s.held?.poll) heldLongPolls++;
+    let subscriptions = 0;
+    for (const s of k.registry.values()) {
+      if (s.held?.poll) heldLongPolls++;
+      subscriptions += s.subscriptions.size;
+    }
     return {
       sessions: k.registry.size,
       messagesIn: k.stats.messagesIn,
@@ -203,6 +214,9 @@ export class BayouApp extends EventEmitter<BayouEvents> {
       bytesOut: k.outbound.stats.bytesOut,
       frames: k.outbound.stats.frames,
       heldLongPolls,
+      subscriptions,
+      removed: { ...k.stats.removed },
+      handshakes: { ...k.stats.handshakes },
     };
   }
 }

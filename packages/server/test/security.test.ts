@@ -135,3 +135,36 @@ describe('health and metrics', () => {
     await server.close();
   });
 });
+
+describe('metrics people expect', () => {
+  it('counts handshakes by result, removals by reason, subscriptions, service time, bytes (UTF-8) and the build', async () => {
+    const { server, base } = await startServer({ authenticate: (m) => m.ext?.deny !== true });
+    server.bayou.service('/service/echo', (data) => data);
+    const a = new TestClient(base, 'websocket');
+    await a.connect();
+    const denied = new TestClient(base, 'long-polling');
+    expect((await denied.connect({ deny: true })).successful).toBe(false);
+    await a.subscribe(['/m/1', '/m/2']);
+    expect((await a.publish('/service/echo', 'é')).successful).toBe(true);
+    await a.waitFor((m) => m.channel === '/service/echo' && m.data === 'é');
+    await a.request({ channel: '/meta/disconnect', clientId: a.clientId });
+    const text = await (await fetch(`${base}/metrics`)).text();
+    expect(text).toMatch(/^bayou_handshakes_total\{result="accepted"\} 1$/m);
+    expect(text).toMatch(/^bayou_handshakes_total\{result="denied"\} 1$/m);
+    expect(text).toMatch(/^bayou_sessions_removed_total\{reason="disconnect"\} 1$/m);
+    expect(text).toMatch(/^bayou_subscriptions 0$/m);
+    expect(text).toMatch(/^bayou_service_seconds_count 1$/m);
+    expect(text).toMatch(/^bayou_build_info\{version="\d+\.\d+\.\d+[^"]*",node="v\d+/m);
+    // Bytes, not UTF-16 units: the echo of "é" (2 bytes in UTF-8) is counted as such.
+    const bytes = Number(/^bayou_bytes_out_total (\d+)$/m.exec(text)?.[1]);
+    expect(bytes).toBeGreaterThan(0);
+    const b = new TestClient(base, 'websocket');
+    await b.connect();
+    await b.subscribe('/m/3');
+    const text2 = await (await fetch(`${base}/metrics`)).text();
+    expect(text2).toMatch(/^bayou_subscriptions 1$/m);
+    await b.close();
+    await a.close();
+    await server.close();
+  });
+});

@@ -7,7 +7,7 @@ import type { KernelApi } from './kernel-api.js';
 type AuthResult = boolean | undefined | Record<string, unknown>;
 type HandshakeKernel = Pick<
   KernelApi,
-  'options' | 'log' | 'reply' | 'createSession' | 'emitSafe' | 'removeSession'
+  'options' | 'log' | 'reply' | 'createSession' | 'emitSafe' | 'removeSession' | 'handshakeDone'
 >;
 
 export function handleHandshake(
@@ -45,6 +45,7 @@ function refuse(
   error: string,
   advice: Readonly<Record<string, unknown>> = NONE,
 ): void {
+  k.handshakeDone(error.startsWith('403:') ? 'denied' : 'failed');
   k.reply(ctx, null, message, { successful: false, error, advice });
 }
 
@@ -68,5 +69,6 @@ function accept(k: HandshakeKernel, message: Message, ctx: BatchContext, auth: A
     successful: true,
     advice: { reconnect: 'retry', interval, timeout },
   };
+  k.handshakeDone('accepted');
   k.reply(ctx, session, message, fields, 0);
 }

@@ -58,5 +58,9 @@ export interface KernelApi {
   publish(channel: string, data: unknown): MaybePromise<StreamPosition | null>;
   engineCall(call: () => MaybePromise<unknown>, undo: () => void): MaybePromise<string | undefined>;
   serviceFor(channel: string): ServiceHandler | undefined;
+  /** Records how long a service call took (for metrics). */
+  serviceTimed(seconds: number): void;
+  /** Counts a handshake's outcome (for metrics). */
+  handshakeDone(result: 'accepted' | 'denied' | 'failed'): void;
   removeSession(session: Session, reason: RemovalReason): void;
 }

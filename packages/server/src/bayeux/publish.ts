@@ -20,6 +20,7 @@ type PublishKernel = Pick<
   | 'engineCall'
   | 'serviceFor'
   | 'isRecordSubject'
+  | 'serviceTimed'
 >;
 
 export function handlePublish(
@@ -81,6 +82,7 @@ function callService(
   const handler = k.serviceFor(message.channel);
   if (handler === undefined)
     return fail(k, ctx, session, message, formatError('serviceUnknown', [message.channel]));
+  const started = performance.now();
   const outcome = guard(
     () => handler(message.data, { session, message, bayou: k.app }),
     k.log,
@@ -88,6 +90,7 @@ function callService(
   );
   return settle(
     andThen(outcome, (o) => {
+      k.serviceTimed((performance.now() - started) / 1000);
       if (!o.ok) {
         const error =
           o.error === formatError('internalError')

@@ -2,8 +2,12 @@
  * Prometheus metrics: prom-client's process and Node metrics plus Bayou's own, read from
  * plain counters at scrape time so the hot path never touches a metric object.
  */
-import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { readFileSync } from 'node:fs';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { BayouApp } from '../bayou-app.js';
+import { kernelOf } from '../bayou-app.js';
+import { SERVICE_BUCKETS } from '../kernel/kernel.js';
+import type { RemovalReason } from '../types.js';
 
 export interface ConnectionCounts {
   websocket(): number;
@@ -23,6 +27,16 @@ function totalCounter(registry: Registry, name: string, help: string, read: () =
     },
   });
 }
+
+/** The version in this package's package.json, read once. */
+const SERVER_VERSION: string = (() => {
+  try {
+    const url = new URL('../../package.json', import.meta.url);
+    return (JSON.parse(readFileSync(url, 'utf8')) as { version?: string }).version ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+})();
 
 export function createMetrics(bayou: BayouApp, connections: ConnectionCounts): Registry {
   const registry = new Registry();
@@ -47,14 +61,19 @@ export function createMetrics(bayou: BayouApp, connections: ConnectionCounts): R
   });
   // One snapshot per scrape, shared by the counters below.
   let snapshot = bayou.stats();
-  let taken = 0;
-  const stat = (read: (s: ReturnType<BayouApp['stats']>) => number) => (): number => {
-    if (Date.now() - taken > 50) {
+  let fresh = false;
+  // Taken once per scrape: the collectors of one scrape run within one event-loop turn.
+  const current = (): ReturnType<BayouApp['stats']> => {
+    if (!fresh) {
       snapshot = bayou.stats();
-      taken = Date.now();
+      fresh = true;
+      setImmediate(() => {
+        fresh = false;
+      });
     }
-    return read(snapshot);
+    return snapshot;
   };
+  const stat = (read: (s: ReturnType<BayouApp['stats']>) => number) => (): number => read(current());
   totalCounter(
     registry,
     'bayou_messages_in_total',
@@ -82,7 +101,7 @@ export function createMetrics(bayou: BayouApp, connections: ConnectionCounts): R
   totalCounter(
     registry,
     'bayou_bytes_out_total',
-    'Payload sent to clients (UTF-16 units ≈ bytes)',
+    'Bytes of Bayeux payload sent to clients (WebSocket frames and long-poll bodies, UTF-8)',
     stat((s) => s.bytesOut),
   );
   totalCounter(
@@ -91,6 +110,55 @@ export function createMetrics(bayou: BayouApp, connections: ConnectionCounts): R
     'Sessions dropped for exceeding their queue or buffer limit',
     stat((s) => s.slowConsumers),
   );
+  const reported: Record<string, number> = {};
+  /** Brings a labelled counter up to the totals kept by the kernel. */
+  const sync = (counter: Counter<string>, label: string, now: Readonly<Record<string, number>>) => {
+    for (const [value, total] of Object.entries(now)) {
+      const key = `${label}:${value}`;
+      const delta = total - (reported[key] ?? 0);
+      if (delta > 0) counter.inc({ [label]: value }, delta);
+      reported[key] = total;
+    }
+  };
+  new Counter({
+    name: 'bayou_sessions_removed_total',
+    help: 'Sessions ended, by reason (disconnect, timeout, slow-consumer, shutdown, error)',
+    labelNames: ['reason'],
+    registers: [registry],
+    collect() {
+      sync(this, 'reason', current().removed as Record<RemovalReason, number>);
+    },
+  });
+  new Counter({
+    name: 'bayou_handshakes_total',
+    help: 'Handshakes, by result (accepted, denied, failed)',
+    labelNames: ['result'],
+    registers: [registry],
+    collect() {
+      sync(this, 'result', current().handshakes);
+    },
+  });
+  new Gauge({
+    name: 'bayou_subscriptions',
+    help: "Subscriptions held by this node's sessions, plain and record",
+    registers: [registry],
+    collect() {
+      this.set(current().subscriptions);
+    },
+  });
+  const serviceTime = new Histogram({
+    name: 'bayou_service_seconds',
+    help: 'Time a /service handler took to answer',
+    buckets: [...SERVICE_BUCKETS],
+    registers: [registry],
+  });
+  kernelOf(bayou).onServiceTime = (seconds) => serviceTime.observe(seconds);
+  new Gauge({
+    name: 'bayou_build_info',
+    help: 'Bayou build: version of @bayou/server and of Node.js (value is always 1)',
+    labelNames: ['version', 'node'],
+    registers: [registry],
+  }).set({ version: SERVER_VERSION, node: process.version }, 1);
   totalCounter(
     registry,
     'bayou_engine_errors_total',

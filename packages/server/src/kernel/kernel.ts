@@ -46,7 +46,16 @@ export interface KernelStats {
   slowConsumers: number;
   publishes: number;
   engineErrors: number;
+  /** Sessions ended, by reason. */
+  removed: Record<RemovalReason, number>;
+  /** Handshakes by outcome. */
+  handshakes: { accepted: number; denied: number; failed: number };
+  /** Service calls and the seconds they took, in `SERVICE_BUCKETS` (cumulative at export). */
+  services: { count: number; sum: number; buckets: number[] };
 }
+
+/** Upper bounds (seconds) of the service time histogram. */
+export const SERVICE_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5] as const;
 
 export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi {
   readonly nodeId = randomBytes(6).toString('base64url');
@@ -59,7 +68,15 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
   readonly extensions = new ExtensionPipeline();
   readonly services = new ServiceRegistry();
   readonly history: HistoryRules;
-  readonly stats: KernelStats = { messagesIn: 0, slowConsumers: 0, publishes: 0, engineErrors: 0 };
+  readonly stats: KernelStats = {
+    messagesIn: 0,
+    slowConsumers: 0,
+    publishes: 0,
+    engineErrors: 0,
+    removed: { disconnect: 0, timeout: 0, 'slow-consumer': 0, shutdown: 0, error: 0 },
+    handshakes: { accepted: 0, denied: 0, failed: 0 },
+    services: { count: 0, sum: 0, buckets: SERVICE_BUCKETS.map(() => 0) },
+  };
   readonly maxQueuedMessages: number;
   /** The facade handed to service handlers as `ctx.bayou`. */
   app: unknown = null;
@@ -422,6 +439,7 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
       this.connects.complete(session, advice);
     }
     transition(session, { type: 'remove' }, Date.now(), this.options.maxInterval);
+    this.stats.removed[reason]++;
     this.registry.delete(session);
     for (const name of [...session.subscriptions]) this.dropSubscription(session, name);
     session.queue = [];
@@ -471,6 +489,24 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
       if (session.held !== null) this.connects.complete(session, { reconnect: 'retry', interval: 0 });
       this.outbound.flush(session);
     }
+  }
+
+  /** Set by the metrics: observes each service call's duration. */
+  onServiceTime: ((seconds: number) => void) | null = null;
+
+  /** Records how long a service call took. */
+  serviceTimed(seconds: number): void {
+    this.onServiceTime?.(seconds);
+    const s = this.stats.services;
+    s.count++;
+    s.sum += seconds;
+    const i = SERVICE_BUCKETS.findIndex((b) => seconds <= b);
+    if (i >= 0) (s.buckets[i] as number)++;
+  }
+
+  /** Counts a handshake's outcome. */
+  handshakeDone(result: 'accepted' | 'denied' | 'failed'): void {
+    this.stats.handshakes[result]++;
   }
 
   serviceFor(channel: string): ServiceHandler | undefined {

@@ -27,7 +27,7 @@ function socket(buffered = 0) {
   const frames: string[] = [];
   const link: SocketLink & { frames: string[] } = {
     frames,
-    send: (f: string) => frames.push(f),
+    sendText: (f: Buffer) => frames.push(f.toString()),
     get bufferedAmount() {
       return buffered;
     },

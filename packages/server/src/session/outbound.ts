@@ -83,9 +83,10 @@ export class Outbound {
     if (socket === null) return;
     const frame = messages.length === 1 ? `[${messages[0]}]` : `[${messages.join(',')}]`;
     this.stats.messagesOut += messages.length;
-    this.stats.bytesOut += frame.length;
+    const data = Buffer.from(frame, 'utf8');
+    this.stats.bytesOut += data.length;
     this.stats.frames++;
-    socket.send(frame);
+    socket.sendText(data);
     if (socket.bufferedAmount > this.maxBufferedBytes) this.overflow(session);
   }
 

@@ -18,7 +18,8 @@
 
 /** A WebSocket as the session sees it. */
 export interface SocketLink {
-  send(frame: string): void;
+  /** Sends one text frame, already encoded (so its size in bytes is known). */
+  sendText(data: Buffer): void;
   readonly bufferedAmount: number;
   /** Ends the link; `code`/`reason` as in a WebSocket close. */
   end(code: number, reason: string): void;

@@ -46,7 +46,7 @@ export class LongPollExchange implements PendingPoll {
     this.done = true;
     const all = this.replies.length > 0 ? this.replies.concat(messages) : messages;
     const body = `[${all.join(',')}]`;
-    this.kernel.outbound.countResponse(all.length, body.length);
+    this.kernel.outbound.countResponse(all.length, Buffer.byteLength(body));
     this.send(200, body);
   }
 

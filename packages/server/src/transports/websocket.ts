@@ -54,7 +54,14 @@ export class WebSocketLink extends WebSocket implements SocketLink {
   end(code: number, reason: string): void {
     this.close(code, reason);
   }
+
+  sendText(data: Buffer): void {
+    this.send(data, TEXT_FRAME);
+  }
 }
+
+/** Bayeux frames are text, also when handed to `ws` as bytes. */
+const TEXT_FRAME = Object.freeze({ binary: false });
 
 const NO_SESSIONS: Session[] = [];
 /** The module-level handlers below run with `this` bound to the link. */
