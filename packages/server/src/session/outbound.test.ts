@@ -100,3 +100,29 @@ describe('Outbound', () => {
     expect(overflowed).toEqual([s]);
   });
 });
+
+describe('Outbound frames', () => {
+  it('encodes the frame of a message reaching many sessions alone in a turn once, and each mixed frame anew', async () => {
+    vi.useFakeTimers();
+    const { session } = setup();
+    const sent: Buffer[] = [];
+    const link = (): SocketLink => ({
+      sendText: (b: Buffer) => sent.push(b),
+      bufferedAmount: 0,
+      end: () => undefined,
+    });
+    const [a, b, c] = [session(), session(), session()];
+    for (const s of [a, b, c]) transition(s, { type: 'bind-socket', socket: link(), held: null }, 0, 10_000);
+    const json = '{"channel":"/x","data":1}';
+    for (const s of [a, b, c]) s.enqueue(json);
+    c.enqueue('{"channel":"/y","data":2}');
+    await vi.runAllTimersAsync();
+    expect(sent.map((b) => b.toString())).toEqual([
+      `[${json}]`,
+      `[${json}]`,
+      `[${json},{"channel":"/y","data":2}]`,
+    ]);
+    expect(sent[0]).toBe(sent[1]);
+    vi.useRealTimers();
+  });
+});

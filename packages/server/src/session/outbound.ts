@@ -33,6 +33,9 @@ export class Outbound {
     }
   };
   readonly stats: FlushStats = { messagesOut: 0, bytesOut: 0, frames: 0 };
+  /** The last single-message frame built, and the message it holds (compared by identity). */
+  private lastSingle: string | null = null;
+  private lastSingleFrame: Buffer = Buffer.alloc(0);
   private readonly flushAll = (): void => {
     this.scheduled = false;
     const batch = this.pending;
@@ -81,9 +84,17 @@ export class Outbound {
   sendFrame(session: Session, messages: string[]): void {
     const socket = session.socket;
     if (socket === null) return;
-    const frame = messages.length === 1 ? `[${messages[0]}]` : `[${messages.join(',')}]`;
+    let data: Buffer;
+    if (messages.length === 1) {
+      // One publication reaching many sessions alone in a turn: encode its frame once.
+      const only = messages[0] as string;
+      if (only !== this.lastSingle) {
+        this.lastSingle = only;
+        this.lastSingleFrame = Buffer.from(`[${only}]`, 'utf8');
+      }
+      data = this.lastSingleFrame;
+    } else data = Buffer.from(`[${messages.join(',')}]`, 'utf8');
     this.stats.messagesOut += messages.length;
-    const data = Buffer.from(frame, 'utf8');
     this.stats.bytesOut += data.length;
     this.stats.frames++;
     socket.sendText(data);
