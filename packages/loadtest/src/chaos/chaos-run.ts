@@ -1,0 +1,243 @@
+/**
+ * The chaos chat: real `@bayou/client` instances (ack and recovery as they ship) in the
+ * CometD benchmark's shape — clients in rooms, one publisher numbering the messages of
+ * each room — while connections are killed at random (a WebSocket terminated, a
+ * long-poll request aborted) and some clients are held down past the server's
+ * `maxInterval`, so their sessions expire and recovery from history is exercised.
+ * At the end every client must have received every message of its rooms published after
+ * it joined, exactly once: lost and duplicated messages are counted exactly.
+ */
+import { BayouClient, longPolling } from '@bayou/client';
+import WebSocket from 'ws';
+import { assignGroups, seededRandom } from '../groups.js';
+
+export interface ChaosOptions {
+  /** Bayeux endpoint, e.g. `http://127.0.0.1:8080/bayeux`. */
+  url: string;
+  transport: 'websocket' | 'long-polling';
+  clients: number;
+  rooms: number;
+  roomsPerClient: number;
+  /** Messages per second the publisher sends (round-robin over rooms). */
+  rate: number;
+  /** How long the publisher runs, ms. */
+  duration: number;
+  /** Mean ms between two connection kills (exponential); 0 kills nothing. */
+  chaosInterval: number;
+  /** Fraction (0–1) of kills that hold the client down for `outageMs`. */
+  outageFraction: number;
+  /** How long a held-down client stays unreachable, ms (longer than the server's maxInterval). */
+  outageMs: number;
+  /** ms to wait after the last publish for everything to arrive. */
+  drainMs: number;
+  seed: number;
+  /** Channel prefix of the rooms. */
+  prefix: string;
+}
+
+export interface ChaosResult {
+  published: number;
+  expected: number;
+  delivered: number;
+  lost: number;
+  duplicated: number;
+  kills: number;
+  outages: number;
+  gaps: number;
+  /** Clients that did not get back to `connected` by the end. */
+  stranded: number;
+  seconds: number;
+}
+
+/** One simulated client's view: what it got, per room, and a way to cut its links. */
+class ChaosClient {
+  readonly client: BayouClient;
+  /** room → seq → times received. */
+  readonly got = new Map<number, Map<number, number>>();
+  /** room → the first seq the publisher sent after this client was subscribed. */
+  readonly from = new Map<number, number>();
+  readonly sockets = new Set<WebSocket>();
+  readonly requests = new Set<AbortController>();
+  downUntil = 0;
+  gaps = 0;
+
+  constructor(
+    options: ChaosOptions,
+    readonly rooms: readonly number[],
+  ) {
+    const self = this;
+    // A WebSocket that the chaos can terminate, and that cannot open during an outage.
+    class KillableSocket extends WebSocket {
+      constructor(url: string | URL, protocols?: string | string[]) {
+        super(Date.now() < self.downUntil ? 'ws://127.0.0.1:9/down' : url, protocols);
+        self.sockets.add(this);
+        this.once('close', () => self.sockets.delete(this));
+      }
+    }
+    const killableFetch: typeof fetch = async (input, init) => {
+      if (Date.now() < self.downUntil) throw new TypeError('network down (chaos outage)');
+      const abort = new AbortController();
+      self.requests.add(abort);
+      try {
+        return await fetch(input, { ...init, signal: abort.signal });
+      } finally {
+        self.requests.delete(abort);
+      }
+    };
+    this.client = new BayouClient(options.url, {
+      WebSocket: KillableSocket as unknown as typeof globalThis.WebSocket,
+      fetch: killableFetch,
+      ...(options.transport === 'long-polling' ? { transports: longPollingOnly() } : {}),
+      maxReconnectDelay: 2000,
+    } as ConstructorParameters<typeof BayouClient>[1]);
+    (this.client as unknown as { on(e: string, f: (...a: unknown[]) => void): void }).on('gap', () => {
+      this.gaps++;
+    });
+  }
+
+  /** Cuts every link of this client at once, as a network failure would. */
+  kill(outageMs = 0): void {
+    if (outageMs > 0) this.downUntil = Date.now() + outageMs;
+    for (const ws of this.sockets) ws.terminate();
+    for (const r of this.requests) r.abort();
+  }
+
+  receive(room: number, seq: number): void {
+    let seen = this.got.get(room);
+    if (seen === undefined) {
+      seen = new Map();
+      this.got.set(room, seen);
+    }
+    seen.set(seq, (seen.get(seq) ?? 0) + 1);
+  }
+}
+
+/** The long-polling transport alone. */
+function longPollingOnly() {
+  return [longPolling];
+}
+
+export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
+  const started = performance.now();
+  const random = seededRandom(options.seed);
+  const groups = assignGroups(options.clients, options.rooms, options.roomsPerClient, options.seed);
+  const clients = groups.map((g) => new ChaosClient(options, Array.from(g)));
+  /** room → the next seq to publish (1-based); rises as the publisher goes. */
+  const next = new Array<number>(options.rooms).fill(1);
+
+  await Promise.all(
+    clients.map(async (c) => {
+      await c.client.connect();
+      await Promise.all(
+        c.rooms.map((room) => {
+          const sub = c.client.subscribe(`${options.prefix}${room}`, (m: { data?: unknown }) => {
+            const seq = (m.data as { seq?: unknown } | undefined)?.seq;
+            if (typeof seq === 'number') c.receive(room, seq);
+          });
+          return (sub as { ready: Promise<unknown> }).ready.then(() =>
+            c.from.set(room, next[room] as number),
+          );
+        }),
+      );
+    }),
+  );
+
+  const publisher = new BayouClient(options.url, {
+    WebSocket: WebSocket as unknown as typeof globalThis.WebSocket,
+  } as ConstructorParameters<typeof BayouClient>[1]);
+  await publisher.connect();
+
+  let kills = 0;
+  let outages = 0;
+  let stopChaos = false;
+  const chaos = (async () => {
+    if (options.chaosInterval <= 0) return;
+    while (!stopChaos) {
+      const wait = -Math.log(1 - random()) * options.chaosInterval;
+      await sleep(Math.min(wait, options.duration));
+      if (stopChaos) break;
+      const victim = clients[Math.floor(random() * clients.length)] as ChaosClient;
+      const down = random() < options.outageFraction;
+      victim.kill(down ? options.outageMs : 0);
+      kills++;
+      if (down) outages++;
+    }
+  })();
+
+  let published = 0;
+  const end = Date.now() + options.duration;
+  const perTick = Math.max(1, Math.round(options.rate / 100));
+  let room = 0;
+  while (Date.now() < end) {
+    const batch: Promise<unknown>[] = [];
+    for (let i = 0; i < perTick; i++) {
+      const seq = next[room] as number;
+      next[room] = seq + 1;
+      batch.push(publisher.publish(`${options.prefix}${room}`, { seq }));
+      published++;
+      room = (room + 1) % options.rooms;
+    }
+    await Promise.all(batch);
+    await sleep(10);
+  }
+  stopChaos = true;
+  await chaos;
+
+  // Everyone comes back: wait for outages to end and the stream to drain.
+  const deadline = Date.now() + options.outageMs + options.drainMs;
+  while (Date.now() < deadline && !complete(clients, next)) await sleep(100);
+
+  let expected = 0;
+  let delivered = 0;
+  let lost = 0;
+  let duplicated = 0;
+  for (const c of clients) {
+    for (const r of c.rooms) {
+      const from = c.from.get(r) ?? (next[r] as number);
+      const seen = c.got.get(r) ?? new Map<number, number>();
+      for (let seq = from; seq < (next[r] as number); seq++) {
+        expected++;
+        const n = seen.get(seq) ?? 0;
+        if (n === 0) lost++;
+        else {
+          delivered++;
+          duplicated += n - 1;
+        }
+      }
+    }
+  }
+  const stranded = clients.filter(
+    (c) => (c.client as unknown as { state: string }).state !== 'connected',
+  ).length;
+  const gaps = clients.reduce((n, c) => n + c.gaps, 0);
+  await Promise.all([
+    ...clients.map((c) => c.client.disconnect().catch(() => undefined)),
+    publisher.disconnect(),
+  ]);
+  return {
+    published,
+    expected,
+    delivered,
+    lost,
+    duplicated,
+    kills,
+    outages,
+    gaps,
+    stranded,
+    seconds: (performance.now() - started) / 1000,
+  };
+}
+
+function complete(clients: readonly ChaosClient[], next: readonly number[]): boolean {
+  for (const c of clients) {
+    for (const r of c.rooms) {
+      const from = c.from.get(r);
+      if (from === undefined) return false;
+      const seen = c.got.get(r);
+      for (let seq = from; seq < (next[r] as number); seq++) if (!seen?.has(seq)) return false;
+    }
+  }
+  return true;
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
