@@ -24,8 +24,8 @@ export const SERVERS = {
   },
   bayou: { script: 'bayou.mjs', args: [], protocol: 'bayeux', label: 'Bayou' },
   'bayou-baseline': {
-    script: 'bayou-baseline.mjs',
-    args: [],
+    script: 'bayou.mjs',
+    args: ['baseline'],
     protocol: 'bayeux',
     label: 'Bayou (baseline build, BAYOU_BASELINE)',
   },

@@ -1,6 +1,16 @@
-// Bayou (@bayou/server) with both transports, no logger.
-import { createServer } from '@bayou/server';
+// Bayou (@bayou/server) with both transports, no logger. With the argument `baseline` it
+// loads another build instead, for before/after comparisons in one sitting:
+// BAYOU_BASELINE=/path/to/packages/server/dist/index.js pnpm bench --servers bayou,bayou-baseline
 import { announce } from './common.mjs';
+
+const baseline = process.argv[2] === 'baseline';
+if (baseline && !process.env.BAYOU_BASELINE) {
+  console.error(
+    'bayou-baseline: set BAYOU_BASELINE to the dist/index.js of the @bayou/server build to compare',
+  );
+  process.exit(2);
+}
+const { createServer } = await import(baseline ? process.env.BAYOU_BASELINE : '@bayou/server');
 
 const server = await createServer({
   host: '127.0.0.1',
