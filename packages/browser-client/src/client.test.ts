@@ -318,6 +318,23 @@ describe('reconnecting', () => {
     expect(got).toEqual(['after restart']);
   });
 
+  it('resubscribes after a new handshake even when the first connect of that session failed', async () => {
+    const c = client();
+    await Promise.all([c.connect(), tick(50)]);
+    const got: unknown[] = [];
+    c.subscribe('/news', (m) => got.push(m.data));
+    await tick(20);
+    // The session is lost; the re-handshake succeeds but its first connect dies with the socket.
+    server.dropFirstConnect = true;
+    server.restart();
+    await tick(3000);
+    expect(c.state).toBe('connected');
+    expect(server.count('/meta/handshake')).toBe(2);
+    server.publish('/news', 'after the failed connect');
+    await tick(20);
+    expect(got).toEqual(['after the failed connect']);
+  });
+
   it('backs off with growing, jittered delays while the server is down, then reconnects', async () => {
     vi.spyOn(Math, 'random').mockReturnValue(0.999);
     const c = client({ minReconnectDelay: 100, maxReconnectDelay: 1600 });

@@ -47,6 +47,11 @@ export class Connection {
   /** Bumped on every reconnect and stop; stale continuations compare and bail out. */
   private epoch = 0;
   private clientId: string | null = null;
+  /**
+   * A handshake succeeded but no connect of its session has yet: the next one to succeed
+   * starts a new session for the client, whichever attempt or transport carries it.
+   */
+  private unannounced = false;
   private active: Transport | null = null;
   private probing: Transport | null = null;
   private readonly selector: TransportSelector;
@@ -164,16 +169,16 @@ export class Connection {
 
   /** Handshakes when there is no session, then sends the first connect; true for a new session. */
   private async establish(transport: Transport, epoch: number): Promise<boolean> {
-    let newSession = false;
-    if (this.clientId === null) {
-      await this.handshake(transport, epoch);
-      newSession = true;
-    }
+    if (this.clientId === null) await this.handshake(transport, epoch);
     let reply = await this.sendConnect(transport, 0);
-    if (!reply.successful && reconnectAdvice(reply) === 'handshake' && !newSession && epoch === this.epoch) {
+    if (
+      !reply.successful &&
+      reconnectAdvice(reply) === 'handshake' &&
+      !this.unannounced &&
+      epoch === this.epoch
+    ) {
       this.clientId = null;
       await this.handshake(transport, epoch);
-      newSession = true;
       reply = await this.sendConnect(transport, 0);
     }
     if (!reply.successful) {
@@ -182,6 +187,8 @@ export class Connection {
       throw new Refusal(reply);
     }
     this.takeAdvice(reply.advice);
+    const newSession = this.unannounced;
+    this.unannounced = false;
     return newSession;
   }
 
@@ -202,6 +209,7 @@ export class Connection {
       throw isFinalHandshakeRefusal(reply) ? stopError(reply) : new Refusal(reply);
     }
     this.clientId = reply.clientId;
+    this.unannounced = true;
     this.selector.serverOffers(reply.supportedConnectionTypes);
     this.takeAdvice(reply.advice);
     if (!this.selector.offers(transport.name)) {

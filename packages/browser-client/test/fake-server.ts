@@ -16,6 +16,8 @@ interface FakeSession {
   queue: Message[];
   held: { reply: Message; respond: Respond; timer: ReturnType<typeof setTimeout> } | null;
   socket: FakeSocket | null;
+  /** A connect has been answered in this session. */
+  connected: boolean;
 }
 
 export type WebSocketMode = 'accept' | 'refuse' | 'hang' | 'blackhole';
@@ -102,6 +104,8 @@ export class FakeBayeuxServer {
   denyHandshake = false;
   /** The next connect is answered with `reconnect: none`. */
   refuseNextConnect = false;
+  /** The first connect of the next new session drops its WebSocket instead of being answered. */
+  dropFirstConnect = false;
   timeout = 30000;
   /** Answer connects at once with the `multiple-clients` advice, as for a second browser tab. */
   multipleClients = false;
@@ -210,7 +214,14 @@ export class FakeBayeuxServer {
         ];
       }
       const id = `c${++this.nextId}`;
-      this.sessions.set(id, { id, subscriptions: new Set(), queue: [], held: null, socket: null });
+      this.sessions.set(id, {
+        id,
+        subscriptions: new Set(),
+        queue: [],
+        held: null,
+        socket: null,
+        connected: false,
+      });
       return [
         this.reply(m, {
           clientId: id,
@@ -269,6 +280,12 @@ export class FakeBayeuxServer {
         }),
       ];
     }
+    if (this.dropFirstConnect && !session.connected && socket) {
+      this.dropFirstConnect = false;
+      socket.drop();
+      return [];
+    }
+    session.connected = true;
     if (this.refuseNextConnect) {
       this.refuseNextConnect = false;
       return [this.reply(m, { successful: false, error: '403::go_away', advice: { reconnect: 'none' } })];
