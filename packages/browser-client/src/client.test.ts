@@ -391,6 +391,46 @@ describe('reconnecting', () => {
   });
 });
 
+describe('record options', () => {
+  const recordExts = () =>
+    server.received.filter((m) => m.channel === '/meta/subscribe').map((m) => m.ext?.record ?? null);
+
+  it('subscribes with the merge of the open listeners options, again whenever the merge changes', async () => {
+    const c = client();
+    await Promise.all([c.connect(), tick(50)]);
+    const a = c.record('/fx/A', { fields: ['bid'], maxFrequency: 1 }, () => {});
+    await tick(20);
+    const b = c.record('/fx/A', { fields: ['ask', 'bid'], maxFrequency: 5 }, () => {});
+    await tick(20);
+    const same = c.record('/fx/A', { fields: ['bid'], maxFrequency: 1 }, () => {});
+    await tick(20);
+    b.close();
+    await tick(20);
+    expect(recordExts()).toEqual([
+      { fields: ['bid'], maxFrequency: 1 },
+      { fields: ['ask', 'bid'], maxFrequency: 5 },
+      { fields: ['bid'], maxFrequency: 1 },
+    ]);
+    expect(server.count('/meta/unsubscribe')).toBe(2);
+    expect(same.store).toBe(a.store);
+    expect(b.store).not.toBe(a.store);
+    const all = c.record('/fx/A', { maxFrequency: 2 }, () => {});
+    await tick(20);
+    expect(recordExts().at(-1)).toEqual({ maxFrequency: 2 });
+    a.close();
+    same.close();
+    all.close();
+    await tick(20);
+    expect(server.count('/meta/unsubscribe')).toBe(4);
+  });
+
+  it('rejects record options of the wrong type', () => {
+    const c = client();
+    expect(() => c.record('/fx/A', { fields: 'bid' as never }, () => {})).toThrow(TypeError);
+    expect(() => c.record('/fx/A', { maxFrequency: 0 }, () => {})).toThrow(TypeError);
+  });
+});
+
 describe('stopping', () => {
   it('stops on 403::handshake_denied without retrying and rejects everything pending', async () => {
     server.denyHandshake = true;

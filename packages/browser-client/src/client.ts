@@ -69,7 +69,10 @@ export class BayouClient {
     // Records ride on ordinary subscriptions; the codec negotiates and decodes them.
     const codec = new RecordCodec(this.options.compactRecords);
     this.dispatcher.extensions.push(codec);
-    this.records = new Records(codec, (channel, handler) => this.subscribe(channel, handler));
+    this.records = new Records(codec, {
+      subscribe: (channel, handler) => this.subscribe(channel, handler),
+      batch: (fn) => this.batch(fn),
+    });
     this.connection = new Connection(this.options, this.dispatcher, context, {
       onState: (next, previous) => this.events.emit('state', next, previous),
       onTransport: (next, previous) => this.events.emit('transport', next, previous),
@@ -145,7 +148,8 @@ export class BayouClient {
   /**
    * Follows a record subject: `callback(image, changedFields)` runs with the full image
    * after the snapshot and after every change. Listeners on one subject share one server
-   * subscription; the options of its first opening are what the server gets.
+   * subscription whose options merge those of every open listener (union of `fields`,
+   * highest `maxFrequency`); each listener's image holds only the fields it asked for.
    */
   record(subject: string, options: RecordOptions, callback: RecordCallback): RecordHandle {
     checkRecordSubject(subject);
@@ -258,7 +262,10 @@ export class BayouClient {
 
   /** Connected again: resubscribe (everything, after a new handshake), then send what waited. */
   private resume(newSession: boolean): void {
-    if (newSession) this.subscriptions.resetSession();
+    if (newSession) {
+      this.subscriptions.resetSession();
+      this.records.newSession();
+    }
     const { unsubscribe, subscribe } = this.subscriptions.pending();
     const items: Outgoing[] = [];
     for (const channel of unsubscribe) {

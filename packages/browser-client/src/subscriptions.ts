@@ -43,9 +43,11 @@ export class SubscriptionRegistry {
   add(channel: string, handler: MessageHandler): { entry: ChannelEntry; ready: Promise<void> } {
     let entry = this.entries.get(channel);
     if (!entry) {
+      // A channel still `stale` stays so: the server may hold the old subscription, and
+      // the unsubscribe sent before the new subscribe makes it start afresh (a record
+      // subject sends a new snapshot; a duplicate subscribe would be ignored).
       entry = { channel, handlers: new Set(), confirmed: false, inFlight: false, waiters: [] };
       this.entries.set(channel, entry);
-      this.stale.delete(channel);
     }
     entry.handlers.add(handler);
     const current = entry;

@@ -11,6 +11,8 @@ import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { type BayouServer, type CreateServerOptions, createServer } from '@bayou/server';
 import faye from 'faye';
+import WebSocket from 'ws';
+import type { WebSocketConstructor } from '../src/index.js';
 
 export const dist = (file: string): string => fileURLToPath(new URL(`../dist/${file}`, import.meta.url));
 
@@ -173,4 +175,54 @@ export class TestProxy {
     });
     client.on('data', () => {});
   }
+}
+
+/**
+ * A `ws` WebSocket the test controls: `down` makes new sockets fail to open, `kill()`
+ * drops every open one abruptly, and `swallow` can lose an incoming frame (the frame is
+ * not delivered and its socket is dropped, as when a connection dies mid-frame).
+ */
+export interface SocketControl {
+  readonly WebSocket: WebSocketConstructor;
+  readonly sockets: Set<WebSocket>;
+  down: boolean;
+  swallow: ((frame: string) => boolean) | null;
+  kill(): void;
+}
+
+export function socketControl(): SocketControl {
+  const ctl: SocketControl = {
+    WebSocket: undefined as unknown as WebSocketConstructor,
+    sockets: new Set(),
+    down: false,
+    swallow: null,
+    kill() {
+      for (const s of ctl.sockets) s.terminate();
+    },
+  };
+  class Controlled extends WebSocket {
+    constructor(url: string) {
+      // Port 1 on loopback refuses the connection: the socket fails to open.
+      super(ctl.down ? 'ws://127.0.0.1:1/' : url);
+      ctl.sockets.add(this);
+      this.on('close', () => ctl.sockets.delete(this));
+    }
+    override set onmessage(fn: ((event: WebSocket.MessageEvent) => void) | null) {
+      super.onmessage =
+        fn &&
+        ((event) => {
+          if (ctl.swallow?.(String(event.data))) {
+            ctl.swallow = null;
+            this.terminate();
+            return;
+          }
+          fn(event);
+        });
+    }
+    override get onmessage(): ((event: WebSocket.MessageEvent) => void) | null {
+      return super.onmessage;
+    }
+  }
+  (ctl as { WebSocket: WebSocketConstructor }).WebSocket = Controlled as unknown as WebSocketConstructor;
+  return ctl;
 }
