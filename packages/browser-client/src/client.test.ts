@@ -67,7 +67,7 @@ describe('connecting', () => {
     server.restart();
     await tick(5000);
     const exts = server.received.filter((m) => m.channel === '/meta/handshake').map((m) => m.ext);
-    expect(exts[0]).toEqual({ token: 't1', bayou: { records: true, compact: true } });
+    expect(exts[0]).toEqual({ token: 't1', ack: true, bayou: { records: true, compact: true } });
     expect(exts.at(-1)).toMatchObject({ token: `t${exts.length}` });
     expect(exts.length).toBeGreaterThan(1);
   });

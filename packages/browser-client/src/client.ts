@@ -4,6 +4,7 @@
  * and its transports to `Connection`.
  */
 import { META_SUBSCRIBE, META_UNSUBSCRIBE, parseChannel } from '@bayou/protocol';
+import { AckExtension } from './ack.js';
 import { Connection } from './connection.js';
 import { Dispatcher, type Outgoing } from './dispatcher.js';
 import { Emitter } from './emitter.js';
@@ -66,6 +67,7 @@ export class BayouClient {
       onMessages: (messages) => this.dispatcher.receive(messages),
       onFailure: (transport, error) => this.connection.transportFailed(transport, error),
     };
+    this.dispatcher.extensions.push(new AckExtension(this.options.ack));
     // Records ride on ordinary subscriptions; the codec negotiates and decodes them.
     const codec = new RecordCodec(this.options.compactRecords);
     this.dispatcher.extensions.push(codec);

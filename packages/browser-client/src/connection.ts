@@ -6,6 +6,7 @@
  * before a reconnect or a stop cannot act after it.
  */
 import { BAYEUX_VERSION, META_CONNECT, META_DISCONNECT, META_HANDSHAKE } from '@bayou/protocol';
+import type { AckMark } from './ack.js';
 import { asTransportError, isFinalHandshakeRefusal, isStop, reconnectAdvice, stopError } from './advice.js';
 import { Backoff } from './backoff.js';
 import type { Dispatcher } from './dispatcher.js';
@@ -217,14 +218,18 @@ export class Connection {
     }
   }
 
-  /** One `/meta/connect`; `hold` overrides the server's hold timeout (0: answer at once). */
-  private sendConnect(transport: Transport, hold?: number): Promise<Message> {
+  /**
+   * One `/meta/connect`; `hold` overrides the server's hold timeout (0: answer at once);
+   * `mark` tells the ack extension how to number it.
+   */
+  private sendConnect(transport: Transport, hold?: number, mark?: AckMark): Promise<Message> {
     const message: Message = {
       channel: META_CONNECT,
       clientId: this.clientId ?? '',
       connectionType: transport.name,
     };
     if (hold !== undefined) message.advice = { timeout: hold };
+    if (mark !== undefined) message.ext = { ack: mark };
     const wait = (hold ?? this.advice.timeout) + this.options.connectTimeout;
     return this.dispatcher.request(transport, message, wait);
   }
@@ -328,7 +333,7 @@ export class Connection {
     try {
       await transport.open(this.options.wsOpenTimeout);
       if (epoch !== this.epoch) throw new Error('stale');
-      const reply = await this.sendConnect(transport, 0);
+      const reply = await this.sendConnect(transport, 0, 'probe');
       if (epoch !== this.epoch || !reply.successful) throw new Error('refused');
       this.probing = null;
       const old = this.active;
@@ -336,7 +341,17 @@ export class Connection {
       this.probeBackoff.reset();
       this.takeAdvice(reply.advice);
       this.setActive(transport);
-      old?.drain();
+      if (old) {
+        // The server answered the connect held on the old transport: its reply (the next
+        // batch, with acks) is on its way. The next connect reports what was received, so
+        // it waits for that reply, or for the old transport to fail.
+        old.drain();
+        await Promise.race([
+          this.dispatcher.idle(old),
+          new Promise((resolve) => setTimeout(resolve, this.options.connectTimeout)),
+        ]);
+        if (epoch !== this.epoch || this.active !== transport) return;
+      }
       this.scheduleConnect(epoch, this.advice.interval);
     } catch {
       if (this.probing === transport) this.probing = null;

@@ -47,9 +47,16 @@ export interface BayouClientOptions {
    * `BAYOU_ERR_TOO_LARGE` instead of being sent. Default `65536`.
    */
   maxFrameBytes?: number;
+  /**
+   * Use CometD's acknowledgement extension when the server offers it: numbered connects,
+   * so what was in flight when a connection died is sent again while the session lives.
+   * Default `true`.
+   */
+  ack?: boolean;
 }
 
 export interface ResolvedOptions {
+  readonly ack: boolean;
   readonly transports: readonly TransportFactory[];
   readonly compactRecords: boolean;
   readonly maxBatchMessages: number;
@@ -94,6 +101,7 @@ export function resolveOptions(options: BayouClientOptions = {}): ResolvedOption
     compactRecords: true,
     maxBatchMessages: 100,
     maxFrameBytes: 65536,
+    ack: true,
   };
   for (const key of Object.keys(options)) {
     if (!(key in resolved)) throw new TypeError(`BayouClient: unknown option "${key}"`);
@@ -115,8 +123,10 @@ export function resolveOptions(options: BayouClientOptions = {}): ResolvedOption
   if (resolved.maxBatchMessages < 1) {
     throw new TypeError('BayouClient: option "maxBatchMessages" must be at least 1');
   }
-  if (typeof resolved.compactRecords !== 'boolean') {
-    throw new TypeError('BayouClient: option "compactRecords" must be a boolean');
+  for (const key of ['compactRecords', 'ack'] as const) {
+    if (typeof resolved[key] !== 'boolean') {
+      throw new TypeError(`BayouClient: option "${key}" must be a boolean`);
+    }
   }
   if (!Array.isArray(resolved.transports) || resolved.transports.length === 0) {
     throw new TypeError('BayouClient: option "transports" must be a non-empty array');
