@@ -36,7 +36,7 @@ export class AckExtension implements Extension {
       const { ack: mark, ...ext } = message.ext ?? {};
       if (mark === 'probe' && this.enabled && message.id !== undefined) this.probes.add(message.id);
       if (this.enabled && mark === undefined) ext.ack = this.batch;
-      const out = { ...message, ext };
+      const out: Message = { ...message, ext };
       if (Object.keys(ext).length === 0) delete out.ext;
       return out;
     }
@@ -54,7 +54,8 @@ export class AckExtension implements Extension {
     const ack = message.ext?.ack;
     if (message.channel === '/meta/handshake' && message.successful) {
       // CometD answers `ack: true`; @bayou/server `ack: { enabled: true, batch: 0 }`.
-      this.enabled = ack === true || (typeof ack === 'object' && ack !== null && (ack as Ack).enabled === true);
+      this.enabled =
+        ack === true || (typeof ack === 'object' && ack !== null && (ack as Ack).enabled === true);
     } else if (message.channel === '/meta/connect') {
       const probe = message.id !== undefined && this.probes.delete(message.id);
       if (this.enabled && !probe && typeof ack === 'number' && ack > this.batch) this.batch = ack;

@@ -13,12 +13,14 @@ import { type BayouClientOptions, type ResolvedOptions, resolveOptions } from '.
 import { RecordCodec, type RecordOptions } from './records/record-codec.js';
 import type { RecordStore } from './records/record-store.js';
 import { type RecordCallback, type RecordHandle, Records } from './records/records.js';
+import { type GapInfo, Recovery } from './recovery.js';
 import type { ConnectionState } from './state.js';
 import {
   type ChannelEntry,
   type MessageHandler,
   type Subscription,
   SubscriptionRegistry,
+  type SubscriptionStatus,
 } from './subscriptions.js';
 import type { TransportContext } from './transports/transport.js';
 import type { Extension, Message } from './types.js';
@@ -30,6 +32,13 @@ export interface ClientEvents {
   transport: (transport: string, previous: string | null) => void;
   /** An operational failure no promise reports: the client stopped, a resubscribe was refused. */
   error: (error: BayouError) => void;
+  /**
+   * After a new session the server could not recover what `info.channel` missed (history
+   * trimmed or expired, or lost with a restart): re-fetch the state that channel feeds.
+   */
+  gap: (info: GapInfo) => void;
+  /** A subscription's status changed (see `Subscription.status`). */
+  subscription: (channel: string, status: SubscriptionStatus) => void;
 }
 
 export class BayouClient {
@@ -47,6 +56,7 @@ export class BayouClient {
   /** Why the client stopped; publishes reject with it until the next `connect()`. */
   private stopError: BayouError | null = null;
   private readonly records: Records;
+  private readonly recovery: Recovery;
 
   constructor(url: string, options?: BayouClientOptions) {
     if (typeof url !== 'string' || url === '')
@@ -68,6 +78,8 @@ export class BayouClient {
       onFailure: (transport, error) => this.connection.transportFailed(transport, error),
     };
     this.dispatcher.extensions.push(new AckExtension(this.options.ack));
+    this.recovery = new Recovery(this.options.recover);
+    this.dispatcher.extensions.push(this.recovery);
     // Records ride on ordinary subscriptions; the codec negotiates and decodes them.
     const codec = new RecordCodec(this.options.compactRecords);
     this.dispatcher.extensions.push(codec);
@@ -136,10 +148,15 @@ export class BayouClient {
     return {
       channel,
       ready,
+      get status() {
+        return entry.status;
+      },
       unsubscribe: () => {
         if (!live) return;
         live = false;
-        if (this.subscriptions.remove(channel, handler) && this.connection.sendable) {
+        if (!this.subscriptions.remove(channel, handler)) return;
+        this.recovery.forget(channel);
+        if (this.connection.sendable) {
           this.subscriptions.forget(channel);
           this.send(this.unsubscribeItem(channel));
         }
@@ -249,9 +266,16 @@ export class BayouClient {
     return {
       message: { channel: META_SUBSCRIBE, subscription: entry.channel },
       onReply: (reply) => {
-        if (reply.successful) return this.subscriptions.confirm(entry);
+        if (reply.successful) {
+          const gaps = this.recovery.takeGaps(reply.id);
+          this.subscriptions.confirm(entry);
+          this.setStatus(entry, gaps.some((g) => g.channel === entry.channel) ? 'gap' : 'live');
+          for (const gap of gaps) this.events.emit('gap', gap);
+          return;
+        }
         const error = rejection(reply);
         this.subscriptions.refuse(entry, error);
+        this.setStatus(entry, 'failed');
         this.events.emit('error', error);
       },
       onFail: () => this.subscriptions.retry(entry),
@@ -265,7 +289,9 @@ export class BayouClient {
   /** Connected again: resubscribe (everything, after a new handshake), then send what waited. */
   private resume(newSession: boolean): void {
     if (newSession) {
-      this.subscriptions.resetSession();
+      for (const entry of this.subscriptions.resetSession()) {
+        if (entry.status !== 'pending') this.setStatus(entry, 'recovering');
+      }
       this.records.newSession();
     }
     const { unsubscribe, subscribe } = this.subscriptions.pending();
@@ -277,6 +303,12 @@ export class BayouClient {
     for (const entry of subscribe) items.push(this.subscribeItem(entry));
     items.push(...this.retries.splice(0), ...this.outbox.splice(0));
     if (items.length > 0) this.sendNow(items);
+  }
+
+  private setStatus(entry: ChannelEntry, status: SubscriptionStatus): void {
+    if (entry.status === status) return;
+    entry.status = status;
+    this.events.emit('subscription', entry.channel, status);
   }
 
   private stopped(error: BayouError): void {

@@ -53,10 +53,18 @@ export interface BayouClientOptions {
    * Default `true`.
    */
   ack?: boolean;
+  /**
+   * Recover every subscription from the server's history after a new session (Bayou's
+   * replay extension, when the server offers it): positions are kept per channel,
+   * duplicates dropped, and what cannot be recovered is reported by the `gap` event.
+   * Default `true`.
+   */
+  recover?: boolean;
 }
 
 export interface ResolvedOptions {
   readonly ack: boolean;
+  readonly recover: boolean;
   readonly transports: readonly TransportFactory[];
   readonly compactRecords: boolean;
   readonly maxBatchMessages: number;
@@ -102,6 +110,7 @@ export function resolveOptions(options: BayouClientOptions = {}): ResolvedOption
     maxBatchMessages: 100,
     maxFrameBytes: 65536,
     ack: true,
+    recover: true,
   };
   for (const key of Object.keys(options)) {
     if (!(key in resolved)) throw new TypeError(`BayouClient: unknown option "${key}"`);
@@ -123,7 +132,7 @@ export function resolveOptions(options: BayouClientOptions = {}): ResolvedOption
   if (resolved.maxBatchMessages < 1) {
     throw new TypeError('BayouClient: option "maxBatchMessages" must be at least 1');
   }
-  for (const key of ['compactRecords', 'ack'] as const) {
+  for (const key of ['compactRecords', 'ack', 'recover'] as const) {
     if (typeof resolved[key] !== 'boolean') {
       throw new TypeError(`BayouClient: option "${key}" must be a boolean`);
     }

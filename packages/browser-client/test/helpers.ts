@@ -206,21 +206,26 @@ export function socketControl(): SocketControl {
       super(ctl.down ? 'ws://127.0.0.1:1/' : url);
       ctl.sockets.add(this);
       this.on('close', () => ctl.sockets.delete(this));
-    }
-    override set onmessage(fn: ((event: WebSocket.MessageEvent) => void) | null) {
-      super.onmessage =
-        fn &&
-        ((event) => {
-          if (ctl.swallow?.(String(event.data))) {
-            ctl.swallow = null;
-            this.terminate();
-            return;
-          }
-          fn(event);
-        });
-    }
-    override get onmessage(): ((event: WebSocket.MessageEvent) => void) | null {
-      return super.onmessage;
+      // `ws` defines `onmessage` as an accessor on its prototype: wrap it for this socket.
+      const own = Object.getOwnPropertyDescriptor(WebSocket.prototype, 'onmessage') as PropertyDescriptor;
+      Object.defineProperty(this, 'onmessage', {
+        configurable: true,
+        get: () => own.get?.call(this),
+        set: (fn: ((event: WebSocket.MessageEvent) => void) | null) => {
+          own.set?.call(
+            this,
+            fn &&
+              ((event: WebSocket.MessageEvent) => {
+                if (ctl.swallow?.(String(event.data))) {
+                  ctl.swallow = null;
+                  this.terminate();
+                  return;
+                }
+                fn(event);
+              }),
+          );
+        },
+      });
     }
   }
   (ctl as { WebSocket: WebSocketConstructor }).WebSocket = Controlled as unknown as WebSocketConstructor;
