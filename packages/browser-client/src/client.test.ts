@@ -616,6 +616,85 @@ describe('record options', () => {
   });
 });
 
+describe('dead-link detection', () => {
+  it('gives up a WebSocket that stops passing data within deadLinkTimeout, and moves on', async () => {
+    const c = client();
+    const { states, transports } = track(c);
+    await Promise.all([c.connect(), tick(50)]);
+    const start = Date.now();
+    // Every WebSocket through this path is black-holed from now on, old and new.
+    for (const s of server.sockets) s.mode = 'blackhole';
+    server.websocketMode = 'blackhole';
+    let lostAt = 0;
+    c.on('state', (state) => {
+      if (state === 'reconnecting') lostAt = Date.now() - start;
+    });
+    await tick(17_000);
+    expect(c.state).toBe('connected');
+    await tick(3000);
+    expect(lostAt).toBeGreaterThanOrEqual(17_000);
+    expect(lostAt).toBeLessThanOrEqual(18_100);
+    expect(states.slice(-2)).toEqual(['reconnecting', 'connected']);
+    expect(transports).toEqual(['websocket', 'long-polling']);
+  });
+
+  it('renews an idle connect every deadLinkTimeout / 2 and keeps a healthy WebSocket', async () => {
+    const c = client({ deadLinkTimeout: 8000 });
+    const { states } = track(c);
+    await Promise.all([c.connect(), tick(50)]);
+    const before = server.count('/meta/connect');
+    await tick(60_000);
+    expect(states).toEqual(['connecting', 'connected']);
+    expect(c.transport).toBe('websocket');
+    // Held connects last 30 s on this server; the watchdog renews each after 4 s of silence.
+    expect(server.count('/meta/connect') - before).toBe(15);
+  });
+
+  it('waits the hold timeout plus connectTimeout when turned off', async () => {
+    const c = client({ deadLinkTimeout: 0, connectTimeout: 2000 });
+    const { states } = track(c);
+    await Promise.all([c.connect(), tick(50)]);
+    for (const s of server.sockets) s.mode = 'blackhole';
+    await tick(25_000);
+    expect(states).toEqual(['connecting', 'connected']);
+    await tick(server.timeout + 2000 - 25_000 + 100);
+    expect(states).toContain('reconnecting');
+  });
+
+  it('sets aside a WebSocket that answers one probe then goes silent, with growing delays', async () => {
+    vi.spyOn(Math, 'random').mockReturnValue(0.999);
+    server.websocketMode = 'refuse';
+    const c = client({ minProbeDelay: 1000, maxProbeDelay: 8000 });
+    const changes: [string, number][] = [];
+    c.on('transport', (t) => changes.push([t, Date.now()]));
+    await Promise.all([c.connect(), tick(50)]);
+    server.websocketMode = 'once';
+    await tick(120_000);
+    const names = changes.map(([t]) => t);
+    expect(names.slice(0, 7)).toEqual([
+      'long-polling',
+      'websocket',
+      'long-polling',
+      'websocket',
+      'long-polling',
+      'websocket',
+      'long-polling',
+    ]);
+    const spans = changes.slice(1).map(([, at], i) => at - (changes[i] as [string, number])[1]);
+    // Each stay on the silent WebSocket ends within the 20 s default...
+    const onWebSocket = spans.filter((_, i) => i % 2 === 1);
+    for (const span of onWebSocket) expect(span).toBeLessThanOrEqual(18_100);
+    // ...and each stay on long-polling before the next probe is longer than the one before.
+    const onLongPolling = spans.filter((_, i) => i % 2 === 0);
+    expect(onLongPolling.length).toBeGreaterThanOrEqual(3);
+    for (let i = 1; i < onLongPolling.length; i++) {
+      expect(onLongPolling[i]).toBeGreaterThanOrEqual(onLongPolling[i - 1] as number);
+    }
+    expect(onLongPolling.at(-1)).toBeGreaterThan((onLongPolling[0] as number) * 2);
+    expect(c.state).toBe('connected');
+  });
+});
+
 describe('stopping', () => {
   it('stops on 403::handshake_denied without retrying and rejects everything pending', async () => {
     server.denyHandshake = true;

@@ -74,7 +74,10 @@ export class BayouClient {
       url,
       WebSocket: this.options.WebSocket,
       fetch: this.options.fetch,
-      onMessages: (messages) => this.dispatcher.receive(messages),
+      onMessages: (messages, transport) => {
+        this.connection.heard(transport);
+        this.dispatcher.receive(messages);
+      },
       onFailure: (transport, error) => this.connection.transportFailed(transport, error),
     };
     this.dispatcher.extensions.push(new AckExtension(this.options.ack));

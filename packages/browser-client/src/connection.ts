@@ -61,6 +61,15 @@ export class Connection {
   /** Bumped by every `scheduleConnect`, so only the latest scheduled connect runs. */
   private connectTurn = 0;
   private probeTimer: Timer | undefined;
+  /** A `/meta/connect` of the loop waits for its reply. */
+  private connectInFlight = false;
+  /** Dead-link watchdog: when the active transport last received a frame, and when the
+   * silence made us renew the held connect (0: not since the last frame). */
+  private lastHeard = 0;
+  private renewedAt = 0;
+  private watchTimer: Timer | undefined;
+  /** Successful connect replies on the active transport since it became active. */
+  private replies = 0;
   private waiters: { resolve(): void; reject(error: BayouError): void }[] = [];
 
   constructor(
@@ -125,6 +134,13 @@ export class Connection {
       transport.close();
       this.dispatcher.fail(transport, error, true);
     }
+  }
+
+  /** The active transport received a frame: the link is alive. */
+  heard(transport: Transport): void {
+    if (transport !== this.active) return;
+    this.lastHeard = Date.now();
+    this.renewedAt = 0;
   }
 
   /** The session id, once handshaken. */
@@ -253,6 +269,10 @@ export class Connection {
   private setActive(transport: Transport): void {
     const previous = this.active?.name ?? null;
     this.active = transport;
+    this.replies = 0;
+    this.lastHeard = Date.now();
+    this.renewedAt = 0;
+    this.watch(this.epoch);
     if (previous !== transport.name) this.hooks.onTransport(transport.name, previous);
   }
 
@@ -265,6 +285,7 @@ export class Connection {
    */
   private scheduleConnect(epoch: number, delay: number): void {
     clearTimeout(this.timer);
+    this.connectInFlight = false;
     const turn = ++this.connectTurn;
     const run = (): void => {
       if (turn === this.connectTurn) this.connectLoop(epoch);
@@ -273,23 +294,62 @@ export class Connection {
     else queueMicrotask(run);
   }
 
-  private async connectLoop(epoch: number): Promise<void> {
+  private async connectLoop(epoch: number, mark?: AckMark): Promise<void> {
     const transport = this.active;
     if (!transport || epoch !== this.epoch) return;
+    const turn = this.connectTurn;
+    this.connectInFlight = true;
     let reply: Message;
     try {
-      reply = await this.sendConnect(transport);
+      reply = await this.sendConnect(transport, undefined, mark);
     } catch {
       return; // transportFailed() has already taken over.
     }
     // A reply from a transport we have moved away from ends its loop.
     if (epoch !== this.epoch || transport !== this.active) return;
     this.takeAdvice(reply.advice);
-    if (reply.successful) return this.scheduleConnect(epoch, this.advice.interval);
+    // A connect superseded by a renewed one: the renewed one carries the loop on.
+    if (turn !== this.connectTurn) return;
+    if (reply.successful) {
+      // Two answered connects in a row: this transport works; probes start from short delays again.
+      if (++this.replies === 2) this.probeBackoff.reset();
+      return this.scheduleConnect(epoch, this.advice.interval);
+    }
     const advice = reconnectAdvice(reply);
     if (advice === 'none') return this.stop(stopError(reply));
     if (advice === 'handshake') this.clientId = null;
     this.lost(reply.advice?.interval ?? this.reconnectBackoff.next());
+  }
+
+  // ── dead-link detection ──────────────────────────────────────────────────────
+
+  /**
+   * The WebSocket watchdog. After `deadLinkTimeout / 2` ms without a frame it renews the
+   * held connect (a new `/meta/connect` supersedes it, so the server answers the old one
+   * at once); if still nothing arrives within `0.4 · deadLinkTimeout` ms, the link is
+   * dead. So a silent link is given up within 90% of `deadLinkTimeout`, leaving the rest
+   * for the reconnect. A timer that fires late (a throttled background tab) only renews:
+   * a link is declared dead only after a renewal went unanswered.
+   */
+  private watch(epoch: number): void {
+    clearTimeout(this.watchTimer);
+    const transport = this.active;
+    const limit = this.options.deadLinkTimeout;
+    if (!transport || epoch !== this.epoch || limit === 0 || transport.name !== 'websocket') return;
+    const now = Date.now();
+    if (this.renewedAt === 0 && now - this.lastHeard >= limit / 2) {
+      this.renewedAt = now;
+      if (this.connectInFlight) {
+        this.connectTurn++;
+        this.connectLoop(epoch, 'skip');
+      }
+    } else if (this.renewedAt !== 0 && now - this.renewedAt >= limit * 0.4) {
+      // Set aside: reconnect on the next transport; a probe brings it back after a growing delay.
+      this.selector.demote([transport.name]);
+      return this.lost(0);
+    }
+    const due = this.renewedAt === 0 ? this.lastHeard + limit / 2 : this.renewedAt + limit * 0.4;
+    this.watchTimer = setTimeout(() => this.watch(epoch), Math.max(1, due - now));
   }
 
   /** The active connection is gone: reconnect after `delay` ms, keeping the session if we can. */
@@ -338,7 +398,6 @@ export class Connection {
       this.probing = null;
       const old = this.active;
       this.selector.promote(factory.name);
-      this.probeBackoff.reset();
       this.takeAdvice(reply.advice);
       this.setActive(transport);
       if (old) {
@@ -374,6 +433,9 @@ export class Connection {
   private clearTimers(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
+    clearTimeout(this.watchTimer);
+    this.watchTimer = undefined;
+    this.connectInFlight = false;
   }
 
   /** Stops for good: nothing is retried, every pending promise rejects with `error`. */

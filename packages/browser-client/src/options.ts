@@ -60,11 +60,20 @@ export interface BayouClientOptions {
    * Default `true`.
    */
   recover?: boolean;
+  /**
+   * Milliseconds within which a WebSocket that stopped passing data (a dead proxy, a
+   * one-way black hole) is given up and the client reconnects, on long-polling if the
+   * WebSocket keeps failing. After half of it without a frame the held `/meta/connect`
+   * is renewed; if that brings no frame either, the link is dead. `0` turns it off (then
+   * only the server's hold `timeout` plus `connectTimeout` bounds the wait). Default `20000`.
+   */
+  deadLinkTimeout?: number;
 }
 
 export interface ResolvedOptions {
   readonly ack: boolean;
   readonly recover: boolean;
+  readonly deadLinkTimeout: number;
   readonly transports: readonly TransportFactory[];
   readonly compactRecords: boolean;
   readonly maxBatchMessages: number;
@@ -91,6 +100,7 @@ const numeric = [
   'maxQueuedMessages',
   'maxBatchMessages',
   'maxFrameBytes',
+  'deadLinkTimeout',
 ] as const;
 
 export function resolveOptions(options: BayouClientOptions = {}): ResolvedOptions {
@@ -111,6 +121,7 @@ export function resolveOptions(options: BayouClientOptions = {}): ResolvedOption
     maxFrameBytes: 65536,
     ack: true,
     recover: true,
+    deadLinkTimeout: 20000,
   };
   for (const key of Object.keys(options)) {
     if (!(key in resolved)) throw new TypeError(`BayouClient: unknown option "${key}"`);

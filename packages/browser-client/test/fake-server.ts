@@ -29,7 +29,8 @@ interface History {
   messages: { offset: number; message: Message }[];
 }
 
-export type WebSocketMode = 'accept' | 'refuse' | 'hang' | 'blackhole';
+/** `once`: answers the first frame, then black-holes (a WebSocket that answers one probe). */
+export type WebSocketMode = 'accept' | 'refuse' | 'hang' | 'blackhole' | 'once';
 
 function matches(pattern: string, channel: string): boolean {
   if (pattern === channel) return true;
@@ -49,7 +50,7 @@ export class FakeSocket {
   onmessage: ((e: { data: string }) => void) | null = null;
   onclose: ((e: { code: number }) => void) | null = null;
   onerror: ((e: unknown) => void) | null = null;
-  readonly mode: WebSocketMode;
+  mode: WebSocketMode;
   private readonly server: FakeBayeuxServer;
 
   constructor(server: FakeBayeuxServer, mode: WebSocketMode) {
@@ -75,6 +76,7 @@ export class FakeSocket {
   /** Server → client frame. */
   deliver(messages: Message[]): void {
     if (this.readyState !== 1 || this.mode === 'blackhole' || messages.length === 0) return;
+    if (this.mode === 'once') this.mode = 'blackhole';
     const frame = JSON.stringify(messages);
     setTimeout(() => {
       if (this.readyState === 1) this.onmessage?.({ data: frame });
