@@ -57,8 +57,18 @@ export async function startBayou(options: CreateServerOptions = {}): Promise<Bay
   return Object.assign(server, { url: `${base}/bayeux` });
 }
 
-/** What the proxy does with a WebSocket upgrade. */
-export type ProxyMode = 'pass' | 'refuse-upgrade' | 'blackhole';
+/**
+ * What the proxy does with WebSocket traffic. A change applies at once to every open
+ * WebSocket too (so a session can be cut mid-way), except `refuse-upgrade`, which only
+ * refuses new ones:
+ * - `pass`: both ways;
+ * - `refuse-upgrade`: new upgrades get 403;
+ * - `blackhole`: upgrades succeed, then every frame is dropped both ways;
+ * - `one-frame`: the first server frame of each WebSocket passes, then nothing either way
+ *   (a link that answers one probe and goes silent);
+ * - `client-to-server`: only what the client sends gets through (a one-way black hole).
+ */
+export type ProxyMode = 'pass' | 'refuse-upgrade' | 'blackhole' | 'one-frame' | 'client-to-server';
 
 const PAGE = `<!doctype html><meta charset="utf-8"><title>bayou test</title>
 <script src="/test/bayou.min.js"></script>
@@ -156,24 +166,33 @@ export class TestProxy {
     upstream.on('error', () => client.destroy());
     client.on('close', () => upstream.destroy());
     upstream.on('close', () => client.destroy());
-    if (this.mode === 'pass') {
-      upstream.pipe(client);
-      client.pipe(upstream);
-      return;
-    }
-    // Black hole: let the 101 response through, then drop every frame both ways.
-    let response = Buffer.alloc(0);
-    let upgraded = false;
+    // Forward the 101 response, then each chunk as the mode at that moment says.
+    let response: Buffer | null = Buffer.alloc(0);
+    let serverChunks = 0;
     upstream.on('data', (chunk: Buffer) => {
-      if (upgraded) return;
-      response = Buffer.concat([response, chunk]);
-      const end = response.indexOf('\r\n\r\n');
-      if (end >= 0) {
-        upgraded = true;
+      if (response !== null) {
+        response = Buffer.concat([response, chunk]);
+        const end = response.indexOf('\r\n\r\n');
+        if (end < 0) return;
         client.write(response.subarray(0, end + 4));
+        chunk = response.subarray(end + 4);
+        response = null;
+        if (chunk.length === 0) return;
       }
+      const mode = this.mode;
+      const first = serverChunks++ === 0;
+      if (mode === 'pass' || mode === 'refuse-upgrade' || (mode === 'one-frame' && first))
+        client.write(chunk);
     });
-    client.on('data', () => {});
+    client.on('data', (chunk: Buffer) => {
+      const mode = this.mode;
+      const up =
+        mode === 'pass' ||
+        mode === 'refuse-upgrade' ||
+        mode === 'client-to-server' ||
+        (mode === 'one-frame' && serverChunks === 0);
+      if (up) upstream.write(chunk);
+    });
   }
 }
 
