@@ -8,7 +8,6 @@ describe('AckExtension', () => {
     const ack = new AckExtension(true);
     expect(ack.outgoing({ channel: '/meta/handshake' })?.ext).toEqual({ ack: true });
     ack.incoming(handshake({ enabled: true, batch: 0 }));
-    expect(ack.active).toBe(true);
     expect(ack.outgoing({ channel: '/meta/connect', id: '1' })?.ext).toEqual({ ack: 0 });
     ack.incoming({ channel: '/meta/connect', id: '1', successful: true, ext: { ack: 3 } });
     expect(ack.outgoing({ channel: '/meta/connect', id: '2' })?.ext).toEqual({ ack: 3 });

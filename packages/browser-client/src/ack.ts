@@ -26,11 +26,6 @@ export class AckExtension implements Extension {
 
   constructor(private readonly wanted: boolean) {}
 
-  /** Whether the current session acknowledges its batches. */
-  get active(): boolean {
-    return this.enabled;
-  }
-
   outgoing(message: Message): Message | null {
     if (message.channel === '/meta/connect') {
       const { ack: mark, ...ext } = message.ext ?? {};

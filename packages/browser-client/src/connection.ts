@@ -346,7 +346,8 @@ export class Connection {
     } else if (this.renewedAt !== 0 && now - this.renewedAt >= limit * 0.4) {
       // Set aside: reconnect on the next transport; a probe brings it back after a growing delay.
       this.selector.demote([transport.name]);
-      return this.lost(0);
+      this.lost(0);
+      return;
     }
     const due = this.renewedAt === 0 ? this.lastHeard + limit / 2 : this.renewedAt + limit * 0.4;
     this.watchTimer = setTimeout(() => this.watch(epoch), Math.max(1, due - now));

@@ -32,16 +32,6 @@ export class Recovery implements Extension {
 
   constructor(private readonly wanted: boolean) {}
 
-  /** Whether the current session carries positions. */
-  get active(): boolean {
-    return this.enabled;
-  }
-
-  /** The last position seen on `channel`, if any. */
-  position(channel: string): Position | undefined {
-    return this.positions.get(channel);
-  }
-
   /** No subscription wants `channel` any more: a later one starts from the live stream. */
   forget(channel: string): void {
     this.positions.delete(channel);

@@ -153,23 +153,16 @@ export class Records {
 }
 
 function normalize(options: RecordOptions): RecordOptions {
-  if (options === null || typeof options !== 'object') {
-    throw new TypeError('BayouClient: record options must be an object');
+  const { fields, maxFrequency } = options ?? {};
+  if (
+    (fields !== undefined && !(Array.isArray(fields) && fields.every((f) => typeof f === 'string'))) ||
+    (maxFrequency !== undefined && !(typeof maxFrequency === 'number' && maxFrequency > 0))
+  ) {
+    throw new TypeError('BayouClient: record options: fields must be strings, maxFrequency a number > 0');
   }
-  const { fields, maxFrequency } = options;
   const out: { fields?: readonly string[]; maxFrequency?: number } = {};
-  if (fields !== undefined) {
-    if (!Array.isArray(fields) || !fields.every((f) => typeof f === 'string')) {
-      throw new TypeError('BayouClient: record option "fields" must be an array of strings');
-    }
-    out.fields = [...new Set(fields)].sort();
-  }
-  if (maxFrequency !== undefined) {
-    if (typeof maxFrequency !== 'number' || !(maxFrequency > 0)) {
-      throw new TypeError('BayouClient: record option "maxFrequency" must be a positive number');
-    }
-    out.maxFrequency = maxFrequency;
-  }
+  if (fields !== undefined) out.fields = [...new Set(fields)].sort();
+  if (maxFrequency !== undefined) out.maxFrequency = maxFrequency;
   return out;
 }
 
