@@ -638,6 +638,31 @@ describe('dead-link detection', () => {
     expect(transports).toEqual(['websocket', 'long-polling']);
   });
 
+  it('moves on from a one-way black hole, keeping the session and resending an unanswered publish', async () => {
+    const c = client();
+    const { transports } = track(c);
+    await Promise.all([c.connect(), tick(50)]);
+    const session = c.clientId;
+    for (const s of server.sockets) s.mode = 'oneway';
+    server.websocketMode = 'oneway';
+    await tick(1000);
+    let published = false;
+    c.publish('/q', 'into the void').then(() => {
+      published = true;
+    });
+    const before = server.count('/meta/connect');
+    await tick(9500);
+    // The renewal reached the server (it passes that way); its answer did not come back.
+    expect(server.count('/meta/connect')).toBe(before + 1);
+    expect(c.transport).toBe('websocket');
+    await tick(8000);
+    expect(transports).toEqual(['websocket', 'long-polling']);
+    expect(c.clientId).toBe(session);
+    expect(published).toBe(true);
+    // The server had it already: without a reply the client cannot know, so it is sent again.
+    expect(server.count('/q')).toBe(2);
+  });
+
   it('renews an idle connect every deadLinkTimeout / 2 and keeps a healthy WebSocket', async () => {
     const c = client({ deadLinkTimeout: 8000 });
     const { states } = track(c);

@@ -65,7 +65,7 @@ export class BayouClient {
     this.dispatcher = new Dispatcher(
       {
         onDelivery: (message) => this.subscriptions.dispatch(message),
-        onTimeout: (transport, error) => this.connection.transportFailed(transport, error),
+        onTimeout: (transport, error) => this.connection.timedOut(transport, error),
       },
       this.options.connectTimeout,
       { maxBatchMessages: this.options.maxBatchMessages, maxFrameBytes: this.options.maxFrameBytes },

@@ -126,6 +126,15 @@ export class Connection {
     return this.machine.state === 'connected' ? this.active : null;
   }
 
+  /**
+   * Some reply on `transport` did not come in time. A WebSocket that is open and silent is
+   * set aside like one the watchdog gave up (see `watch`); then as `transportFailed`.
+   */
+  timedOut(transport: Transport, error: BayouError): void {
+    if (transport === this.active && this.watched(transport)) this.selector.demote([transport.name]);
+    this.transportFailed(transport, error);
+  }
+
   /** The transport failed, or some reply on it did not come in time. */
   transportFailed(transport: Transport, error: BayouError): void {
     if (transport === this.active) {
@@ -335,7 +344,7 @@ export class Connection {
     clearTimeout(this.watchTimer);
     const transport = this.active;
     const limit = this.options.deadLinkTimeout;
-    if (!transport || epoch !== this.epoch || limit === 0 || transport.name !== 'websocket') return;
+    if (!transport || epoch !== this.epoch || !this.watched(transport)) return;
     const now = Date.now();
     if (this.renewedAt === 0 && now - this.lastHeard >= limit / 2) {
       this.renewedAt = now;
@@ -351,6 +360,11 @@ export class Connection {
     }
     const due = this.renewedAt === 0 ? this.lastHeard + limit / 2 : this.renewedAt + limit * 0.4;
     this.watchTimer = setTimeout(() => this.watch(epoch), Math.max(1, due - now));
+  }
+
+  /** Whether the watchdog looks after `transport`: a WebSocket, unless turned off. */
+  private watched(transport: Transport): boolean {
+    return transport.name === 'websocket' && this.options.deadLinkTimeout > 0;
   }
 
   /** The active connection is gone: reconnect after `delay` ms, keeping the session if we can. */

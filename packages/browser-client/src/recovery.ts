@@ -55,10 +55,10 @@ export class Recovery implements Extension {
     if (message.channel === '/meta/subscribe' && this.enabled) {
       const wanted: Record<string, Position> = {};
       let any = false;
-      for (const channel of names(message.subscription)) {
-        const p = this.positions.get(channel);
-        if (p !== undefined && !channel.includes('*')) {
-          wanted[channel] = { offset: p.offset, epoch: p.epoch };
+      for (const channel of [message.subscription].flat()) {
+        const p = typeof channel === 'string' ? this.positions.get(channel) : undefined;
+        if (p !== undefined && !(channel as string).includes('*')) {
+          wanted[channel as string] = p;
           any = true;
         }
       }
@@ -79,7 +79,8 @@ export class Recovery implements Extension {
       if (message.successful) this.replied(message, ext as Record<string, unknown>);
       return message;
     }
-    if (message.channel.startsWith('/meta/') || message.successful !== undefined) return message;
+    // Replies (every `/meta/` message the server sends is one) carry no position.
+    if (message.successful !== undefined) return message;
     const p = asPosition(ext);
     if (p === null) return message;
     const last = this.positions.get(message.channel);
@@ -110,16 +111,8 @@ export class Recovery implements Extension {
   }
 }
 
-function names(subscription: unknown): string[] {
-  if (typeof subscription === 'string') return [subscription];
-  return Array.isArray(subscription) ? subscription.filter((s): s is string => typeof s === 'string') : [];
-}
-
 function asPosition(value: unknown): Position | null {
   if (value === null || typeof value !== 'object') return null;
   const { offset, epoch } = value as { offset?: unknown; epoch?: unknown };
-  if (typeof offset !== 'number' || !Number.isInteger(offset) || offset < 0 || typeof epoch !== 'string') {
-    return null;
-  }
-  return { offset, epoch };
+  return typeof offset === 'number' && typeof epoch === 'string' ? { offset, epoch } : null;
 }

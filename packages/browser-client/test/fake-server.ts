@@ -29,8 +29,11 @@ interface History {
   messages: { offset: number; message: Message }[];
 }
 
-/** `once`: answers the first frame, then black-holes (a WebSocket that answers one probe). */
-export type WebSocketMode = 'accept' | 'refuse' | 'hang' | 'blackhole' | 'once';
+/**
+ * `once`: answers the first frame, then black-holes (a WebSocket that answers one probe);
+ * `oneway`: the server gets what the client sends, the client gets nothing back.
+ */
+export type WebSocketMode = 'accept' | 'refuse' | 'hang' | 'blackhole' | 'once' | 'oneway';
 
 function matches(pattern: string, channel: string): boolean {
   if (pattern === channel) return true;
@@ -75,7 +78,8 @@ export class FakeSocket {
 
   /** Server → client frame. */
   deliver(messages: Message[]): void {
-    if (this.readyState !== 1 || this.mode === 'blackhole' || messages.length === 0) return;
+    if (this.readyState !== 1 || messages.length === 0) return;
+    if (this.mode === 'blackhole' || this.mode === 'oneway') return;
     if (this.mode === 'once') this.mode = 'blackhole';
     const frame = JSON.stringify(messages);
     setTimeout(() => {
