@@ -694,7 +694,12 @@ describe('dead-link detection', () => {
     c.on('transport', (t) => changes.push([t, Date.now()]));
     await Promise.all([c.connect(), tick(50)]);
     server.websocketMode = 'once';
-    await tick(120_000);
+    // Traffic throughout: long-polling answers many connects, which must not shorten the delays.
+    c.subscribe('/busy', () => {});
+    for (let t = 0; t < 120_000; t += 100) {
+      server.publish('/busy', t);
+      await tick(100);
+    }
     const names = changes.map(([t]) => t);
     expect(names.slice(0, 7)).toEqual([
       'long-polling',

@@ -320,8 +320,9 @@ export class Connection {
     // A connect superseded by a renewed one: the renewed one carries the loop on.
     if (turn !== this.connectTurn) return;
     if (reply.successful) {
-      // Two answered connects in a row: this transport works; probes start from short delays again.
-      if (++this.replies === 2) this.probeBackoff.reset();
+      // The preferred transport answered two connects in a row: it works, so later probes
+      // (should it fail again) start from short delays. Replies on a fallback do not count.
+      if (++this.replies === 2 && !this.selector.better(transport.name)) this.probeBackoff.reset();
       return this.scheduleConnect(epoch, this.advice.interval);
     }
     const advice = reconnectAdvice(reply);
