@@ -420,11 +420,10 @@ export class Connection {
         // The server answered the connect held on the old transport: its reply (the next
         // batch, with acks) is on its way. The next connect reports what was received, so
         // it waits for that reply, or for the old transport to fail.
-        old.drain();
-        await Promise.race([
-          this.dispatcher.idle(old),
-          new Promise((resolve) => setTimeout(resolve, this.options.connectTimeout)),
-        ]);
+        await new Promise<void>((resolve) => {
+          old.drain(resolve);
+          setTimeout(resolve, this.options.connectTimeout);
+        });
         if (epoch !== this.epoch || this.active !== transport) return;
       }
       this.scheduleConnect(epoch, this.advice.interval);

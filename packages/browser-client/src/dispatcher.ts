@@ -58,8 +58,6 @@ export class Dispatcher {
   private readonly hooks: DispatcherHooks;
   private readonly limits: FrameLimits;
   private nextId = 0;
-  /** Waiting `idle()` calls, checked again whenever a message settles. */
-  private readonly idleChecks = new Set<() => void>();
 
   constructor(hooks: DispatcherHooks, answerTimeout: number, limits: FrameLimits) {
     this.hooks = hooks;
@@ -157,23 +155,6 @@ export class Dispatcher {
     }
   }
 
-  /** Resolves once no message sent on `transport` waits for its reply any more. */
-  idle(transport: Transport): Promise<void> {
-    return new Promise((resolve) => {
-      const check = (): void => {
-        for (const entry of this.pending.values()) {
-          if (entry.transport === transport) {
-            this.idleChecks.add(check);
-            return;
-          }
-        }
-        this.idleChecks.delete(check);
-        resolve();
-      };
-      check();
-    });
-  }
-
   /** Fails every message waiting on `transport`, or on any transport when none is given. */
   fail(transport: Transport | null, error: BayouError, retry: boolean): void {
     const failed: Outgoing[] = [];
@@ -195,7 +176,6 @@ export class Dispatcher {
 
   private settle(id: string, entry: Pending): void {
     this.pending.delete(id);
-    if (this.idleChecks.size > 0) for (const check of [...this.idleChecks]) check();
     if (--entry.batch.remaining === 0 && entry.batch.timer !== undefined) {
       clearTimeout(entry.batch.timer);
       entry.batch.timer = undefined;
