@@ -93,7 +93,7 @@ describe.each([
     await waitFor(() => asks.at(-1)?.ask === 0.93 && bids.at(-1)?.bid === 0.92);
     expect(bids.at(-1)).toEqual({ bid: 0.92 });
     expect(asks.at(-1)).toEqual({ ask: 0.93 });
-    expect(server.bayou.records.subscriberCount('/fx/USDCHF')).toBe(1);
+    expect(server.bayou.subscriberCount('/fx/USDCHF')).toBe(1);
     a.close();
     b.close();
   });
