@@ -1,10 +1,10 @@
 /**
- * The client's ack extension against the real `@bayou/server`: a frame lost with its
- * WebSocket is sent again after the reconnect while the session lives, once; without the
- * extension it is gone.
+ * The client's ack extension against the real `@bayou/server`, over both transports: a
+ * frame lost with its WebSocket, or a long-poll response lost with its request, is sent
+ * again after the reconnect while the session lives, once; without the extension it is gone.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { BayouClient, websocket } from '../src/index.js';
+import { BayouClient, type FetchFunction, longPolling, websocket } from '../src/index.js';
 import { socketControl, startBayou, waitFor } from './helpers.js';
 
 const cleanup: (() => Promise<unknown> | unknown)[] = [];
@@ -12,13 +12,30 @@ afterEach(async () => {
   for (const fn of cleanup.splice(0).reverse()) await fn();
 });
 
-async function lossyRun(ack: boolean): Promise<{ got: number[]; sameSession: boolean; handshake: unknown }> {
+/** A `fetch` whose next response `swallow` picks is lost: the request fails instead. */
+function lossyFetch(control: { swallow: ((text: string) => boolean) | null }): FetchFunction {
+  return (async (url: string, init: RequestInit) => {
+    const response = await fetch(url, init);
+    const text = await response.text();
+    if (control.swallow?.(text)) {
+      control.swallow = null;
+      throw new TypeError('fetch failed');
+    }
+    return { ok: response.ok, status: response.status, text: async () => text };
+  }) as unknown as FetchFunction;
+}
+
+async function lossyRun(
+  transport: 'websocket' | 'long-polling',
+  ack: boolean,
+): Promise<{ got: number[]; sameSession: boolean; handshake: unknown }> {
   const server = await startBayou({ timeout: 2000 });
   cleanup.push(() => server.close());
   const control = socketControl();
   const client = new BayouClient(server.url, {
     WebSocket: control.WebSocket,
-    transports: [websocket],
+    fetch: lossyFetch(control),
+    transports: [transport === 'websocket' ? websocket : longPolling],
     minReconnectDelay: 50,
     maxReconnectDelay: 100,
     ack,
@@ -39,7 +56,7 @@ async function lossyRun(ack: boolean): Promise<{ got: number[]; sameSession: boo
   await client.subscribe('/feed', (m) => got.push(m.data as number)).ready;
   server.bayou.publish('/feed', 1);
   await waitFor(() => got.length === 1, 5000, 'the first message');
-  // The frame carrying message 2 dies with its socket, before the client sees it.
+  // The frame (response) carrying message 2 dies with its socket (request), unseen.
   control.swallow = (frame) => frame.includes('"data":2');
   server.bayou.publish('/feed', 2);
   await waitFor(() => states.join() === 'reconnecting,connected', 5000, 'the socket to die and come back');
@@ -49,18 +66,21 @@ async function lossyRun(ack: boolean): Promise<{ got: number[]; sameSession: boo
   return { got, sameSession: client.clientId === session, handshake };
 }
 
-describe('the ack extension against @bayou/server', () => {
-  it('negotiates acks and resends what was in flight when the socket died, exactly once', async () => {
-    const { got, sameSession, handshake } = await lossyRun(true);
-    expect(handshake).toEqual({ enabled: true, batch: 0 });
-    expect(sameSession).toBe(true);
-    expect(got).toEqual([1, 2, 3]);
-  });
+describe.each(['websocket', 'long-polling'] as const)(
+  'the ack extension against @bayou/server over %s',
+  (transport) => {
+    it('negotiates acks and resends what was in flight when the connection died, exactly once', async () => {
+      const { got, sameSession, handshake } = await lossyRun(transport, true);
+      expect(handshake).toEqual({ enabled: true, batch: 0 });
+      expect(sameSession).toBe(true);
+      expect(got).toEqual([1, 2, 3]);
+    });
 
-  it('loses that message with ack: false (what the extension is for)', async () => {
-    const { got, sameSession, handshake } = await lossyRun(false);
-    expect(handshake).toBeUndefined();
-    expect(sameSession).toBe(true);
-    expect(got).toEqual([1, 3]);
-  });
-});
+    it('loses that message with ack: false (what the extension is for)', async () => {
+      const { got, sameSession, handshake } = await lossyRun(transport, false);
+      expect(handshake).toBeUndefined();
+      expect(sameSession).toBe(true);
+      expect(got).toEqual([1, 3]);
+    });
+  },
+);
