@@ -101,6 +101,8 @@ export class TestProxy {
   private readonly server: http.Server;
   private readonly sockets = new Set<Socket>();
   upgrades = 0;
+  /** While true, every connection is cut and new ones are dropped (a network outage). */
+  private down = false;
 
   constructor(target: string, mode: ProxyMode = 'pass') {
     this.target = target;
@@ -118,12 +120,22 @@ export class TestProxy {
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }
 
+  /** Starts (`true`) or ends an outage: going down drops every open connection. */
+  setDown(down: boolean): void {
+    this.down = down;
+    if (down) for (const s of this.sockets) s.destroy();
+  }
+
   async close(): Promise<void> {
     for (const s of this.sockets) s.destroy();
     await new Promise((r) => this.server.close(r));
   }
 
   private request(req: http.IncomingMessage, res: http.ServerResponse): void {
+    if (this.down) {
+      req.socket.destroy();
+      return;
+    }
     if (req.url === '/test/' || req.url === '/test/index.html') {
       res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
       return;
@@ -149,6 +161,10 @@ export class TestProxy {
 
   private upgrade(req: http.IncomingMessage, client: Socket, head: Buffer): void {
     this.upgrades++;
+    if (this.down) {
+      client.destroy();
+      return;
+    }
     if (this.mode === 'refuse-upgrade') {
       client.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       return;
