@@ -238,25 +238,32 @@ describe.skipIf(!available)('in headless Chromium', () => {
       return Date.now() - since;
     }
 
-    // The session must outlive the detection for the ack extension to resend what the dead
-    // link swallowed: maxInterval 30 s here (replay covers a session that expires).
+    // With maxInterval 30 s the session outlives the detection and the ack extension resends
+    // what the dead link swallowed; with the default 10 s it expires first, and the replay
+    // extension recovers the stream (a history large enough for the ~20 s of it).
     const serverOptions = { maxInterval: 30_000 };
+    const expiring = { historySize: 2000 };
 
     it.each([
-      ['blackhole', 'blackhole'],
-      ['passes only client-to-server traffic', 'client-to-server'],
+      ['goes into a black hole (acks)', 'blackhole', serverOptions, false],
+      ['passes only client-to-server traffic (acks)', 'client-to-server', serverOptions, false],
+      ['goes into a black hole and its session expires (replay)', 'blackhole', expiring, true],
     ] as const)(
       '7. a WebSocket that %s mid-session',
-      async (_what, mode) => {
-        const { server, proxy, page } = await setup('pass', serverOptions);
+      async (_what, mode, options, newSession) => {
+        const { server, proxy, page } = await setup('pass', options);
         await start(page);
         expect(await transport(page)).toBe('websocket');
+        const clientId = () =>
+          page.evaluate(() => (window as unknown as { client: { clientId: string | null } }).client.clientId);
+        const session = await clientId();
         await subscribe(page, '/feed');
         const feed = stream(server);
         await new Promise((r) => setTimeout(r, 1000));
         proxy.mode = mode;
         const elapsed = await backOnLongPolling(page, Date.now());
         expect(elapsed).toBeLessThan(20_000);
+        expect((await clientId()) !== session).toBe(newSession);
         await new Promise((r) => setTimeout(r, 1000));
         await exactlyOnce(page, feed.stop());
       },
