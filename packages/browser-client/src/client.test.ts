@@ -10,6 +10,7 @@ import {
   type BayouError,
   type ConnectionState,
   ErrorCodes,
+  type GapInfo,
   type Message,
 } from './index.js';
 
@@ -67,7 +68,12 @@ describe('connecting', () => {
     server.restart();
     await tick(5000);
     const exts = server.received.filter((m) => m.channel === '/meta/handshake').map((m) => m.ext);
-    expect(exts[0]).toEqual({ token: 't1', bayou: { records: true, compact: true } });
+    expect(exts[0]).toEqual({
+      token: 't1',
+      ack: true,
+      replay: true,
+      bayou: { records: true, compact: true },
+    });
     expect(exts.at(-1)).toMatchObject({ token: `t${exts.length}` });
     expect(exts.length).toBeGreaterThan(1);
   });
@@ -318,6 +324,23 @@ describe('reconnecting', () => {
     expect(got).toEqual(['after restart']);
   });
 
+  it('resubscribes after a new handshake even when the first connect of that session failed', async () => {
+    const c = client();
+    await Promise.all([c.connect(), tick(50)]);
+    const got: unknown[] = [];
+    c.subscribe('/news', (m) => got.push(m.data));
+    await tick(20);
+    // The session is lost; the re-handshake succeeds but its first connect dies with the socket.
+    server.dropFirstConnect = true;
+    server.restart();
+    await tick(3000);
+    expect(c.state).toBe('connected');
+    expect(server.count('/meta/handshake')).toBe(2);
+    server.publish('/news', 'after the failed connect');
+    await tick(20);
+    expect(got).toEqual(['after the failed connect']);
+  });
+
   it('backs off with growing, jittered delays while the server is down, then reconnects', async () => {
     vi.spyOn(Math, 'random').mockReturnValue(0.999);
     const c = client({ minReconnectDelay: 100, maxReconnectDelay: 1600 });
@@ -370,6 +393,334 @@ describe('reconnecting', () => {
     await tick(server.timeout + 2000 + 100);
     expect(states).toContain('reconnecting');
     await tick(5000);
+    expect(c.state).toBe('connected');
+  });
+});
+
+describe('recovery (replay extension)', () => {
+  function setup(options: BayouClientOptions = {}) {
+    server.replay = true;
+    const c = client({ minReconnectDelay: 100, maxReconnectDelay: 200, ...options });
+    const gaps: GapInfo[] = [];
+    const statuses: string[] = [];
+    c.on('gap', (g) => gaps.push(g));
+    c.on('subscription', (channel, status) => statuses.push(`${channel} ${status}`));
+    return { c, gaps, statuses };
+  }
+  const outage = async (during: () => void) => {
+    server.setDown(true);
+    await tick(10);
+    during();
+    server.setDown(false);
+    await tick(1000);
+  };
+
+  it('recovers what a subscription missed while its session was gone, in order, once', async () => {
+    const { c, gaps, statuses } = setup();
+    await Promise.all([c.connect(), tick(50)]);
+    const got: unknown[] = [];
+    const sub = c.subscribe('/news', (m) => got.push(m.data));
+    await tick(20);
+    expect(sub.status).toBe('live');
+    server.publish('/news', 1);
+    server.publish('/news', 2);
+    await tick(20);
+    await outage(() => {
+      server.publish('/news', 3);
+      server.publish('/news', 4);
+    });
+    expect(c.state).toBe('connected');
+    server.publish('/news', 5);
+    await tick(20);
+    expect(got).toEqual([1, 2, 3, 4, 5]);
+    expect(gaps).toEqual([]);
+    expect(statuses).toEqual(['/news live', '/news recovering', '/news live']);
+    const resubscribe = server.received.filter((m) => m.channel === '/meta/subscribe').at(-1);
+    expect(resubscribe?.ext?.replay).toEqual({ '/news': { offset: 2, epoch: 'e0-/news' } });
+  });
+
+  it('drops a message it has seen by its position, and accepts a new epoch', async () => {
+    const { c } = setup();
+    await Promise.all([c.connect(), tick(50)]);
+    const got: unknown[] = [];
+    c.subscribe('/news', (m) => got.push(m.data));
+    await tick(20);
+    server.publish('/news', 1);
+    server.publish('/news', 2);
+    await tick(20);
+    const [first, second] = (server.history.get('/news')?.messages ?? []).map((e) => e.message);
+    for (const socket of server.sockets) socket.deliver([first as Message, second as Message]);
+    await tick(20);
+    expect(got).toEqual([1, 2]);
+    server.forgetHistory();
+    server.publish('/news', 3);
+    await tick(20);
+    expect(got).toEqual([1, 2, 3]);
+  });
+
+  it('emits gap with the range and marks the subscription when history cannot cover it', async () => {
+    const { c, gaps } = setup();
+    server.historySize = 2;
+    await Promise.all([c.connect(), tick(50)]);
+    const got: unknown[] = [];
+    const sub = c.subscribe('/news', (m) => got.push(m.data));
+    await tick(20);
+    server.publish('/news', 1);
+    await tick(20);
+    await outage(() => {
+      for (let n = 2; n <= 5; n++) server.publish('/news', n);
+    });
+    expect(gaps).toEqual([
+      { channel: '/news', from: { offset: 1, epoch: 'e0-/news' }, to: { offset: 5, epoch: 'e0-/news' } },
+    ]);
+    expect(sub.status).toBe('gap');
+    server.publish('/news', 6);
+    await tick(20);
+    expect(got).toEqual([1, 6]);
+  });
+
+  it('reports a gap, not silence, when a restart lost the history, and follows the new epoch', async () => {
+    const { c, gaps } = setup();
+    await Promise.all([c.connect(), tick(50)]);
+    const got: unknown[] = [];
+    c.subscribe('/news', (m) => got.push(m.data));
+    await tick(20);
+    server.publish('/news', 1);
+    server.publish('/news', 2);
+    await tick(20);
+    await outage(() => server.forgetHistory());
+    expect(gaps).toEqual([
+      { channel: '/news', from: { offset: 2, epoch: 'e0-/news' }, to: { offset: 0, epoch: 'e1-/news' } },
+    ]);
+    server.publish('/news', 'new epoch');
+    await tick(20);
+    expect(got).toEqual([1, 2, 'new epoch']);
+  });
+
+  it('sends no position for a wildcard, and starts afresh after an unsubscribe', async () => {
+    const { c } = setup();
+    await Promise.all([c.connect(), tick(50)]);
+    const wild = c.subscribe('/chat/*', () => {});
+    const room = c.subscribe('/chat/room', () => {});
+    await tick(20);
+    server.publish('/chat/room', 1);
+    await tick(20);
+    room.unsubscribe();
+    await tick(20);
+    c.subscribe('/chat/room', () => {});
+    await tick(20);
+    await outage(() => {});
+    const subs = server.received.filter((m) => m.channel === '/meta/subscribe');
+    const extOf = (name: string) => subs.filter((m) => m.subscription === name).map((m) => m.ext?.replay);
+    expect(extOf('/chat/*')).toEqual([undefined, undefined]);
+    // After the unsubscribe the position was forgotten; the next subscribe learnt offset 1 again.
+    expect(extOf('/chat/room')).toEqual([
+      undefined,
+      undefined,
+      { '/chat/room': { offset: 1, epoch: 'e0-/chat/room' } },
+    ]);
+    expect(wild.status).toBe('live');
+  });
+
+  it('works as a plain client against a server without the extension, or with recover: false', async () => {
+    for (const [replay, recover] of [
+      [false, true],
+      [true, false],
+    ] as const) {
+      server = new FakeBayeuxServer();
+      const { c, gaps, statuses } = setup({ recover });
+      server.replay = replay;
+      await Promise.all([c.connect(), tick(50)]);
+      const got: unknown[] = [];
+      c.subscribe('/news', (m) => got.push(m.data));
+      await tick(20);
+      await outage(() => server.publish('/news', 'missed'));
+      server.publish('/news', 'live');
+      await tick(20);
+      expect(got).toEqual(['live']);
+      expect(gaps).toEqual([]);
+      expect(statuses).toEqual(['/news live', '/news recovering', '/news live']);
+      const sent = (channel: string) =>
+        server.received.filter((m) => m.channel === channel).some((m) => m.ext?.replay !== undefined);
+      expect(sent('/meta/subscribe')).toBe(false);
+      expect(sent('/meta/handshake')).toBe(recover);
+      await Promise.all([c.disconnect(), tick(50)]);
+    }
+  });
+});
+
+describe('record options', () => {
+  const recordExts = () =>
+    server.received.filter((m) => m.channel === '/meta/subscribe').map((m) => m.ext?.record ?? null);
+
+  it('subscribes with the merge of the open listeners options, again whenever the merge changes', async () => {
+    const c = client();
+    await Promise.all([c.connect(), tick(50)]);
+    const a = c.record('/fx/A', { fields: ['bid'], maxFrequency: 1 }, () => {});
+    await tick(20);
+    const b = c.record('/fx/A', { fields: ['ask', 'bid'], maxFrequency: 5 }, () => {});
+    await tick(20);
+    const same = c.record('/fx/A', { fields: ['bid'], maxFrequency: 1 }, () => {});
+    await tick(20);
+    b.close();
+    await tick(20);
+    expect(recordExts()).toEqual([
+      { fields: ['bid'], maxFrequency: 1 },
+      { fields: ['ask', 'bid'], maxFrequency: 5 },
+      { fields: ['bid'], maxFrequency: 1 },
+    ]);
+    expect(server.count('/meta/unsubscribe')).toBe(2);
+    expect(same.store).toBe(a.store);
+    expect(b.store).not.toBe(a.store);
+    const all = c.record('/fx/A', { maxFrequency: 2 }, () => {});
+    await tick(20);
+    expect(recordExts().at(-1)).toEqual({ maxFrequency: 2 });
+    a.close();
+    same.close();
+    all.close();
+    await tick(20);
+    expect(server.count('/meta/unsubscribe')).toBe(4);
+  });
+
+  it('never applies a delta to an empty image, nor to the image of a former session', async () => {
+    const c = client({ minReconnectDelay: 100, maxReconnectDelay: 200 });
+    await Promise.all([c.connect(), tick(50)]);
+    const handle = c.record('/fx/A', {}, () => {});
+    await tick(20);
+    const send = (data: object, r: 's' | 'd') => {
+      for (const socket of server.sockets) socket.deliver([{ channel: '/fx/A', data, ext: { r } }]);
+    };
+    send({ bid: 1 }, 'd');
+    await tick(20);
+    expect(handle.store.getSnapshot()).toBeNull();
+    send({ bid: 1, ask: 2 }, 's');
+    send({ bid: 3 }, 'd');
+    await tick(20);
+    expect(handle.store.getSnapshot()).toEqual({ bid: 3, ask: 2 });
+    server.restart();
+    await tick(1000);
+    expect(c.state).toBe('connected');
+    send({ bid: 9 }, 'd');
+    await tick(20);
+    expect(handle.store.getSnapshot()).toEqual({ bid: 3, ask: 2 });
+    send({ bid: 4, ask: 5 }, 's');
+    await tick(20);
+    expect(handle.store.getSnapshot()).toEqual({ bid: 4, ask: 5 });
+    handle.close();
+  });
+
+  it('rejects record options of the wrong type', () => {
+    const c = client();
+    expect(() => c.record('/fx/A', { fields: 'bid' as never }, () => {})).toThrow(TypeError);
+    expect(() => c.record('/fx/A', { maxFrequency: 0 }, () => {})).toThrow(TypeError);
+  });
+});
+
+describe('dead-link detection', () => {
+  it('gives up a WebSocket that stops passing data within deadLinkTimeout, and moves on', async () => {
+    const c = client();
+    const { states, transports } = track(c);
+    await Promise.all([c.connect(), tick(50)]);
+    const start = Date.now();
+    // Every WebSocket through this path is black-holed from now on, old and new.
+    for (const s of server.sockets) s.mode = 'blackhole';
+    server.websocketMode = 'blackhole';
+    let lostAt = 0;
+    c.on('state', (state) => {
+      if (state === 'reconnecting') lostAt = Date.now() - start;
+    });
+    await tick(17_000);
+    expect(c.state).toBe('connected');
+    await tick(3000);
+    expect(lostAt).toBeGreaterThanOrEqual(17_000);
+    expect(lostAt).toBeLessThanOrEqual(18_100);
+    expect(states.slice(-2)).toEqual(['reconnecting', 'connected']);
+    expect(transports).toEqual(['websocket', 'long-polling']);
+  });
+
+  it('moves on from a one-way black hole, keeping the session and resending an unanswered publish', async () => {
+    const c = client();
+    const { transports } = track(c);
+    await Promise.all([c.connect(), tick(50)]);
+    const session = c.clientId;
+    for (const s of server.sockets) s.mode = 'oneway';
+    server.websocketMode = 'oneway';
+    await tick(1000);
+    let published = false;
+    c.publish('/q', 'into the void').then(() => {
+      published = true;
+    });
+    const before = server.count('/meta/connect');
+    await tick(9500);
+    // The renewal reached the server (it passes that way); its answer did not come back.
+    expect(server.count('/meta/connect')).toBe(before + 1);
+    expect(c.transport).toBe('websocket');
+    await tick(8000);
+    expect(transports).toEqual(['websocket', 'long-polling']);
+    expect(c.clientId).toBe(session);
+    expect(published).toBe(true);
+    // The server had it already: without a reply the client cannot know, so it is sent again.
+    expect(server.count('/q')).toBe(2);
+  });
+
+  it('renews an idle connect every deadLinkTimeout / 2 and keeps a healthy WebSocket', async () => {
+    const c = client({ deadLinkTimeout: 8000 });
+    const { states } = track(c);
+    await Promise.all([c.connect(), tick(50)]);
+    const before = server.count('/meta/connect');
+    await tick(60_000);
+    expect(states).toEqual(['connecting', 'connected']);
+    expect(c.transport).toBe('websocket');
+    // Held connects last 30 s on this server; the watchdog renews each after 4 s of silence.
+    expect(server.count('/meta/connect') - before).toBe(15);
+  });
+
+  it('waits the hold timeout plus connectTimeout when turned off', async () => {
+    const c = client({ deadLinkTimeout: 0, connectTimeout: 2000 });
+    const { states } = track(c);
+    await Promise.all([c.connect(), tick(50)]);
+    for (const s of server.sockets) s.mode = 'blackhole';
+    await tick(25_000);
+    expect(states).toEqual(['connecting', 'connected']);
+    await tick(server.timeout + 2000 - 25_000 + 100);
+    expect(states).toContain('reconnecting');
+  });
+
+  it('sets aside a WebSocket that answers one probe then goes silent, with growing delays', async () => {
+    vi.spyOn(Math, 'random').mockReturnValue(0.999);
+    server.websocketMode = 'refuse';
+    const c = client({ minProbeDelay: 1000, maxProbeDelay: 8000 });
+    const changes: [string, number][] = [];
+    c.on('transport', (t) => changes.push([t, Date.now()]));
+    await Promise.all([c.connect(), tick(50)]);
+    server.websocketMode = 'once';
+    // Traffic throughout: long-polling answers many connects, which must not shorten the delays.
+    c.subscribe('/busy', () => {});
+    for (let t = 0; t < 120_000; t += 100) {
+      server.publish('/busy', t);
+      await tick(100);
+    }
+    const names = changes.map(([t]) => t);
+    expect(names.slice(0, 7)).toEqual([
+      'long-polling',
+      'websocket',
+      'long-polling',
+      'websocket',
+      'long-polling',
+      'websocket',
+      'long-polling',
+    ]);
+    const spans = changes.slice(1).map(([, at], i) => at - (changes[i] as [string, number])[1]);
+    // Each stay on the silent WebSocket ends within the 20 s default...
+    const onWebSocket = spans.filter((_, i) => i % 2 === 1);
+    for (const span of onWebSocket) expect(span).toBeLessThanOrEqual(18_100);
+    // ...and each stay on long-polling before the next probe is longer than the one before.
+    const onLongPolling = spans.filter((_, i) => i % 2 === 0);
+    expect(onLongPolling.length).toBeGreaterThanOrEqual(3);
+    for (let i = 1; i < onLongPolling.length; i++) {
+      expect(onLongPolling[i]).toBeGreaterThanOrEqual(onLongPolling[i - 1] as number);
+    }
+    expect(onLongPolling.at(-1)).toBeGreaterThan((onLongPolling[0] as number) * 2);
     expect(c.state).toBe('connected');
   });
 });

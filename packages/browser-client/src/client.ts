@@ -4,6 +4,7 @@
  * and its transports to `Connection`.
  */
 import { META_SUBSCRIBE, META_UNSUBSCRIBE, parseChannel } from '@bayou/protocol';
+import { AckExtension } from './ack.js';
 import { Connection } from './connection.js';
 import { Dispatcher, type Outgoing } from './dispatcher.js';
 import { Emitter } from './emitter.js';
@@ -12,12 +13,14 @@ import { type BayouClientOptions, type ResolvedOptions, resolveOptions } from '.
 import { RecordCodec, type RecordOptions } from './records/record-codec.js';
 import type { RecordStore } from './records/record-store.js';
 import { type RecordCallback, type RecordHandle, Records } from './records/records.js';
+import { type GapInfo, Recovery } from './recovery.js';
 import type { ConnectionState } from './state.js';
 import {
   type ChannelEntry,
   type MessageHandler,
   type Subscription,
   SubscriptionRegistry,
+  type SubscriptionStatus,
 } from './subscriptions.js';
 import type { TransportContext } from './transports/transport.js';
 import type { Extension, Message } from './types.js';
@@ -29,6 +32,13 @@ export interface ClientEvents {
   transport: (transport: string, previous: string | null) => void;
   /** An operational failure no promise reports: the client stopped, a resubscribe was refused. */
   error: (error: BayouError) => void;
+  /**
+   * After a new session the server could not recover what `info.channel` missed (history
+   * trimmed or expired, or lost with a restart): re-fetch the state that channel feeds.
+   */
+  gap: (info: GapInfo) => void;
+  /** A subscription's status changed (see `Subscription.status`). */
+  subscription: (channel: string, status: SubscriptionStatus) => void;
 }
 
 export class BayouClient {
@@ -46,6 +56,7 @@ export class BayouClient {
   /** Why the client stopped; publishes reject with it until the next `connect()`. */
   private stopError: BayouError | null = null;
   private readonly records: Records;
+  private readonly recovery: Recovery;
 
   constructor(url: string, options?: BayouClientOptions) {
     if (typeof url !== 'string' || url === '')
@@ -54,7 +65,7 @@ export class BayouClient {
     this.dispatcher = new Dispatcher(
       {
         onDelivery: (message) => this.subscriptions.dispatch(message),
-        onTimeout: (transport, error) => this.connection.transportFailed(transport, error),
+        onTimeout: (transport, error) => this.connection.timedOut(transport, error),
       },
       this.options.connectTimeout,
       { maxBatchMessages: this.options.maxBatchMessages, maxFrameBytes: this.options.maxFrameBytes },
@@ -63,13 +74,22 @@ export class BayouClient {
       url,
       WebSocket: this.options.WebSocket,
       fetch: this.options.fetch,
-      onMessages: (messages) => this.dispatcher.receive(messages),
+      onMessages: (messages, transport) => {
+        this.connection.heard(transport);
+        this.dispatcher.receive(messages);
+      },
       onFailure: (transport, error) => this.connection.transportFailed(transport, error),
     };
+    this.dispatcher.extensions.push(new AckExtension(this.options.ack));
+    this.recovery = new Recovery(this.options.recover);
+    this.dispatcher.extensions.push(this.recovery);
     // Records ride on ordinary subscriptions; the codec negotiates and decodes them.
     const codec = new RecordCodec(this.options.compactRecords);
     this.dispatcher.extensions.push(codec);
-    this.records = new Records(codec, (channel, handler) => this.subscribe(channel, handler));
+    this.records = new Records(codec, {
+      subscribe: (channel, handler) => this.subscribe(channel, handler),
+      batch: (fn) => this.batch(fn),
+    });
     this.connection = new Connection(this.options, this.dispatcher, context, {
       onState: (next, previous) => this.events.emit('state', next, previous),
       onTransport: (next, previous) => this.events.emit('transport', next, previous),
@@ -131,10 +151,15 @@ export class BayouClient {
     return {
       channel,
       ready,
+      get status() {
+        return entry.status;
+      },
       unsubscribe: () => {
         if (!live) return;
         live = false;
-        if (this.subscriptions.remove(channel, handler) && this.connection.sendable) {
+        if (!this.subscriptions.remove(channel, handler)) return;
+        this.recovery.forget(channel);
+        if (this.connection.sendable) {
           this.subscriptions.forget(channel);
           this.send(this.unsubscribeItem(channel));
         }
@@ -145,7 +170,8 @@ export class BayouClient {
   /**
    * Follows a record subject: `callback(image, changedFields)` runs with the full image
    * after the snapshot and after every change. Listeners on one subject share one server
-   * subscription; the options of its first opening are what the server gets.
+   * subscription whose options merge those of every open listener (union of `fields`,
+   * highest `maxFrequency`); each listener's image holds only the fields it asked for.
    */
   record(subject: string, options: RecordOptions, callback: RecordCallback): RecordHandle {
     checkRecordSubject(subject);
@@ -243,9 +269,16 @@ export class BayouClient {
     return {
       message: { channel: META_SUBSCRIBE, subscription: entry.channel },
       onReply: (reply) => {
-        if (reply.successful) return this.subscriptions.confirm(entry);
+        if (reply.successful) {
+          const gaps = this.recovery.takeGaps(reply.id);
+          this.subscriptions.confirm(entry);
+          this.setStatus(entry, gaps.some((g) => g.channel === entry.channel) ? 'gap' : 'live');
+          for (const gap of gaps) this.events.emit('gap', gap);
+          return;
+        }
         const error = rejection(reply);
         this.subscriptions.refuse(entry, error);
+        this.setStatus(entry, 'failed');
         this.events.emit('error', error);
       },
       onFail: () => this.subscriptions.retry(entry),
@@ -258,7 +291,12 @@ export class BayouClient {
 
   /** Connected again: resubscribe (everything, after a new handshake), then send what waited. */
   private resume(newSession: boolean): void {
-    if (newSession) this.subscriptions.resetSession();
+    if (newSession) {
+      for (const entry of this.subscriptions.resetSession()) {
+        if (entry.status !== 'pending') this.setStatus(entry, 'recovering');
+      }
+      this.records.newSession();
+    }
     const { unsubscribe, subscribe } = this.subscriptions.pending();
     const items: Outgoing[] = [];
     for (const channel of unsubscribe) {
@@ -268,6 +306,12 @@ export class BayouClient {
     for (const entry of subscribe) items.push(this.subscribeItem(entry));
     items.push(...this.retries.splice(0), ...this.outbox.splice(0));
     if (items.length > 0) this.sendNow(items);
+  }
+
+  private setStatus(entry: ChannelEntry, status: SubscriptionStatus): void {
+    if (entry.status === status) return;
+    entry.status = status;
+    this.events.emit('subscription', entry.channel, status);
   }
 
   private stopped(error: BayouError): void {

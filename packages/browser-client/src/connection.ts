@@ -6,6 +6,7 @@
  * before a reconnect or a stop cannot act after it.
  */
 import { BAYEUX_VERSION, META_CONNECT, META_DISCONNECT, META_HANDSHAKE } from '@bayou/protocol';
+import type { AckMark } from './ack.js';
 import { asTransportError, isFinalHandshakeRefusal, isStop, reconnectAdvice, stopError } from './advice.js';
 import { Backoff } from './backoff.js';
 import type { Dispatcher } from './dispatcher.js';
@@ -47,6 +48,11 @@ export class Connection {
   /** Bumped on every reconnect and stop; stale continuations compare and bail out. */
   private epoch = 0;
   private clientId: string | null = null;
+  /**
+   * A handshake succeeded but no connect of its session has yet: the next one to succeed
+   * starts a new session for the client, whichever attempt or transport carries it.
+   */
+  private unannounced = false;
   private active: Transport | null = null;
   private probing: Transport | null = null;
   private readonly selector: TransportSelector;
@@ -55,6 +61,15 @@ export class Connection {
   /** Bumped by every `scheduleConnect`, so only the latest scheduled connect runs. */
   private connectTurn = 0;
   private probeTimer: Timer | undefined;
+  /** A `/meta/connect` of the loop waits for its reply. */
+  private connectInFlight = false;
+  /** Dead-link watchdog: when the active transport last received a frame, and when the
+   * silence made us renew the held connect (0: not since the last frame). */
+  private lastHeard = 0;
+  private renewedAt = 0;
+  private watchTimer: Timer | undefined;
+  /** Successful connect replies on the active transport since it became active. */
+  private replies = 0;
   private waiters: { resolve(): void; reject(error: BayouError): void }[] = [];
 
   constructor(
@@ -111,6 +126,15 @@ export class Connection {
     return this.machine.state === 'connected' ? this.active : null;
   }
 
+  /**
+   * Some reply on `transport` did not come in time. A WebSocket that is open and silent is
+   * set aside like one the watchdog gave up (see `watch`); then as `transportFailed`.
+   */
+  timedOut(transport: Transport, error: BayouError): void {
+    if (transport === this.active && this.watched(transport)) this.selector.demote([transport.name]);
+    this.transportFailed(transport, error);
+  }
+
   /** The transport failed, or some reply on it did not come in time. */
   transportFailed(transport: Transport, error: BayouError): void {
     if (transport === this.active) {
@@ -119,6 +143,13 @@ export class Connection {
       transport.close();
       this.dispatcher.fail(transport, error, true);
     }
+  }
+
+  /** The active transport received a frame: the link is alive. */
+  heard(transport: Transport): void {
+    if (transport !== this.active) return;
+    this.lastHeard = Date.now();
+    this.renewedAt = 0;
   }
 
   /** The session id, once handshaken. */
@@ -164,16 +195,16 @@ export class Connection {
 
   /** Handshakes when there is no session, then sends the first connect; true for a new session. */
   private async establish(transport: Transport, epoch: number): Promise<boolean> {
-    let newSession = false;
-    if (this.clientId === null) {
-      await this.handshake(transport, epoch);
-      newSession = true;
-    }
+    if (this.clientId === null) await this.handshake(transport, epoch);
     let reply = await this.sendConnect(transport, 0);
-    if (!reply.successful && reconnectAdvice(reply) === 'handshake' && !newSession && epoch === this.epoch) {
+    if (
+      !reply.successful &&
+      reconnectAdvice(reply) === 'handshake' &&
+      !this.unannounced &&
+      epoch === this.epoch
+    ) {
       this.clientId = null;
       await this.handshake(transport, epoch);
-      newSession = true;
       reply = await this.sendConnect(transport, 0);
     }
     if (!reply.successful) {
@@ -182,6 +213,8 @@ export class Connection {
       throw new Refusal(reply);
     }
     this.takeAdvice(reply.advice);
+    const newSession = this.unannounced;
+    this.unannounced = false;
     return newSession;
   }
 
@@ -202,6 +235,7 @@ export class Connection {
       throw isFinalHandshakeRefusal(reply) ? stopError(reply) : new Refusal(reply);
     }
     this.clientId = reply.clientId;
+    this.unannounced = true;
     this.selector.serverOffers(reply.supportedConnectionTypes);
     this.takeAdvice(reply.advice);
     if (!this.selector.offers(transport.name)) {
@@ -209,14 +243,18 @@ export class Connection {
     }
   }
 
-  /** One `/meta/connect`; `hold` overrides the server's hold timeout (0: answer at once). */
-  private sendConnect(transport: Transport, hold?: number): Promise<Message> {
+  /**
+   * One `/meta/connect`; `hold` overrides the server's hold timeout (0: answer at once);
+   * `mark` tells the ack extension how to number it.
+   */
+  private sendConnect(transport: Transport, hold?: number, mark?: AckMark): Promise<Message> {
     const message: Message = {
       channel: META_CONNECT,
       clientId: this.clientId ?? '',
       connectionType: transport.name,
     };
     if (hold !== undefined) message.advice = { timeout: hold };
+    if (mark !== undefined) message.ext = { ack: mark };
     const wait = (hold ?? this.advice.timeout) + this.options.connectTimeout;
     return this.dispatcher.request(transport, message, wait);
   }
@@ -240,6 +278,10 @@ export class Connection {
   private setActive(transport: Transport): void {
     const previous = this.active?.name ?? null;
     this.active = transport;
+    this.replies = 0;
+    this.lastHeard = Date.now();
+    this.renewedAt = 0;
+    this.watch(this.epoch);
     if (previous !== transport.name) this.hooks.onTransport(transport.name, previous);
   }
 
@@ -252,6 +294,7 @@ export class Connection {
    */
   private scheduleConnect(epoch: number, delay: number): void {
     clearTimeout(this.timer);
+    this.connectInFlight = false;
     const turn = ++this.connectTurn;
     const run = (): void => {
       if (turn === this.connectTurn) this.connectLoop(epoch);
@@ -260,23 +303,69 @@ export class Connection {
     else queueMicrotask(run);
   }
 
-  private async connectLoop(epoch: number): Promise<void> {
+  private async connectLoop(epoch: number, mark?: AckMark): Promise<void> {
     const transport = this.active;
     if (!transport || epoch !== this.epoch) return;
+    const turn = this.connectTurn;
+    this.connectInFlight = true;
     let reply: Message;
     try {
-      reply = await this.sendConnect(transport);
+      reply = await this.sendConnect(transport, undefined, mark);
     } catch {
       return; // transportFailed() has already taken over.
     }
     // A reply from a transport we have moved away from ends its loop.
     if (epoch !== this.epoch || transport !== this.active) return;
     this.takeAdvice(reply.advice);
-    if (reply.successful) return this.scheduleConnect(epoch, this.advice.interval);
+    // A connect superseded by a renewed one: the renewed one carries the loop on.
+    if (turn !== this.connectTurn) return;
+    if (reply.successful) {
+      // The preferred transport answered two connects in a row: it works, so later probes
+      // (should it fail again) start from short delays. Replies on a fallback do not count.
+      if (++this.replies === 2 && !this.selector.better(transport.name)) this.probeBackoff.reset();
+      return this.scheduleConnect(epoch, this.advice.interval);
+    }
     const advice = reconnectAdvice(reply);
     if (advice === 'none') return this.stop(stopError(reply));
     if (advice === 'handshake') this.clientId = null;
     this.lost(reply.advice?.interval ?? this.reconnectBackoff.next());
+  }
+
+  // ── dead-link detection ──────────────────────────────────────────────────────
+
+  /**
+   * The WebSocket watchdog. After `deadLinkTimeout / 2` ms without a frame it renews the
+   * held connect (a new `/meta/connect` supersedes it, so the server answers the old one
+   * at once); if still nothing arrives within `0.4 · deadLinkTimeout` ms, the link is
+   * dead. So a silent link is given up within 90% of `deadLinkTimeout`, leaving the rest
+   * for the reconnect. A timer that fires late (a throttled background tab) only renews:
+   * a link is declared dead only after a renewal went unanswered.
+   */
+  private watch(epoch: number): void {
+    clearTimeout(this.watchTimer);
+    const transport = this.active;
+    const limit = this.options.deadLinkTimeout;
+    if (!transport || epoch !== this.epoch || !this.watched(transport)) return;
+    const now = Date.now();
+    if (this.renewedAt === 0 && now - this.lastHeard >= limit / 2) {
+      this.renewedAt = now;
+      if (this.connectInFlight) {
+        this.connectTurn++;
+        this.connectLoop(epoch, 'skip');
+      }
+    } else if (this.renewedAt !== 0 && now - this.renewedAt >= limit * 0.4) {
+      // Set aside: reconnect on the next transport; a probe brings it back after a growing delay.
+      this.selector.demote([transport.name]);
+      this.lost(0);
+      return;
+    }
+    const due = this.renewedAt === 0 ? this.lastHeard + limit / 2 : this.renewedAt + limit * 0.4;
+    this.watchTimer = setTimeout(() => this.watch(epoch), Math.max(1, due - now));
+  }
+
+  /** Whether the watchdog looks after `transport`: a WebSocket, unless turned off. */
+  private watched(transport: Transport): boolean {
+    return transport.name === 'websocket' && this.options.deadLinkTimeout > 0;
   }
 
   /** The active connection is gone: reconnect after `delay` ms, keeping the session if we can. */
@@ -320,15 +409,23 @@ export class Connection {
     try {
       await transport.open(this.options.wsOpenTimeout);
       if (epoch !== this.epoch) throw new Error('stale');
-      const reply = await this.sendConnect(transport, 0);
+      const reply = await this.sendConnect(transport, 0, 'probe');
       if (epoch !== this.epoch || !reply.successful) throw new Error('refused');
       this.probing = null;
       const old = this.active;
       this.selector.promote(factory.name);
-      this.probeBackoff.reset();
       this.takeAdvice(reply.advice);
       this.setActive(transport);
-      old?.drain();
+      if (old) {
+        // The server answered the connect held on the old transport: its reply (the next
+        // batch, with acks) is on its way. The next connect reports what was received, so
+        // it waits for that reply, or for the old transport to fail.
+        await new Promise<void>((resolve) => {
+          old.drain(resolve);
+          setTimeout(resolve, this.options.connectTimeout);
+        });
+        if (epoch !== this.epoch || this.active !== transport) return;
+      }
       this.scheduleConnect(epoch, this.advice.interval);
     } catch {
       if (this.probing === transport) this.probing = null;
@@ -351,6 +448,9 @@ export class Connection {
   private clearTimers(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
+    clearTimeout(this.watchTimer);
+    this.watchTimer = undefined;
+    this.connectInFlight = false;
   }
 
   /** Stops for good: nothing is retried, every pending promise rejects with `error`. */

@@ -4,8 +4,9 @@ export type { BayouClientOptions } from './options.js';
 export type { RecordOptions } from './records/record-codec.js';
 export type { RecordImage, RecordListener, RecordStore } from './records/record-store.js';
 export type { RecordCallback, RecordHandle } from './records/records.js';
+export type { GapInfo, Position } from './recovery.js';
 export type { ConnectionState } from './state.js';
-export type { MessageHandler, Subscription } from './subscriptions.js';
+export type { MessageHandler, Subscription, SubscriptionStatus } from './subscriptions.js';
 export { longPolling } from './transports/long-polling.js';
 export type {
   FetchFunction,

@@ -47,9 +47,33 @@ export interface BayouClientOptions {
    * `BAYOU_ERR_TOO_LARGE` instead of being sent. Default `65536`.
    */
   maxFrameBytes?: number;
+  /**
+   * Use CometD's acknowledgement extension when the server offers it: numbered connects,
+   * so what was in flight when a connection died is sent again while the session lives.
+   * Default `true`.
+   */
+  ack?: boolean;
+  /**
+   * Recover every subscription from the server's history after a new session (Bayou's
+   * replay extension, when the server offers it): positions are kept per channel,
+   * duplicates dropped, and what cannot be recovered is reported by the `gap` event.
+   * Default `true`.
+   */
+  recover?: boolean;
+  /**
+   * Milliseconds within which a WebSocket that stopped passing data (a dead proxy, a
+   * one-way black hole) is given up and the client reconnects, on long-polling if the
+   * WebSocket keeps failing. After half of it without a frame the held `/meta/connect`
+   * is renewed; if that brings no frame either, the link is dead. `0` turns it off (then
+   * only the server's hold `timeout` plus `connectTimeout` bounds the wait). Default `20000`.
+   */
+  deadLinkTimeout?: number;
 }
 
 export interface ResolvedOptions {
+  readonly ack: boolean;
+  readonly recover: boolean;
+  readonly deadLinkTimeout: number;
   readonly transports: readonly TransportFactory[];
   readonly compactRecords: boolean;
   readonly maxBatchMessages: number;
@@ -76,6 +100,7 @@ const numeric = [
   'maxQueuedMessages',
   'maxBatchMessages',
   'maxFrameBytes',
+  'deadLinkTimeout',
 ] as const;
 
 export function resolveOptions(options: BayouClientOptions = {}): ResolvedOptions {
@@ -94,6 +119,9 @@ export function resolveOptions(options: BayouClientOptions = {}): ResolvedOption
     compactRecords: true,
     maxBatchMessages: 100,
     maxFrameBytes: 65536,
+    ack: true,
+    recover: true,
+    deadLinkTimeout: 20000,
   };
   for (const key of Object.keys(options)) {
     if (!(key in resolved)) throw new TypeError(`BayouClient: unknown option "${key}"`);
@@ -115,8 +143,10 @@ export function resolveOptions(options: BayouClientOptions = {}): ResolvedOption
   if (resolved.maxBatchMessages < 1) {
     throw new TypeError('BayouClient: option "maxBatchMessages" must be at least 1');
   }
-  if (typeof resolved.compactRecords !== 'boolean') {
-    throw new TypeError('BayouClient: option "compactRecords" must be a boolean');
+  for (const key of ['compactRecords', 'ack', 'recover'] as const) {
+    if (typeof resolved[key] !== 'boolean') {
+      throw new TypeError(`BayouClient: option "${key}" must be a boolean`);
+    }
   }
   if (!Array.isArray(resolved.transports) || resolved.transports.length === 0) {
     throw new TypeError('BayouClient: option "transports" must be a non-empty array');

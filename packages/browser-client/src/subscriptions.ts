@@ -9,9 +9,24 @@ import type { Message } from './types.js';
 
 export type MessageHandler = (message: Message) => void;
 
+/**
+ * Where a subscription stands:
+ * - `pending`: the first subscribe has not been answered yet;
+ * - `live`: subscribed, and as far as the client knows no message was missed;
+ * - `recovering`: a new session (re-handshake, server restart): subscribing again, with
+ *   the last position when the server keeps history; missed messages follow the reply;
+ * - `gap`: the last resubscribe could not recover what was missed (the `gap` event said
+ *   which range); live again since, but the app should re-fetch its state. It stays until
+ *   the next resubscribe;
+ * - `failed`: the server refused the subscription.
+ */
+export type SubscriptionStatus = 'pending' | 'live' | 'recovering' | 'gap' | 'failed';
+
 /** What `client.subscribe()` returns. */
 export interface Subscription {
   readonly channel: string;
+  /** The channel's status, shared by every handler on it; `client.on('subscription')` reports changes. */
+  readonly status: SubscriptionStatus;
   /** Settled by the server's reply to the subscribe (rejects with a `BayouError`). */
   readonly ready: Promise<void>;
   /** Removes this handler; the last one on a channel unsubscribes from the server. */
@@ -31,6 +46,7 @@ export interface ChannelEntry {
   confirmed: boolean;
   /** A subscribe is on its way. */
   inFlight: boolean;
+  status: SubscriptionStatus;
   waiters: Waiter[];
 }
 
@@ -43,9 +59,18 @@ export class SubscriptionRegistry {
   add(channel: string, handler: MessageHandler): { entry: ChannelEntry; ready: Promise<void> } {
     let entry = this.entries.get(channel);
     if (!entry) {
-      entry = { channel, handlers: new Set(), confirmed: false, inFlight: false, waiters: [] };
+      // A channel still `stale` stays so: the server may hold the old subscription, and
+      // the unsubscribe sent before the new subscribe makes it start afresh (a record
+      // subject sends a new snapshot; a duplicate subscribe would be ignored).
+      entry = {
+        channel,
+        handlers: new Set(),
+        confirmed: false,
+        inFlight: false,
+        status: 'pending',
+        waiters: [],
+      };
       this.entries.set(channel, entry);
-      this.stale.delete(channel);
     }
     entry.handlers.add(handler);
     const current = entry;
@@ -94,13 +119,14 @@ export class SubscriptionRegistry {
     this.stale.delete(channel);
   }
 
-  /** A new session: the server holds nothing for us any more. */
-  resetSession(): void {
+  /** A new session: the server holds nothing for us any more; returns every entry. */
+  resetSession(): ChannelEntry[] {
     this.stale.clear();
     for (const entry of this.entries.values()) {
       entry.confirmed = false;
       entry.inFlight = false;
     }
+    return [...this.entries.values()];
   }
 
   /** What to send on a fresh connection: stale channels to drop, channels to subscribe. */

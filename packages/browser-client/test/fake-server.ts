@@ -16,9 +16,24 @@ interface FakeSession {
   queue: Message[];
   held: { reply: Message; respond: Respond; timer: ReturnType<typeof setTimeout> } | null;
   socket: FakeSocket | null;
+  /** A connect has been answered in this session. */
+  connected: boolean;
+  /** The session negotiated the replay extension. */
+  replay: boolean;
 }
 
-export type WebSocketMode = 'accept' | 'refuse' | 'hang' | 'blackhole';
+/** One channel's history, as the replay extension keeps it. */
+interface History {
+  epoch: string;
+  offset: number;
+  messages: { offset: number; message: Message }[];
+}
+
+/**
+ * `once`: answers the first frame, then black-holes (a WebSocket that answers one probe);
+ * `oneway`: the server gets what the client sends, the client gets nothing back.
+ */
+export type WebSocketMode = 'accept' | 'refuse' | 'hang' | 'blackhole' | 'once' | 'oneway';
 
 function matches(pattern: string, channel: string): boolean {
   if (pattern === channel) return true;
@@ -38,7 +53,7 @@ export class FakeSocket {
   onmessage: ((e: { data: string }) => void) | null = null;
   onclose: ((e: { code: number }) => void) | null = null;
   onerror: ((e: unknown) => void) | null = null;
-  readonly mode: WebSocketMode;
+  mode: WebSocketMode;
   private readonly server: FakeBayeuxServer;
 
   constructor(server: FakeBayeuxServer, mode: WebSocketMode) {
@@ -63,7 +78,9 @@ export class FakeSocket {
 
   /** Server → client frame. */
   deliver(messages: Message[]): void {
-    if (this.readyState !== 1 || this.mode === 'blackhole' || messages.length === 0) return;
+    if (this.readyState !== 1 || messages.length === 0) return;
+    if (this.mode === 'blackhole' || this.mode === 'oneway') return;
+    if (this.mode === 'once') this.mode = 'blackhole';
     const frame = JSON.stringify(messages);
     setTimeout(() => {
       if (this.readyState === 1) this.onmessage?.({ data: frame });
@@ -102,6 +119,17 @@ export class FakeBayeuxServer {
   denyHandshake = false;
   /** The next connect is answered with `reconnect: none`. */
   refuseNextConnect = false;
+  /** The first connect of the next new session drops its WebSocket instead of being answered. */
+  dropFirstConnect = false;
+  /**
+   * Speak Bayou's replay extension (positions, recovery on subscribe), keeping the last
+   * `historySize` messages of each broadcast channel. History survives `restart()` (as
+   * with a shared engine) until `forgetHistory()`.
+   */
+  replay = false;
+  historySize = 100;
+  readonly history = new Map<string, History>();
+  private epochs = 0;
   timeout = 30000;
   /** Answer connects at once with the `multiple-clients` advice, as for a second browser tab. */
   multipleClients = false;
@@ -210,15 +238,23 @@ export class FakeBayeuxServer {
         ];
       }
       const id = `c${++this.nextId}`;
-      this.sessions.set(id, { id, subscriptions: new Set(), queue: [], held: null, socket: null });
-      return [
-        this.reply(m, {
-          clientId: id,
-          version: '1.0',
-          supportedConnectionTypes: this.connectionTypes,
-          advice: { reconnect: 'retry', interval: 0, timeout: this.timeout },
-        }),
-      ];
+      this.sessions.set(id, {
+        id,
+        subscriptions: new Set(),
+        queue: [],
+        held: null,
+        socket: null,
+        connected: false,
+        replay: this.replay && m.ext?.replay === true,
+      });
+      const reply = this.reply(m, {
+        clientId: id,
+        version: '1.0',
+        supportedConnectionTypes: this.connectionTypes,
+        advice: { reconnect: 'retry', interval: 0, timeout: this.timeout },
+      });
+      if (this.sessions.get(id)?.replay) reply.ext = { replay: true };
+      return [reply];
     }
     const session = this.sessions.get(m.clientId ?? '');
     if (!session) {
@@ -232,9 +268,11 @@ export class FakeBayeuxServer {
     }
     if (socket) session.socket = socket;
     switch (m.channel) {
-      case '/meta/subscribe':
+      case '/meta/subscribe': {
         session.subscriptions.add(m.subscription as string);
-        return [this.reply(m, { subscription: m.subscription })];
+        const reply = this.reply(m, { subscription: m.subscription });
+        return session.replay ? this.recover(m, reply) : [reply];
+      }
       case '/meta/unsubscribe':
         session.subscriptions.delete(m.subscription as string);
         return [this.reply(m, { subscription: m.subscription })];
@@ -269,6 +307,12 @@ export class FakeBayeuxServer {
         }),
       ];
     }
+    if (this.dropFirstConnect && !session.connected && socket) {
+      this.dropFirstConnect = false;
+      socket.drop();
+      return [];
+    }
+    session.connected = true;
     if (this.refuseNextConnect) {
       this.refuseNextConnect = false;
       return [this.reply(m, { successful: false, error: '403::go_away', advice: { reconnect: 'none' } })];
@@ -298,13 +342,59 @@ export class FakeBayeuxServer {
   }
 
   private deliver(message: Message): void {
+    let positioned: Message | null = null;
+    if (this.replay && !message.channel.startsWith('/service/')) {
+      const h = this.historyOf(message.channel);
+      h.offset++;
+      positioned = { ...message, ext: { ...message.ext, replay: { offset: h.offset, epoch: h.epoch } } };
+      h.messages.push({ offset: h.offset, message: positioned });
+      if (h.messages.length > this.historySize) h.messages.shift();
+    }
     for (const session of this.sessions.values()) {
       if (![...session.subscriptions].some((p) => matches(p, message.channel))) continue;
-      if (session.socket) session.socket.deliver([message]);
+      const m = session.replay && positioned ? positioned : message;
+      if (session.socket) session.socket.deliver([m]);
       else {
-        session.queue.push(message);
+        session.queue.push(m);
         if (session.held) this.complete(session);
       }
     }
+  }
+
+  /** History is lost (a restart with the memory engine): every channel gets a new epoch. */
+  forgetHistory(): void {
+    this.history.clear();
+    this.epochs++;
+  }
+
+  private historyOf(channel: string): History {
+    let h = this.history.get(channel);
+    if (!h) {
+      h = { epoch: `e${this.epochs}-${channel}`, offset: 0, messages: [] };
+      this.history.set(channel, h);
+    }
+    return h;
+  }
+
+  /** The subscribe reply of a replay session, followed by what it missed. */
+  private recover(m: Message, reply: Message): Message[] {
+    const asked = (m.ext?.replay ?? {}) as Record<string, { offset: number; epoch: string }>;
+    const names = Array.isArray(m.subscription) ? m.subscription : [m.subscription as string];
+    const entries: Record<string, unknown> = {};
+    const replayed: Message[] = [];
+    for (const name of names) {
+      if (name.includes('*')) continue;
+      const h = this.historyOf(name);
+      const from = asked[name];
+      let recovered = true;
+      if (from) {
+        const oldest = h.messages[0]?.offset ?? h.offset + 1;
+        recovered = from.epoch === h.epoch && from.offset >= oldest - 1 && from.offset <= h.offset;
+        if (recovered) for (const e of h.messages) if (e.offset > from.offset) replayed.push(e.message);
+      }
+      entries[name] = { recovered, offset: h.offset, epoch: h.epoch };
+    }
+    if (Object.keys(entries).length > 0) reply.ext = { replay: entries };
+    return [reply, ...replayed];
   }
 }

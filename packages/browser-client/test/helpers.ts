@@ -11,6 +11,8 @@ import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { type BayouServer, type CreateServerOptions, createServer } from '@bayou/server';
 import faye from 'faye';
+import WebSocket from 'ws';
+import type { WebSocketConstructor } from '../src/index.js';
 
 export const dist = (file: string): string => fileURLToPath(new URL(`../dist/${file}`, import.meta.url));
 
@@ -55,8 +57,18 @@ export async function startBayou(options: CreateServerOptions = {}): Promise<Bay
   return Object.assign(server, { url: `${base}/bayeux` });
 }
 
-/** What the proxy does with a WebSocket upgrade. */
-export type ProxyMode = 'pass' | 'refuse-upgrade' | 'blackhole';
+/**
+ * What the proxy does with WebSocket traffic. A change applies at once to every open
+ * WebSocket too (so a session can be cut mid-way), except `refuse-upgrade`, which only
+ * refuses new ones:
+ * - `pass`: both ways;
+ * - `refuse-upgrade`: new upgrades get 403;
+ * - `blackhole`: upgrades succeed, then every frame is dropped both ways;
+ * - `one-frame`: the first server frame of each WebSocket passes, then nothing either way
+ *   (a link that answers one probe and goes silent);
+ * - `client-to-server`: only what the client sends gets through (a one-way black hole).
+ */
+export type ProxyMode = 'pass' | 'refuse-upgrade' | 'blackhole' | 'one-frame' | 'client-to-server';
 
 const PAGE = `<!doctype html><meta charset="utf-8"><title>bayou test</title>
 <script src="/test/bayou.min.js"></script>
@@ -89,6 +101,8 @@ export class TestProxy {
   private readonly server: http.Server;
   private readonly sockets = new Set<Socket>();
   upgrades = 0;
+  /** While true, every connection is cut and new ones are dropped (a network outage). */
+  private down = false;
 
   constructor(target: string, mode: ProxyMode = 'pass') {
     this.target = target;
@@ -106,12 +120,22 @@ export class TestProxy {
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }
 
+  /** Starts (`true`) or ends an outage: going down drops every open connection. */
+  setDown(down: boolean): void {
+    this.down = down;
+    if (down) for (const s of this.sockets) s.destroy();
+  }
+
   async close(): Promise<void> {
     for (const s of this.sockets) s.destroy();
     await new Promise((r) => this.server.close(r));
   }
 
   private request(req: http.IncomingMessage, res: http.ServerResponse): void {
+    if (this.down) {
+      req.socket.destroy();
+      return;
+    }
     if (req.url === '/test/' || req.url === '/test/index.html') {
       res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
       return;
@@ -137,6 +161,10 @@ export class TestProxy {
 
   private upgrade(req: http.IncomingMessage, client: Socket, head: Buffer): void {
     this.upgrades++;
+    if (this.down) {
+      client.destroy();
+      return;
+    }
     if (this.mode === 'refuse-upgrade') {
       client.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       return;
@@ -154,23 +182,87 @@ export class TestProxy {
     upstream.on('error', () => client.destroy());
     client.on('close', () => upstream.destroy());
     upstream.on('close', () => client.destroy());
-    if (this.mode === 'pass') {
-      upstream.pipe(client);
-      client.pipe(upstream);
-      return;
-    }
-    // Black hole: let the 101 response through, then drop every frame both ways.
-    let response = Buffer.alloc(0);
-    let upgraded = false;
+    // Forward the 101 response, then each chunk as the mode at that moment says.
+    let response: Buffer | null = Buffer.alloc(0);
+    let serverChunks = 0;
     upstream.on('data', (chunk: Buffer) => {
-      if (upgraded) return;
-      response = Buffer.concat([response, chunk]);
-      const end = response.indexOf('\r\n\r\n');
-      if (end >= 0) {
-        upgraded = true;
+      if (response !== null) {
+        response = Buffer.concat([response, chunk]);
+        const end = response.indexOf('\r\n\r\n');
+        if (end < 0) return;
         client.write(response.subarray(0, end + 4));
+        chunk = response.subarray(end + 4);
+        response = null;
+        if (chunk.length === 0) return;
       }
+      const mode = this.mode;
+      const first = serverChunks++ === 0;
+      if (mode === 'pass' || mode === 'refuse-upgrade' || (mode === 'one-frame' && first))
+        client.write(chunk);
     });
-    client.on('data', () => {});
+    client.on('data', (chunk: Buffer) => {
+      const mode = this.mode;
+      const up =
+        mode === 'pass' ||
+        mode === 'refuse-upgrade' ||
+        mode === 'client-to-server' ||
+        (mode === 'one-frame' && serverChunks === 0);
+      if (up) upstream.write(chunk);
+    });
   }
+}
+
+/**
+ * A `ws` WebSocket the test controls: `down` makes new sockets fail to open, `kill()`
+ * drops every open one abruptly, and `swallow` can lose an incoming frame (the frame is
+ * not delivered and its socket is dropped, as when a connection dies mid-frame).
+ */
+export interface SocketControl {
+  readonly WebSocket: WebSocketConstructor;
+  readonly sockets: Set<WebSocket>;
+  down: boolean;
+  swallow: ((frame: string) => boolean) | null;
+  kill(): void;
+}
+
+export function socketControl(): SocketControl {
+  const ctl: SocketControl = {
+    WebSocket: undefined as unknown as WebSocketConstructor,
+    sockets: new Set(),
+    down: false,
+    swallow: null,
+    kill() {
+      for (const s of ctl.sockets) s.terminate();
+    },
+  };
+  class Controlled extends WebSocket {
+    constructor(url: string) {
+      // Port 1 on loopback refuses the connection: the socket fails to open.
+      super(ctl.down ? 'ws://127.0.0.1:1/' : url);
+      ctl.sockets.add(this);
+      this.on('close', () => ctl.sockets.delete(this));
+      // `ws` defines `onmessage` as an accessor on its prototype: wrap it for this socket.
+      const own = Object.getOwnPropertyDescriptor(WebSocket.prototype, 'onmessage') as PropertyDescriptor;
+      Object.defineProperty(this, 'onmessage', {
+        configurable: true,
+        get: () => own.get?.call(this),
+        set: (fn: ((event: WebSocket.MessageEvent) => void) | null) => {
+          own.set?.call(
+            this,
+            fn &&
+              ((event: WebSocket.MessageEvent) => {
+                if (ctl.swallow?.(String(event.data))) {
+                  ctl.swallow = null;
+                  this.terminate();
+                  return;
+                }
+                fn(event);
+              }),
+          );
+        },
+      });
+    }
+  }
+  (ctl as { WebSocket: WebSocketConstructor }).WebSocket = Controlled as unknown as WebSocketConstructor;
+  return ctl;
 }

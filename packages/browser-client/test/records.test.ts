@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { BayouClient, longPolling, type RecordImage, websocket } from '../src/index.js';
-import { startBayou, waitFor } from './helpers.js';
+import { socketControl, startBayou, waitFor } from './helpers.js';
 
 const cleanup: (() => Promise<unknown> | unknown)[] = [];
 afterEach(async () => {
@@ -79,6 +79,25 @@ describe.each([
     handle.close();
   });
 
+  it('serves listeners with different fields from one merged subscription, each its own fields', async () => {
+    const { server, client } = await setup();
+    server.bayou.updateRecord('/fx/USDCHF', { bid: 0.9, ask: 0.91, venue: 'X' });
+    const bids: RecordImage[] = [];
+    const asks: RecordImage[] = [];
+    const a = client.record('/fx/USDCHF', { fields: ['bid'] }, (image) => bids.push(image));
+    await waitFor(() => bids.length === 1);
+    const b = client.record('/fx/USDCHF', { fields: ['ask'] }, (image) => asks.push(image));
+    await waitFor(() => asks.length === 1, 5000, 'the second listener');
+    expect(asks[0]).toEqual({ ask: 0.91 });
+    server.bayou.updateRecord('/fx/USDCHF', { bid: 0.92, ask: 0.93, venue: 'Y' });
+    await waitFor(() => asks.at(-1)?.ask === 0.93 && bids.at(-1)?.bid === 0.92);
+    expect(bids.at(-1)).toEqual({ bid: 0.92 });
+    expect(asks.at(-1)).toEqual({ ask: 0.93 });
+    expect(server.bayou.subscriberCount('/fx/USDCHF')).toBe(1);
+    a.close();
+    b.close();
+  });
+
   it('gives a stable snapshot that changes identity only when a field changes', async () => {
     const { server, client } = await setup();
     server.bayou.updateRecord('/fx/AUDUSD', { bid: 0.65 });
@@ -138,5 +157,38 @@ describe('many record subscriptions at once', () => {
     expect(handles.map((h) => h.store.getField('v'))).toEqual(Array.from({ length: 1000 }, (_, i) => i));
     expect(client.state).toBe('connected');
     for (const h of handles) h.close();
+  });
+});
+
+describe('records across a reconnect', () => {
+  it('gives a store closed and reopened while reconnecting a fresh snapshot, never a delta as the record', async () => {
+    const server = await startBayou({ records: [{ pattern: '/fx/*' }], timeout: 2000 });
+    cleanup.push(() => server.close());
+    const control = socketControl();
+    const client = new BayouClient(server.url, {
+      WebSocket: control.WebSocket,
+      transports: [websocket],
+      minReconnectDelay: 300,
+      maxReconnectDelay: 300,
+    });
+    cleanup.push(() => client.disconnect());
+    await client.connect();
+    const session = client.clientId;
+    server.bayou.updateRecord('/fx/EURGBP', { bid: 0.85, ask: 0.86 });
+    const store = client.recordStore('/fx/EURGBP');
+    let stop = store.subscribe(() => undefined);
+    await waitFor(() => store.getSnapshot() !== null);
+    control.down = true;
+    control.kill();
+    await waitFor(() => client.state === 'reconnecting');
+    stop();
+    stop = store.subscribe(() => undefined);
+    control.down = false;
+    await waitFor(() => client.state === 'connected');
+    expect(client.clientId).toBe(session);
+    server.bayou.updateRecord('/fx/EURGBP', { bid: 0.9 });
+    await waitFor(() => store.getField('bid') === 0.9);
+    expect(store.getSnapshot()).toEqual({ bid: 0.9, ask: 0.86 });
+    stop();
   });
 });

@@ -19,10 +19,16 @@ export class RecordStore {
   private image: RecordImage | null = null;
   private readonly listeners = new Set<RecordListener>();
 
+  private readonly fields: ReadonlySet<string> | null;
+
+  /** `fields`: the only fields this store shows (all when omitted). */
   constructor(
     readonly subject: string,
     private readonly source: RecordSource,
-  ) {}
+    fields?: readonly string[],
+  ) {
+    this.fields = fields === undefined ? null : new Set(fields);
+  }
 
   /** Adds a listener; the first one opens the server subscription. Returns the unsubscribe. */
   subscribe = (listener: RecordListener): (() => void) => {
@@ -53,12 +59,17 @@ export class RecordStore {
     this.image = null;
   }
 
-  /** A record message for this subject: a snapshot replaces the image, a delta merges. */
+  /**
+   * A record message for this subject: a snapshot replaces the image, a delta merges into
+   * it. A delta with no image to merge into is dropped: it is not the whole record.
+   */
   receive(message: Message): void {
-    const fields = message.data as Record<string, unknown> | undefined;
-    if (fields === null || typeof fields !== 'object') return;
+    const data = message.data as Record<string, unknown> | undefined;
+    if (data === null || typeof data !== 'object') return;
     const kind = (message.ext as { r?: string } | undefined)?.r;
     const previous = this.image;
+    if (kind !== 's' && previous === null) return;
+    const fields = this.fields === null ? data : pick(data, this.fields);
     const changed: string[] = [];
     if (kind === 's' || previous === null) {
       for (const name of Object.keys(fields)) if (previous?.[name] !== fields[name]) changed.push(name);
@@ -81,4 +92,10 @@ export class RecordStore {
       }
     }
   }
+}
+
+function pick(data: Record<string, unknown>, names: ReadonlySet<string>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const name of Object.keys(data)) if (names.has(name)) out[name] = data[name];
+  return out;
 }

@@ -23,6 +23,7 @@ class LongPollingTransport implements Transport {
   private readonly inFlight = new Set<AbortController>();
   private done = false;
   private draining = false;
+  private drained: (() => void) | undefined;
 
   constructor(context: TransportContext) {
     this.context = context;
@@ -86,13 +87,16 @@ class LongPollingTransport implements Transport {
   close(): void {
     if (this.done) return;
     this.done = true;
+    this.drained?.();
     for (const controller of this.inFlight) controller.abort();
     this.inFlight.clear();
   }
 
-  drain(): void {
+  drain(done?: () => void): void {
     this.draining = true;
-    if (this.inFlight.size === 0) this.close();
+    this.drained = done;
+    if (this.done) done?.();
+    else if (this.inFlight.size === 0) this.close();
   }
 }
 

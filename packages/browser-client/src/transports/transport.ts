@@ -28,8 +28,11 @@ export interface Transport {
   send(messages: Message[]): void;
   /** Closes now, abandoning requests in flight. */
   close(): void;
-  /** Closes once the requests in flight have been answered (their messages are still delivered). */
-  drain(): void;
+  /**
+   * Closes once the requests in flight have been answered (their messages are still
+   * delivered), then calls `done`.
+   */
+  drain(done?: () => void): void;
 }
 
 /** A transport kind, as listed in the `transports` option. */

@@ -113,8 +113,9 @@ class WebSocketTransport implements Transport {
     }
   }
 
-  drain(): void {
+  drain(done?: () => void): void {
     this.close();
+    done?.();
   }
 }
 
