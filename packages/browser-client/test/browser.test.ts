@@ -162,11 +162,10 @@ describe.skipIf(!available)('in headless Chromium', () => {
     const second = await context.newPage();
     cleanup.push(() => second.close());
     await second.goto(page.url());
-    // ack: false — @bayou/server answers a multiple-clients connect at once and, for an
-    // acknowledging session, without the queued messages, so the polling tab would get
-    // nothing (a server bug, reported; this test keeps covering the advice itself).
-    await start(page, { ack: false });
-    await start(second, { ack: false });
+    // With acknowledgements on (the default): the tab answered with multiple-clients
+    // advice gets its messages in those connect replies.
+    await start(page);
+    await start(second);
     await subscribe(page, '/tabs');
     await subscribe(second, '/tabs');
     // Both tabs carry the same BAYEUX_BROWSER cookie; the server lets one of them hold a poll.

@@ -77,10 +77,15 @@ export class Connects {
     }
     const now = Date.now();
     if (advice !== null) {
-      // Answered at once, carrying no deliveries.
       if (ctx.socket !== null) this.bindSocket(session, ctx, ctx.socket, null, now);
       else transition(session, { type: 'detach' }, now, this.options.maxInterval);
-      const ext = this.extensions.connectExt(session, [], true);
+      // A browser past its long-poll slots polls every `multiSessionInterval`: when its
+      // deliveries travel only in connect replies, each of those replies carries them.
+      const carry =
+        advice === this.multipleClientsAdvice && session.metaConnectDeliveryOnly && session.queue.length > 0;
+      const messages = carry ? session.drain() : [];
+      const ext = this.extensions.connectExt(session, messages, !carry);
+      for (const m of messages) ctx.replies.push(m);
       routeReply(ctx, session, connectReplyJson(message.id, session.id, advice, ext));
       this.flushSoon(session);
       return;
