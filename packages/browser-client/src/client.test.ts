@@ -78,6 +78,19 @@ describe('connecting', () => {
     expect(exts.length).toBeGreaterThan(1);
   });
 
+  it('sends the token option as ext.auth.token, asking an async token function again at every handshake', async () => {
+    let n = 0;
+    const c = client({ token: async () => `jwt-${++n}`, handshake: { app: 1 } });
+    c.connect();
+    await tick(50);
+    server.restart();
+    await tick(5000);
+    const exts = server.received.filter((m) => m.channel === '/meta/handshake').map((m) => m.ext);
+    expect(exts[0]).toMatchObject({ app: 1, auth: { token: 'jwt-1' } });
+    expect(exts.length).toBeGreaterThan(1);
+    expect(exts.at(-1)).toMatchObject({ auth: { token: `jwt-${exts.length}` } });
+  });
+
   it('uses long-polling when the server does not offer WebSocket', async () => {
     server.websocketMode = 'refuse';
     server.connectionTypes = ['long-polling'];

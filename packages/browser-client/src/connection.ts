@@ -220,7 +220,12 @@ export class Connection {
 
   private async handshake(transport: Transport, epoch: number): Promise<void> {
     const h = this.options.handshake;
-    const ext = typeof h === 'function' ? await h() : h;
+    const t = this.options.token;
+    let ext = typeof h === 'function' ? await h() : h;
+    if (t !== undefined) {
+      const token = typeof t === 'function' ? await t() : t;
+      ext = { ...ext, auth: { ...(ext?.auth as object | undefined), token } };
+    }
     if (epoch !== this.epoch) throw new BayouError(ErrorCodes.DISCONNECTED, 'stopped');
     const message: Message = {
       channel: META_HANDSHAKE,

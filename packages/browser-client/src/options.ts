@@ -17,6 +17,12 @@ export interface BayouClientOptions {
   fetch?: FetchFunction;
   /** `ext` sent with every handshake (auth tokens); a function is called before each one. Default none. */
   handshake?: Ext | (() => Ext | Promise<Ext>);
+  /**
+   * A connection token (a JWT from your backend), sent as `ext.auth.token` with every
+   * handshake; a function is called before each one, so an expired token is replaced
+   * when the server asks for a new handshake. Default none.
+   */
+  token?: string | (() => string | Promise<string>);
   /** Milliseconds a WebSocket may take to open before long-polling is tried. Default `5000`. */
   wsOpenTimeout?: number;
   /**
@@ -81,6 +87,7 @@ export interface ResolvedOptions {
   readonly WebSocket: WebSocketConstructor | undefined;
   readonly fetch: FetchFunction | undefined;
   readonly handshake: Ext | (() => Ext | Promise<Ext>) | undefined;
+  readonly token: string | (() => string | Promise<string>) | undefined;
   readonly wsOpenTimeout: number;
   readonly connectTimeout: number;
   readonly minReconnectDelay: number;
@@ -109,6 +116,7 @@ export function resolveOptions(options: BayouClientOptions = {}): ResolvedOption
     WebSocket: undefined,
     fetch: undefined,
     handshake: undefined,
+    token: undefined,
     wsOpenTimeout: 5000,
     connectTimeout: 10000,
     minReconnectDelay: 500,
