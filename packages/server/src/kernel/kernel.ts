@@ -441,6 +441,8 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
     if (session.held !== null) {
       const advice = reason === 'shutdown' ? { reconnect: 'retry' } : { reconnect: 'handshake' };
       this.connects.complete(session, advice);
+      // On a streaming WebSocket the reply was queued: send it before the queue is dropped.
+      if (session.socket !== null && session.queue.length > 0) this.outbound.flush(session);
     }
     transition(session, { type: 'remove' }, Date.now(), this.options.maxInterval);
     this.stats.removed[reason]++;
