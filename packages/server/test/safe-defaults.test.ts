@@ -232,3 +232,44 @@ describe('embedding in an application', () => {
     await app.close();
   });
 });
+
+describe('malformed WebSocket frames', () => {
+  let s: Started;
+  beforeAll(async () => {
+    s = await startServer();
+  });
+  afterAll(() => s.server.close());
+
+  function open(): Promise<WebSocket> {
+    const ws = new WebSocket(`${s.base.replace(/^http/, 'ws')}/bayeux`);
+    return new Promise((resolve, reject) => {
+      ws.once('open', () => resolve(ws));
+      ws.once('error', reject);
+    });
+  }
+  const closed = (ws: WebSocket) => new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)));
+
+  it('answers a binary frame with a Bayeux error', async () => {
+    const ws = await open();
+    const reply = new Promise<string>((resolve) => ws.once('message', (d) => resolve(String(d))));
+    ws.send(Buffer.from([1, 2, 3]), { binary: true });
+    expect(JSON.parse(await reply)[0]).toMatchObject({ successful: false, error: expect.stringMatching(/^400:/) });
+    ws.terminate();
+  });
+
+  it('closes with 1002 on a protocol violation and 1007 on invalid UTF-8, and goes on serving', async () => {
+    const unmasked = await open();
+    const code1 = closed(unmasked);
+    // A client frame without the mask bit: a protocol error.
+    (unmasked as unknown as { _socket: { write(b: Buffer): void } })._socket.write(Buffer.from([0x81, 0x02, 0x68, 0x69]));
+    expect(await code1).toBe(1002);
+    const badText = await open();
+    const code2 = closed(badText);
+    // A masked text frame (mask 0) whose payload is not UTF-8.
+    (badText as unknown as { _socket: { write(b: Buffer): void } })._socket.write(
+      Buffer.from([0x81, 0x82, 0, 0, 0, 0, 0xc3, 0x28]),
+    );
+    expect(await code2).toBe(1007);
+    expect((await post(s.base, {})).status).toBe(200);
+  });
+});
