@@ -40,7 +40,9 @@ describe('chat with tokens', () => {
     const forged = await new SignJWT({ sub: 'ada', exp: Math.floor(Date.now() / 1000) + 60 })
       .setProtectedHeader({ alg: 'HS256' })
       .sign(new TextEncoder().encode('somebody-elses-secret-of-32-chars!!'));
-    expect(await new RawClient(url).handshake('ada', forged)).toMatchObject({ error: '403::handshake_denied' });
+    expect(await new RawClient(url).handshake('ada', forged)).toMatchObject({
+      error: '403::handshake_denied',
+    });
     expect(server.bayou.sessionCount).toBe(0);
   });
 

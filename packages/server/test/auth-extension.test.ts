@@ -96,7 +96,8 @@ describe.each<Transport>(['websocket', 'long-polling'])('auth extension over %s'
     const removed = removedWith(started.server, c.clientId);
     const told = await c.waitFor(
       (m: Msg) =>
-        m.channel === '/meta/connect' && (m.advice as { reconnect?: string } | undefined)?.reconnect === 'handshake',
+        m.channel === '/meta/connect' &&
+        (m.advice as { reconnect?: string } | undefined)?.reconnect === 'handshake',
     );
     expect(told.clientId).toBe(c.clientId);
     expect(await removed).toBe('token-expired');

@@ -32,7 +32,11 @@ describe.each<Transport>(['websocket', 'long-polling'])('limits over %s', (trans
     for (let i = 0; i < 3; i++) replies.push(await c.publish('/x', i));
     expect(replies.every((r) => r.successful === true)).toBe(true);
     const refused = await c.publish('/x', 3);
-    expect(refused).toMatchObject({ successful: false, error: '429:/x:rate_limited', advice: { reconnect: 'retry' } });
+    expect(refused).toMatchObject({
+      successful: false,
+      error: '429:/x:rate_limited',
+      advice: { reconnect: 'retry' },
+    });
     expect((refused.advice as { interval: number }).interval).toBeGreaterThan(0);
     expect(await c.request({ channel: '/service/echo', clientId: c.clientId, data: 1 })).toMatchObject({
       error: '429:/service/echo:rate_limited',
@@ -68,7 +72,10 @@ describe.each<Transport>(['websocket', 'long-polling'])('limits over %s', (trans
       replies.push(await c.connect());
     }
     expect(replies.map((r) => r.successful)).toEqual([true, true, false]);
-    expect(replies[2]).toMatchObject({ error: '429:handshake:rate_limited', advice: { reconnect: 'handshake' } });
+    expect(replies[2]).toMatchObject({
+      error: '429:handshake:rate_limited',
+      advice: { reconnect: 'handshake' },
+    });
     const text = await (await fetch(`${fast.base}/metrics`)).text();
     expect(metric(text, 'bayou_limit_refusals_total{limit="handshakes"}')).toBe(1);
     expect(metric(text, 'bayou_limit_refusals_total{limit="publish"}')).toBe(0);

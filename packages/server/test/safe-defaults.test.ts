@@ -23,7 +23,11 @@ const handshake = JSON.stringify([
 ]);
 
 function post(base: string, headers: Record<string, string>, body = handshake) {
-  return fetch(`${base}/bayeux`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+  return fetch(`${base}/bayeux`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body,
+  });
 }
 
 function upgradeStatus(base: string, headers: Record<string, string>): Promise<number> {
@@ -48,7 +52,7 @@ describe('origins by default (allowedOrigins: [])', () => {
   afterAll(() => s.server.close());
 
   it('serves requests without an Origin and same-origin pages, without CORS headers', async () => {
-    for (const headers of [{}, { origin: self }]) {
+    for (const headers of [{}, { origin: self }] as Record<string, string>[]) {
       const r = await post(s.base, headers);
       expect(r.status).toBe(200);
       expect(r.headers.get('access-control-allow-origin')).toBeNull();
@@ -110,9 +114,23 @@ describe('the BAYEUX_BROWSER cookie', () => {
     execFileSync(
       'openssl',
       [
-        'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-        '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1',
-        '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1',
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
       ],
       { stdio: 'pipe' },
     );
@@ -222,7 +240,12 @@ describe('embedding in an application', () => {
     app.get('/hello', async () => 'hi');
     await app.register(bayou, { healthPath: '/healthz' });
     await app.ready();
-    await app.inject({ method: 'POST', url: '/bayeux', payload: handshake, headers: { 'content-type': 'application/json' } });
+    await app.inject({
+      method: 'POST',
+      url: '/bayeux',
+      payload: handshake,
+      headers: { 'content-type': 'application/json' },
+    });
     await app.inject({ method: 'GET', url: '/healthz' });
     await app.inject({ method: 'GET', url: '/hello' });
     const urls = lines.map((l) => (JSON.parse(l) as { req?: { url?: string } }).req?.url).filter(Boolean);
@@ -247,13 +270,17 @@ describe('malformed WebSocket frames', () => {
       ws.once('error', reject);
     });
   }
-  const closed = (ws: WebSocket) => new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)));
+  const closed = (ws: WebSocket) =>
+    new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)));
 
   it('answers a binary frame with a Bayeux error', async () => {
     const ws = await open();
     const reply = new Promise<string>((resolve) => ws.once('message', (d) => resolve(String(d))));
     ws.send(Buffer.from([1, 2, 3]), { binary: true });
-    expect(JSON.parse(await reply)[0]).toMatchObject({ successful: false, error: expect.stringMatching(/^400:/) });
+    expect(JSON.parse(await reply)[0]).toMatchObject({
+      successful: false,
+      error: expect.stringMatching(/^400:/),
+    });
     ws.terminate();
   });
 
@@ -261,7 +288,9 @@ describe('malformed WebSocket frames', () => {
     const unmasked = await open();
     const code1 = closed(unmasked);
     // A client frame without the mask bit: a protocol error.
-    (unmasked as unknown as { _socket: { write(b: Buffer): void } })._socket.write(Buffer.from([0x81, 0x02, 0x68, 0x69]));
+    (unmasked as unknown as { _socket: { write(b: Buffer): void } })._socket.write(
+      Buffer.from([0x81, 0x02, 0x68, 0x69]),
+    );
     expect(await code1).toBe(1002);
     const badText = await open();
     const code2 = closed(badText);

@@ -98,7 +98,9 @@ export class ChatConnection {
       // Every handshake (also after a restart or an expired token) asks for a fresh token.
       handshake: async () => {
         const token = await fetchToken(this.user);
-        return token === null ? { chat: { user: this.user } } : { chat: { user: this.user }, auth: { token } };
+        return token === null
+          ? { chat: { user: this.user } }
+          : { chat: { user: this.user }, auth: { token } };
       },
     });
     // Events of a client that was swapped out are ignored.

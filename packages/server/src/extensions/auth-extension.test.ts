@@ -34,7 +34,11 @@ function setup() {
     clockTolerance: 0,
     now: () => now,
   });
-  return { ext, expired, advance: (ms: number) => ((now += ms), ext.sweep()) };
+  const advance = (ms: number): void => {
+    now += ms;
+    ext.sweep();
+  };
+  return { ext, expired, advance };
 }
 
 describe('AuthExtension expiry wheel', () => {
@@ -62,7 +66,8 @@ describe('AuthExtension expiry wheel', () => {
     const b = fakeSession('b', 1_001);
     ext.outgoing({ successful: true }, handshake, a);
     ext.outgoing({ successful: true }, handshake, b);
-    const connect = (exp: number) => ({ channel: '/meta/connect', ext: { auth: { token: 't', exp } } }) as Message;
+    const connect = (exp: number) =>
+      ({ channel: '/meta/connect', ext: { auth: { token: 't', exp } } }) as Message;
     expect(await ext.incoming(connect(1_010), a, ws)).toBeUndefined();
     expect(await ext.incoming(connect(-1), b, ws)).toEqual({
       error: '403::handshake_denied',
