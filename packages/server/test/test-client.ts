@@ -70,7 +70,8 @@ export class TestClient {
       this.ws.send(text);
       return { status: 0, body: '' };
     }
-    const jar: Record<string, string> = this.keepCookies && this.cookie !== null ? { cookie: this.cookie } : {};
+    const jar: Record<string, string> =
+      this.keepCookies && this.cookie !== null ? { cookie: this.cookie } : {};
     const r = await fetch(this.endpoint, {
       method: 'POST',
       headers: { 'content-type': contentType, ...jar, ...this.headers },
