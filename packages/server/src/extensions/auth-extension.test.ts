@@ -12,7 +12,6 @@ function fakeSession(id: string, expSeconds: number | undefined): ServerSession 
   return {
     id,
     auth: expSeconds === undefined ? { sub: id } : { sub: id, exp: expSeconds },
-    extensionState: new Map(),
   } as unknown as ServerSession;
 }
 

@@ -45,6 +45,8 @@ export class AuthExtension implements Extension {
   readonly name = 'auth';
   /** Sessions by the wheel slot their token expires in. */
   private readonly slots = new Map<number, Set<ServerSession>>();
+  /** The slot each watched session is filed under (kept off the session, which stays small). */
+  private readonly slotOf = new WeakMap<ServerSession, number>();
   /** The last slot swept. */
   private cursor: number;
   private readonly tolerance: number;
@@ -120,7 +122,7 @@ export class AuthExtension implements Extension {
       const sessions = this.slots.get(slot) as Set<ServerSession>;
       this.slots.delete(slot);
       for (const session of sessions) {
-        session.extensionState.delete(this);
+        this.slotOf.delete(session);
         this.stats.expired++;
         this.options.expire(session);
       }
@@ -140,13 +142,13 @@ export class AuthExtension implements Extension {
       this.slots.set(slot, set);
     }
     set.add(session);
-    session.extensionState.set(this, slot);
+    this.slotOf.set(session, slot);
   }
 
   private unwatch(session: ServerSession): void {
-    const slot = session.extensionState.get(this) as number | undefined;
+    const slot = this.slotOf.get(session);
     if (slot === undefined) return;
-    session.extensionState.delete(this);
+    this.slotOf.delete(session);
     const set = this.slots.get(slot);
     if (set === undefined) return;
     set.delete(session);

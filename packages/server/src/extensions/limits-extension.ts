@@ -16,6 +16,8 @@ export class LimitsExtension implements Extension {
   readonly name = 'limits';
   /** The IP of each handshake in flight, until its reply says whether a session was made. */
   private readonly handshakes = new WeakMap<Message, string>();
+  /** The IP each session was counted under (kept off the session, which stays small). */
+  private readonly ipOf = new WeakMap<ServerSession, string>();
 
   constructor(readonly limiter: Limiter) {}
 
@@ -38,13 +40,13 @@ export class LimitsExtension implements Extension {
     this.handshakes.delete(request);
     if (reply.successful !== true || session === null) return;
     this.limiter.sessionOpened(ip);
-    session.extensionState.set(this, ip);
+    this.ipOf.set(session, ip);
   }
 
   removed(session: ServerSession): void {
-    const ip = session.extensionState.get(this);
-    if (typeof ip !== 'string') return;
-    session.extensionState.delete(this);
+    const ip = this.ipOf.get(session);
+    if (ip === undefined) return;
+    this.ipOf.delete(session);
     this.limiter.sessionClosed(ip);
   }
 }

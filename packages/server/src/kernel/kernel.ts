@@ -441,8 +441,13 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
     if (session.held !== null) {
       const advice = reason === 'shutdown' ? { reconnect: 'retry' } : { reconnect: 'handshake' };
       this.connects.complete(session, advice);
-      // On a streaming WebSocket the reply was queued: send it before the queue is dropped.
-      if (session.socket !== null && session.queue.length > 0) this.outbound.flush(session);
+      // On a streaming WebSocket the reply was queued: send it before the queue is dropped
+      // (not to a reader already too slow). Sending may itself find the reader slow and
+      // remove the session: then that removal was the whole of it.
+      if (reason !== 'slow-consumer' && session.socket !== null && session.queue.length > 0) {
+        this.outbound.flush(session);
+        if (session.state === 'removed') return;
+      }
     }
     transition(session, { type: 'remove' }, Date.now(), this.options.maxInterval);
     this.stats.removed[reason]++;
