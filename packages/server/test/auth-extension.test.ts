@@ -3,7 +3,9 @@
  * refresh on `/meta/connect`, sessions ended when their token expires, and long-polls
  * bound to the `BAYEUX_BROWSER` cookie of their session.
  */
-import { SignJWT } from 'jose';
+import { createServer as createHttpServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BayouServer } from '../src/index.js';
 import { type Started, startServer } from './start-server.js';
@@ -171,5 +173,47 @@ describe('long-polls bound to their browser cookie (trustClientSession)', () => 
     cookieless.clientId = owner.clientId;
     expect(await cookieless.subscribe('/private')).toMatchObject({ successful: true });
     await owner.close();
+  });
+});
+
+describe.each<Transport>(['websocket', 'long-polling'])('tokens from a JWKS URL over %s', (transport) => {
+  let keys: Server;
+  let started: Started;
+  let privateKey: Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
+  beforeAll(async () => {
+    const pair = await generateKeyPair('ES256');
+    privateKey = pair.privateKey;
+    const jwk = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' };
+    keys = createHttpServer((_req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ keys: [jwk] }));
+    });
+    await new Promise<void>((r) => keys.listen(0, '127.0.0.1', r));
+    const jwksUrl = `http://127.0.0.1:${(keys.address() as AddressInfo).port}/jwks.json`;
+    started = await startServer({ auth: { tokens: { jwksUrl } } });
+  });
+  afterAll(async () => {
+    await started.server.close();
+    await new Promise((r) => keys.close(r));
+  });
+
+  it('accepts a token signed by a key of the set and refuses one signed by another key', async () => {
+    const good = await new SignJWT({ sub: 'ada', exp: inSeconds(600) })
+      .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+      .sign(privateKey);
+    const c = new TestClient(started.base, transport);
+    expect(await c.connect({ auth: { token: good } })).toMatchObject({ successful: true });
+    expect(started.server.bayou.session(c.clientId)?.auth).toMatchObject({ sub: 'ada' });
+    const stranger = (await generateKeyPair('ES256')).privateKey;
+    const bad = await new SignJWT({ sub: 'ada', exp: inSeconds(600) })
+      .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+      .sign(stranger);
+    const d = new TestClient(started.base, transport);
+    expect(await d.connect({ auth: { token: bad } })).toMatchObject({
+      successful: false,
+      error: '403::handshake_denied',
+      advice: { reconnect: 'none' },
+    });
+    await Promise.all([c.close(), d.close()]);
   });
 });
