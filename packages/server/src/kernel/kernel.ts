@@ -446,7 +446,7 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
       // remove the session: then that removal was the whole of it.
       if (reason !== 'slow-consumer' && session.socket !== null && session.queue.length > 0) {
         this.outbound.flush(session);
-        if (session.state === 'removed') return;
+        if (this.findSession(session.id) !== session) return;
       }
     }
     transition(session, { type: 'remove' }, Date.now(), this.options.maxInterval);
