@@ -7,8 +7,8 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 import type { BayouApp } from '../bayou-app.js';
 import { kernelOf } from '../bayou-app.js';
 import { SERVICE_BUCKETS } from '../kernel/kernel.js';
-import type { RemovalReason } from '../types.js';
 import type { LimiterStats } from '../limits/limiter.js';
+import type { RemovalReason } from '../types.js';
 
 export interface ConnectionCounts {
   websocket(): number;
@@ -70,7 +70,7 @@ export function createMetrics(
     ['sessions', () => security.limits.sessionsRefused],
     ['handshakes', () => security.limits.handshakesRefused],
   ];
-  const reported = new Map<string, number>();
+  const refusalsReported = new Map<string, number>();
   new Counter({
     name: 'bayou_limit_refusals_total',
     help: 'Messages refused by a limit (publish rate, sessions per IP, handshakes per IP)',
@@ -79,10 +79,10 @@ export function createMetrics(
     collect() {
       for (const [limit, read] of refusals) {
         const now = read();
-        const before = reported.get(limit) ?? 0;
+        const before = refusalsReported.get(limit) ?? 0;
         // Touch every label so a zero count is reported too.
         this.inc({ limit }, Math.max(0, now - before));
-        reported.set(limit, now);
+        refusalsReported.set(limit, now);
       }
     },
   });
@@ -202,7 +202,7 @@ export function createMetrics(
   };
   new Counter({
     name: 'bayou_sessions_removed_total',
-    help: 'Sessions ended, by reason (disconnect, timeout, slow-consumer, shutdown, error)',
+    help: 'Sessions ended, by reason (disconnect, timeout, slow-consumer, shutdown, error, token-expired)',
     labelNames: ['reason'],
     registers: [registry],
     collect() {

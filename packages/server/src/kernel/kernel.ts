@@ -73,7 +73,7 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
     slowConsumers: 0,
     publishes: 0,
     engineErrors: 0,
-    removed: { disconnect: 0, timeout: 0, 'slow-consumer': 0, shutdown: 0, error: 0 },
+    removed: { disconnect: 0, timeout: 0, 'slow-consumer': 0, shutdown: 0, error: 0, 'token-expired': 0 },
     handshakes: { accepted: 0, denied: 0, failed: 0 },
     services: { count: 0, sum: 0, buckets: SERVICE_BUCKETS.map(() => 0) },
   };
