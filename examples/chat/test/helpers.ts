@@ -73,6 +73,8 @@ export class RawClient {
   clientId = '';
   readonly received: Msg[] = [];
   private nextId = 0;
+  /** The `BAYEUX_BROWSER` cookie, sent back as a browser would (with tokens a session needs it). */
+  private cookie: string | null = null;
 
   constructor(private readonly base: string) {}
 
@@ -84,9 +86,11 @@ export class RawClient {
     }));
     const response = await fetch(`${this.base}/bayeux`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...(this.cookie ? { cookie: this.cookie } : {}) },
       body: JSON.stringify(body),
     });
+    const set = response.headers.get('set-cookie');
+    if (set !== null) this.cookie = set.split(';')[0] as string;
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
     const replies = (await response.json()) as Msg[];
     for (const m of replies)
@@ -94,13 +98,13 @@ export class RawClient {
     return replies;
   }
 
-  async handshake(user: unknown): Promise<Msg> {
+  async handshake(user: unknown, token?: string): Promise<Msg> {
     const [reply] = await this.post([
       {
         channel: '/meta/handshake',
         version: '1.0',
         supportedConnectionTypes: ['long-polling'],
-        ext: { chat: { user } },
+        ext: token === undefined ? { chat: { user } } : { chat: { user }, auth: { token } },
       },
     ]);
     if (reply?.successful) {

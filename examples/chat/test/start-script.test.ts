@@ -17,6 +17,9 @@ afterAll(async () => {
   if (child?.exitCode === null) child.kill('SIGKILL');
 });
 
+/** Everything the server printed before its URL, for the log line's wording. */
+let printed = '';
+
 function printedUrl(proc: ChildProcess, ms: number): Promise<string> {
   return new Promise((resolve, reject) => {
     let out = '';
@@ -24,8 +27,9 @@ function printedUrl(proc: ChildProcess, ms: number): Promise<string> {
     proc.stdout?.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       const match = /http:\/\/\S+/.exec(out);
-      if (match) {
+      if (match && out.includes('\n')) {
         clearTimeout(timer);
+        printed = out;
         resolve(match[0]);
       }
     });
@@ -44,11 +48,13 @@ describe('the start script', () => {
 
     child = spawn(process.execPath, ['dist/server.js'], {
       cwd: packageDir,
-      env: { ...process.env, PORT: '0', HOST: '127.0.0.1' },
+      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', BAYOU_JWT_SECRET: '' },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     const url = await printedUrl(child, 10_000);
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    // Without BAYOU_JWT_SECRET it says it is an open demo, on localhost only.
+    expect(printed).toMatch(/open demo: no tokens.*listening on localhost only/);
 
     const index = await fetch(url);
     expect(index.headers.get('content-security-policy')).toContain("script-src 'self'");

@@ -5,13 +5,18 @@
  * need.
  */
 import { DEFAULTS, type Message, parseChannel } from '@bayou/protocol';
+import type { Registry } from 'prom-client';
+import type { ChannelPermissions } from './auth/channel-rules.js';
+import type { TokenOptions } from './auth/token-verifier.js';
 import { BayouError } from './errors.js';
+import { defaultLimits, type LimitOptions, resolveLimits } from './limits/limiter.js';
 import {
   type RecordPattern,
   type ResolvedRecordPattern,
   resolveRecordPatterns,
 } from './records/record-options.js';
 import type { ServerSession } from './session/session.js';
+import { checkAllowedOrigins } from './transports/request-info.js';
 import type { RequestInfo, TransportName } from './types.js';
 
 export type { RequestInfo, TransportName };
@@ -38,6 +43,16 @@ export interface HistoryRule {
   ttl?: number;
 }
 
+/** Tokens and channel permissions, applied by the built-in auth extension. */
+export interface AuthConfig {
+  /** Verify a JWT (`ext.auth.token`) at every handshake. Default: no tokens. */
+  tokens?: TokenOptions;
+  /** Who may subscribe and publish where. Default: anyone, or with tokens: authenticated subscribe, no client publish. */
+  channels?: ChannelPermissions;
+  /** With tokens on, accept handshakes without a token as anonymous sessions. Default `false`. */
+  allowAnonymous?: boolean;
+}
+
 export interface BayouOptions {
   /** URL path of the Bayeux endpoint for both transports. Default `'/bayeux'`. */
   path?: string;
@@ -60,7 +75,12 @@ export interface BayouOptions {
   maxSessionsPerBrowser?: number;
   /** `interval` advised to a browser past `maxSessionsPerBrowser`. Default `2000`. */
   multiSessionInterval?: number;
-  /** Origins allowed for WebSocket upgrades and CORS; `'*'` allows all. Default `['*']`. */
+  /**
+   * Origins (besides the server's own) whose pages may use long-polling and WebSocket
+   * upgrades: `https://app.example.com`, `https://*.example.com`, `'null'`, or `'*'` for
+   * any origin without credentials. Requests with no `Origin` (non-browser clients) are
+   * never refused. Default `[]`: same-origin pages only.
+   */
   allowedOrigins?: string[];
   /** Largest WebSocket frame or HTTP body in bytes (WS close 1009, HTTP 413). Default `65536`. */
   maxPayloadBytes?: number;
@@ -96,18 +116,51 @@ export interface BayouOptions {
    * `[{ pattern: '/chat/**', size: 500 }, { pattern: '/ticks/*', size: 0 }]`. Default `[]`.
    */
   history?: HistoryRule[];
-  /** Path of the Prometheus metrics, or `false`. Default `'/metrics'`. */
+  /**
+   * Path of the Prometheus metrics, or `false`. Default `'/metrics'`, or `false` when
+   * `metricsRegistry` is given (the application serves its own registry).
+   */
   metricsPath?: string | false;
   /** Path of the health check, or `false`. Default `'/healthz'`. */
   healthPath?: string | false;
+  /**
+   * A prom-client `Registry` of the host application to add Bayou's metrics to (without
+   * the process metrics, which the application collects itself). Default: Bayou's own.
+   */
+  metricsRegistry?: Registry;
+  /** Tokens and channel permissions (the auth extension). Default: none (an open server). */
+  auth?: AuthConfig;
+  /** Per-session publish rate and per-IP session and handshake limits; `0` switches one off. */
+  limits?: LimitOptions;
+  /**
+   * Whether a long-poll naming a session is accepted without the `BAYEUX_BROWSER` cookie
+   * the session was created with (CometD's `trustClientSession`). Default `false` when
+   * `auth.tokens` is set (a clientId seen in a log cannot be used from elsewhere), `true`
+   * otherwise. `true` with tokens suits clients that cannot keep cookies, at the risk that
+   * whoever learns a clientId can act as that session until it ends.
+   */
+  trustClientSession?: boolean;
 }
 
-export type ResolvedOptions = Readonly<
-  Required<Omit<BayouOptions, 'authenticate' | 'canSubscribe' | 'canPublish' | 'records' | 'history'>>
-> &
-  Readonly<Pick<BayouOptions, 'authenticate' | 'canSubscribe' | 'canPublish'>> & {
+type OptionalKeys =
+  | 'authenticate'
+  | 'canSubscribe'
+  | 'canPublish'
+  | 'records'
+  | 'history'
+  | 'auth'
+  | 'metricsRegistry'
+  | 'limits'
+  | 'trustClientSession';
+
+export type ResolvedOptions = Readonly<Required<Omit<BayouOptions, OptionalKeys>>> &
+  Readonly<
+    Pick<BayouOptions, 'authenticate' | 'canSubscribe' | 'canPublish' | 'auth' | 'metricsRegistry'>
+  > & {
     readonly records: readonly ResolvedRecordPattern[];
     readonly history: readonly Readonly<HistoryRule>[];
+    readonly limits: Readonly<Required<LimitOptions>>;
+    readonly trustClientSession: boolean;
   };
 
 export const defaultOptions: ResolvedOptions = Object.freeze({
@@ -120,7 +173,7 @@ export const defaultOptions: ResolvedOptions = Object.freeze({
   sweepInterval: 1_000,
   maxSessionsPerBrowser: 1,
   multiSessionInterval: 2_000,
-  allowedOrigins: ['*'],
+  allowedOrigins: [] as string[],
   maxPayloadBytes: DEFAULTS.maxPayloadBytes,
   maxBatchMessages: DEFAULTS.maxBatchMessages,
   maxSubscriptionsPerSession: 1_000,
@@ -134,9 +187,13 @@ export const defaultOptions: ResolvedOptions = Object.freeze({
   history: [] as HistoryRule[],
   metricsPath: '/metrics',
   healthPath: '/healthz',
+  limits: defaultLimits,
+  trustClientSession: true,
 });
 
 const hooks = ['authenticate', 'canSubscribe', 'canPublish'] as const;
+/** Optional keys without a default value. */
+const extraKeys = ['auth', 'metricsRegistry'] as const;
 const numeric = [
   'timeout',
   'interval',
@@ -178,6 +235,17 @@ function checkValues(o: ResolvedOptions): void {
   if (!Array.isArray(o.allowedOrigins) || o.allowedOrigins.some((x) => typeof x !== 'string')) {
     invalid('allowedOrigins', 'an array of origins (or ["*"])');
   }
+  try {
+    checkAllowedOrigins(o.allowedOrigins);
+  } catch (err) {
+    invalid('allowedOrigins', `a list of origins: ${(err as Error).message}`);
+  }
+  const reg = o.metricsRegistry as { registerMetric?: unknown } | undefined;
+  if (reg !== undefined && (reg === null || typeof reg.registerMetric !== 'function'))
+    invalid('metricsRegistry', 'a prom-client Registry');
+  if (o.auth !== undefined && (o.auth === null || typeof o.auth !== 'object'))
+    invalid('auth', 'an object { tokens?, channels?, allowAnonymous? }');
+  if (typeof o.trustClientSession !== 'boolean') invalid('trustClientSession', 'a boolean');
   for (const p of ['metricsPath', 'healthPath'] as const) {
     if (o[p] !== false && (typeof o[p] !== 'string' || !(o[p] as string).startsWith('/')))
       invalid(p, 'a path or false');
@@ -187,20 +255,29 @@ function checkValues(o: ResolvedOptions): void {
 
 export function resolveOptions(input: BayouOptions = {}): ResolvedOptions {
   const unknown = Object.keys(input).filter(
-    (k) => !(k in defaultOptions) && !(hooks as readonly string[]).includes(k),
+    (k) =>
+      !(k in defaultOptions) &&
+      !(hooks as readonly string[]).includes(k) &&
+      !(extraKeys as readonly string[]).includes(k),
   );
   if (unknown.length > 0) {
     throw new BayouError('BAYOU_ERR_UNKNOWN_OPTION', `unknown option(s): ${unknown.join(', ')}`);
   }
   const defined = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined));
   const merged = { ...defaultOptions, ...defined } as ResolvedOptions;
+  // Cookies are checked by default once tokens identify users; metrics go to the app's registry.
+  if (input.trustClientSession === undefined)
+    (merged as { trustClientSession: boolean }).trustClientSession = input.auth?.tokens === undefined;
+  if (input.metricsPath === undefined && input.metricsRegistry !== undefined)
+    (merged as { metricsPath: string | false }).metricsPath = false;
   checkValues(merged);
   if (!Array.isArray(merged.records))
     invalid('records', 'an array of { pattern, throttleMs?, maxFrequency? }');
   return Object.freeze({
     ...merged,
     transports: [...merged.transports],
-    allowedOrigins: [...merged.allowedOrigins],
+    allowedOrigins: checkAllowedOrigins(merged.allowedOrigins),
+    limits: resolveLimits(input.limits ?? {}),
     records: resolveRecordPatterns(merged.records as RecordPattern[]),
     history: resolveHistoryRules(merged.history),
   });

@@ -10,7 +10,23 @@ export interface RequestInfo {
   headers: IncomingHttpHeaders;
   url: string;
   remoteAddress: string | undefined;
+  /**
+   * The client's IP as Fastify reports it (`request.ip`): the socket's address, or the
+   * `X-Forwarded-For` client when Fastify's `trustProxy` is set. Limits are keyed on it.
+   */
+  ip?: string | undefined;
+  /** The `BAYEUX_BROWSER` cookie this request carried or was given (long-polling); else `null`. */
+  browserId?: string | null;
+  /** Whether the request came over TLS (`https`/`wss`, or `X-Forwarded-Proto` under `trustProxy`). */
+  secure?: boolean;
 }
 
 /** Why a session ended. */
-export type RemovalReason = 'disconnect' | 'timeout' | 'slow-consumer' | 'shutdown' | 'error';
+export type RemovalReason =
+  | 'disconnect'
+  | 'timeout'
+  | 'slow-consumer'
+  | 'shutdown'
+  | 'error'
+  /** Its token expired and was not refreshed (the auth extension). */
+  | 'token-expired';

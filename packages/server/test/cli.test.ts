@@ -71,12 +71,17 @@ const handshake = (ext?: Record<string, unknown>) => ({
   ...(ext ? { ext } : {}),
 });
 
+/** The `BAYEUX_BROWSER` cookie, kept like a browser would: with tokens, a session needs it. */
+let browserCookie: string | null = null;
+
 async function bayeux(url: string, messages: unknown[]): Promise<Record<string, unknown>[]> {
   const r = await fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...(browserCookie ? { cookie: browserCookie } : {}) },
     body: JSON.stringify(messages),
   });
+  const set = r.headers.get('set-cookie');
+  if (set !== null) browserCookie = set.split(';')[0] as string;
   return (await r.json()) as Record<string, unknown>[];
 }
 

@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { BayeuxErrors, formatError } from '@bayou/protocol';
 import { describe, expect, it } from 'vitest';
 import { ErrorCodes } from '../src/index.js';
+import { defaultOptions } from '../src/options.js';
 
 const readme = (pkg: string) => readFileSync(resolve(import.meta.dirname, `../../${pkg}/README.md`), 'utf8');
 
@@ -22,5 +23,21 @@ describe('error documentation', () => {
       expect(text).toContain(`${wire.split(':')[0]}:`);
       expect(text).toContain(`:${BayeuxErrors[name].message}\``);
     }
+  });
+});
+
+describe('option documentation', () => {
+  it('lists every plugin option in the server README options table', () => {
+    const text = readme('server');
+    const keys = [
+      ...Object.keys(defaultOptions),
+      'authenticate',
+      'canSubscribe',
+      'canPublish',
+      'auth',
+      'metricsRegistry',
+      'engine',
+    ];
+    for (const key of keys) expect(text).toMatch(new RegExp(`^\\| \`${key}[\`(]`, 'm'));
   });
 });

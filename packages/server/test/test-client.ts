@@ -18,6 +18,10 @@ export class TestClient {
   private ws: WebSocket | null = null;
   private polling = false;
   closedWith: number | null = null;
+  /** The `BAYEUX_BROWSER` cookie the server gave, sent back as a browser would (unless `headers` set one). */
+  cookie: string | null = null;
+  /** Keep and send back cookies (long-polling). */
+  keepCookies = true;
 
   constructor(
     readonly base: string,
@@ -66,11 +70,15 @@ export class TestClient {
       this.ws.send(text);
       return { status: 0, body: '' };
     }
+    const jar: Record<string, string> =
+      this.keepCookies && this.cookie !== null ? { cookie: this.cookie } : {};
     const r = await fetch(this.endpoint, {
       method: 'POST',
-      headers: { 'content-type': contentType, ...this.headers },
+      headers: { 'content-type': contentType, ...jar, ...this.headers },
       body: text,
     });
+    const set = r.headers.get('set-cookie');
+    if (set !== null) this.cookie = set.split(';')[0] as string;
     const body = await r.text();
     if (r.ok) for (const m of JSON.parse(body) as Msg[]) this.dispatch(m);
     return { status: r.status, body };

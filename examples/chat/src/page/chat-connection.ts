@@ -95,7 +95,13 @@ export class ChatConnection {
   private open(): BayouClient {
     const client = new BayouClient(new URL('/bayeux', location.href).href, {
       transports: this.longPollingOnly ? [longPolling] : [websocket, longPolling],
-      handshake: () => ({ chat: { user: this.user } }),
+      // Every handshake (also after a restart or an expired token) asks for a fresh token.
+      handshake: async () => {
+        const token = await fetchToken(this.user);
+        return token === null
+          ? { chat: { user: this.user } }
+          : { chat: { user: this.user }, auth: { token } };
+      },
     });
     // Events of a client that was swapped out are ignored.
     client.on('state', (state, previous) => {
@@ -138,4 +144,20 @@ export class ChatConnection {
       await this.loadHistory(room).catch((error: unknown) => this.events.problem(String(error)));
     }
   }
+}
+
+/**
+ * A token for `user` from the chat server's `POST /chat/token`, or `null` when the server
+ * runs as an open demo (404) and the name alone is enough.
+ */
+async function fetchToken(user: string): Promise<string | null> {
+  const response = await fetch(new URL('/chat/token', location.href).href, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ name: user }),
+  });
+  if (response.status === 404) return null;
+  if (!response.ok) throw new Error(`no token for "${user}": HTTP ${response.status}`);
+  const { token } = (await response.json()) as { token: string };
+  return token;
 }

@@ -4,9 +4,10 @@ import { type BayouOptions, type BayouServer, createServer } from '@bayou/server
 import type { ChatRoomsOptions } from './chat-rooms.js';
 import { ChatService } from './chat-service.js';
 import { serveStatic } from './static-files.js';
+import { tokenRoute } from './token-route.js';
 
 export interface ChatServerOptions {
-  /** Interface to listen on. Default `'0.0.0.0'`. */
+  /** Interface to listen on. Default `'127.0.0.1'`. */
   host?: string;
   /** Port; `0` picks a free one. Default `8080`. */
   port?: number;
@@ -16,6 +17,14 @@ export interface ChatServerOptions {
   bayou?: Omit<BayouOptions, 'authenticate' | 'canSubscribe' | 'canPublish'>;
   /** History size and room bound. */
   rooms?: ChatRoomsOptions;
+  /**
+   * Require a token in every handshake (`ext.auth.token`, HS256 signed with this secret,
+   * as `bayou start --jwt-secret` does); the user is the token's `sub`. The chat's own
+   * `POST /chat/token` issues them. Default: none — an open demo where names are claimed.
+   */
+  jwtSecret?: string;
+  /** Seconds a token from `POST /chat/token` lasts. Default `600`. */
+  tokenTtl?: number;
 }
 
 export interface ChatServer extends BayouServer {
@@ -24,13 +33,16 @@ export interface ChatServer extends BayouServer {
 
 export async function createChatServer(options: ChatServerOptions = {}): Promise<ChatServer> {
   const chat = new ChatService(options.rooms);
+  const tokens = options.jwtSecret !== undefined;
   const server = await createServer({
-    host: options.host ?? '0.0.0.0',
+    host: options.host ?? '127.0.0.1',
     port: options.port ?? 8080,
     ...options.bayou,
-    ...chat.hooks(),
+    ...(tokens ? { auth: { ...options.bayou?.auth, tokens: { secret: options.jwtSecret as string } } } : {}),
+    ...chat.hooks({ tokens }),
   });
   chat.attach(server.bayou);
   serveStatic(server.app, options.publicDir ?? fileURLToPath(new URL('./public/', import.meta.url)));
+  tokenRoute(server.app, options.jwtSecret, options.tokenTtl ?? 600);
   return Object.assign(server, { chat });
 }

@@ -43,14 +43,21 @@ export class ChatService {
     this.rooms = new ChatRooms(options);
   }
 
-  /** The Bayou hooks the chat needs; pass them to `createServer` or `app.register(bayou, …)`. */
-  hooks(): Hooks {
+  /**
+   * The Bayou hooks the chat needs; pass them to `createServer` or `app.register(bayou, …)`.
+   * With `tokens`, the user is the verified token's `sub` (Bayou's `auth.tokens` checks
+   * it) and a name the handshake claims is ignored.
+   */
+  hooks(options: { tokens?: boolean } = {}): Hooks {
     return {
-      authenticate,
+      authenticate: options.tokens === true ? () => true : authenticate,
       canSubscribe: (session, channel) => {
+        const rooms = this.sessionRooms.get(session);
+        // A session without a valid user name (a token whose `sub` is not one) joins nothing.
+        if (rooms === undefined) return false;
         if (channel === SERVICE.inbox) return true;
         if (roomOf(channel) === null) return false;
-        return (this.sessionRooms.get(session)?.size ?? 0) < LIMITS.roomsPerSession;
+        return rooms.size < LIMITS.roomsPerSession;
       },
       // Chat messages reach rooms only through SERVICE.send, which stamps the sender.
       canPublish: () => false,
@@ -121,7 +128,14 @@ export class ChatService {
   // ---- membership --------------------------------------------------------------------
 
   private sessionAdded(session: Session): void {
-    const user = typeof session.auth?.user === 'string' ? session.auth.user : null;
+    // With tokens the verified `sub` names the user; in the open demo, the name it claimed.
+    const sub = session.auth?.sub;
+    const user =
+      typeof sub === 'string'
+        ? normalizeName(sub)
+        : typeof session.auth?.user === 'string'
+          ? session.auth.user
+          : null;
     if (user === null) return;
     session.data.user = user;
     this.sessionRooms.set(session, new Set());

@@ -17,6 +17,7 @@ import {
 import type { BatchContext } from './batch-context.js';
 import { handleConnect } from './connect.js';
 import { handleDisconnect } from './disconnect.js';
+import type { Refusal } from './extensions.js';
 import { handleHandshake } from './handshake.js';
 import type { KernelApi } from './kernel-api.js';
 import { handlePublish } from './publish.js';
@@ -52,7 +53,7 @@ function processOne(
     return;
   }
   const message = v.message;
-  const verdict = k.incoming(message, k.findSession(message.clientId) ?? null);
+  const verdict = k.incoming(message, k.findSession(message.clientId) ?? null, ctx.request);
   if (verdict instanceof Promise) {
     return verdict.then((error) =>
       error === undefined ? route(k, message, v.channel, ctx) : refuse(k, message, ctx, error),
@@ -80,11 +81,13 @@ function route(k: KernelApi, message: Message, info: ChannelInfo, ctx: BatchCont
 }
 
 /** An extension refused the message: answer it with the error, as its handler would. */
-function refuse(k: KernelApi, message: Message, ctx: BatchContext, error: string): void {
+function refuse(k: KernelApi, message: Message, ctx: BatchContext, refusal: Refusal): void {
   const session = k.findSession(message.clientId) ?? null;
+  const error = typeof refusal === 'string' ? refusal : refusal.error;
   const fields: Record<string, unknown> = { successful: false, error };
   if (session !== null) fields.clientId = session.id;
   if (message.subscription !== undefined) fields.subscription = message.subscription;
-  if (message.channel === META_HANDSHAKE) fields.advice = { reconnect: 'none', interval: 0 };
+  if (typeof refusal !== 'string' && refusal.advice !== undefined) fields.advice = refusal.advice;
+  else if (message.channel === META_HANDSHAKE) fields.advice = { reconnect: 'none', interval: 0 };
   k.reply(ctx, session, message, fields);
 }

@@ -10,6 +10,14 @@
 import type { Message } from '@bayou/protocol';
 import type { MaybePromise } from '../engine/engine.js';
 import type { ServerSession } from '../session/session.js';
+import type { RequestInfo } from '../types.js';
+
+/**
+ * An extension's refusal of an incoming message: a Bayeux error string, or the error with
+ * the advice to send along (`{ reconnect: 'handshake' }` after a token expired, a retry
+ * interval after a rate limit).
+ */
+export type Refusal = string | { error: string; advice?: Readonly<Record<string, unknown>> };
 
 /** A reply about to be sent; `ext` may be added or extended. */
 export type Reply = Record<string, unknown> & { channel?: string; ext?: Record<string, unknown> };
@@ -19,10 +27,16 @@ export interface Extension {
   readonly name: string;
   /**
    * A message from a client, before its handler. `session` is the sender's (null for a
-   * handshake or an unknown clientId). Return a Bayeux error string (`"403::denied"`) to
-   * answer the message with that error instead of handling it.
+   * handshake or an unknown clientId); `request` describes the HTTP request or WebSocket
+   * upgrade it came on (client IP, browser cookie, TLS). Return a Bayeux error string
+   * (`"403::denied"`), or `{ error, advice }`, to answer the message with that error
+   * instead of handling it.
    */
-  incoming?(message: Message, session: ServerSession | null): MaybePromise<string | undefined | undefined>;
+  incoming?(
+    message: Message,
+    session: ServerSession | null,
+    request: RequestInfo,
+  ): MaybePromise<Refusal | undefined>;
   /** A meta reply about to go back for `request` (a connect reply only when answered at once). */
   outgoing?(reply: Reply, request: Message, session: ServerSession | null): void;
   /**
@@ -101,25 +115,30 @@ export class ExtensionPipeline {
    * Runs `incoming` of each extension in order; returns an error string to refuse the
    * message, or a promise when an extension answered asynchronously.
    */
-  incoming(message: Message, session: ServerSession | null, from = 0): MaybePromise<string | undefined> {
+  incoming(
+    message: Message,
+    session: ServerSession | null,
+    request: RequestInfo,
+    from = 0,
+  ): MaybePromise<Refusal | undefined> {
     const list = this.incomingList;
     for (let i = from; i < list.length; i++) {
       const ext = list[i] as Extension;
-      let verdict: MaybePromise<string | undefined | undefined>;
+      let verdict: MaybePromise<Refusal | undefined>;
       try {
-        verdict = (ext.incoming as NonNullable<Extension['incoming']>)(message, session);
+        verdict = (ext.incoming as NonNullable<Extension['incoming']>)(message, session, request);
       } catch (err) {
         throw new ExtensionFailure(ext.name, err);
       }
       if (verdict instanceof Promise) {
         return verdict.then(
-          (v) => (typeof v === 'string' ? v : this.incoming(message, session, i + 1)),
+          (v) => (v !== undefined ? v : this.incoming(message, session, request, i + 1)),
           (err: unknown) => {
             throw new ExtensionFailure(ext.name, err);
           },
         );
       }
-      if (typeof verdict === 'string') return verdict;
+      if (verdict !== undefined) return verdict;
     }
     return undefined;
   }

@@ -9,8 +9,9 @@ import type { MaybePromise, StreamPosition } from '../engine/engine.js';
 import type { EventSink, ServiceHandler } from '../kernel/events.js';
 import type { ResolvedOptions } from '../options.js';
 import type { Session } from '../session/session.js';
-import type { RemovalReason } from '../types.js';
+import type { RemovalReason, RequestInfo } from '../types.js';
 import type { BatchContext } from './batch-context.js';
+import type { Refusal } from './extensions.js';
 
 /** The options the handlers read. */
 export type HandlerOptions = Pick<
@@ -50,7 +51,11 @@ export interface KernelApi {
   findSession(clientId: unknown): Session | undefined;
   /** After a successful subscribe reply: the record snapshot, if `name` is a record subject. */
   subscribed(session: Session, name: string): void;
-  incoming(message: Message, session: Session | null): MaybePromise<string | undefined>;
+  incoming(
+    message: Message,
+    session: Session | null,
+    request: RequestInfo,
+  ): MaybePromise<Refusal | undefined>;
   createSession(ctx: BatchContext, message: Message, auth: Record<string, unknown> | null): Session;
   emitSafe(run: (events: EventSink) => void): boolean;
   subscribe(session: Session, name: string, message: Message): MaybePromise<string | undefined>;

@@ -6,7 +6,6 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { FastifyServerOptions } from 'fastify';
-import { type AuthHooks, createAuthHooks } from '../auth/auth-hooks.js';
 import { type BayouServer, type CreateServerOptions, createServer } from '../create-server.js';
 import { publishApi } from '../http/publish-api.js';
 import { defaultOptions } from '../options.js';
@@ -16,7 +15,8 @@ import { configError } from './flags.js';
 
 export interface BuiltServer {
   server: BayouServer;
-  auth: AuthHooks;
+  /** Whether handshakes need a token. */
+  auth: { readonly tokensOn: boolean };
   /** The interface it will listen on. */
   host: string;
   /** One line saying how open the server is, for the start-up log. */
@@ -68,14 +68,14 @@ export async function buildServer(
 ): Promise<BuiltServer> {
   if ((config.tls?.key === undefined) !== (config.tls?.cert === undefined))
     throw configError('tls.key and tls.cert (--tls-key, --tls-cert) go together');
-  const auth = createAuthHooks({
+  // Tokens and channel rules become the plugin's `auth` option: its auth extension also
+  // refreshes tokens, ends sessions whose token expired and binds long-polls to their cookie.
+  const authConfig = {
     ...(config.tokens !== undefined ? { tokens: config.tokens } : {}),
     ...(config.channels !== undefined ? { channels: config.channels } : {}),
     ...(config.allowAnonymous !== undefined ? { allowAnonymous: config.allowAnonymous } : {}),
-    ...(config.authenticate !== undefined ? { authenticate: config.authenticate } : {}),
-    ...(config.canSubscribe !== undefined ? { canSubscribe: config.canSubscribe } : {}),
-    ...(config.canPublish !== undefined ? { canPublish: config.canPublish } : {}),
-  });
+  };
+  const auth = { tokensOn: config.tokens !== undefined };
   let allowedOrigins: string[];
   try {
     allowedOrigins = checkAllowedOrigins(config.allowedOrigins ?? []);
@@ -90,14 +90,15 @@ export async function buildServer(
     host,
     port: config.port ?? 8080,
     allowedOrigins,
+    ...(Object.keys(authConfig).length > 0 ? { auth: { ...config.auth, ...authConfig } } : {}),
     logger: loggerFor(config, isTTY),
     ...(config.tls !== undefined && config.https === undefined
       ? { https: { key: readPem(config.tls.key, 'key'), cert: readPem(config.tls.cert, 'certificate') } }
       : {}),
   };
-  if (auth.authenticate !== undefined) options.authenticate = auth.authenticate;
-  if (auth.canSubscribe !== undefined) options.canSubscribe = auth.canSubscribe;
-  if (auth.canPublish !== undefined) options.canPublish = auth.canPublish;
+  if (config.authenticate !== undefined) options.authenticate = config.authenticate;
+  if (config.canSubscribe !== undefined) options.canSubscribe = config.canSubscribe;
+  if (config.canPublish !== undefined) options.canPublish = config.canPublish;
   const server = await createServer(options);
   try {
     await server.app.register(publishApi, {

@@ -7,10 +7,25 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 import type { BayouApp } from '../bayou-app.js';
 import { kernelOf } from '../bayou-app.js';
 import { SERVICE_BUCKETS } from '../kernel/kernel.js';
+import type { LimiterStats } from '../limits/limiter.js';
 import type { RemovalReason } from '../types.js';
 
 export interface ConnectionCounts {
   websocket(): number;
+}
+
+/** Counters of the security extensions, read at scrape time. */
+export interface SecurityCounts {
+  limits: Readonly<LimiterStats>;
+  /** IPs the limiter currently tracks. */
+  trackedIps(): number;
+  /** The auth extension's counters, when it runs. */
+  auth: Readonly<{
+    refreshed: number;
+    refreshRefused: number;
+    expired: number;
+    browserMismatch: number;
+  }> | null;
 }
 
 /** A counter that reports a running total kept elsewhere. */
@@ -38,9 +53,74 @@ const SERVER_VERSION: string = (() => {
   }
 })();
 
-export function createMetrics(bayou: BayouApp, connections: ConnectionCounts): Registry {
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+/**
+ * Registers Bayou's metrics on `shared` (the host application's registry, which collects
+ * the process metrics itself) or on a registry of its own with the process metrics.
+ */
+export function createMetrics(
+  bayou: BayouApp,
+  connections: ConnectionCounts,
+  security: SecurityCounts,
+  shared?: Registry,
+): Registry {
+  const registry = shared ?? new Registry();
+  if (shared === undefined) collectDefaultMetrics({ register: registry });
+  const refusals: [string, () => number][] = [
+    ['publish', () => security.limits.publishRefused],
+    ['sessions', () => security.limits.sessionsRefused],
+    ['handshakes', () => security.limits.handshakesRefused],
+  ];
+  const refusalsReported = new Map<string, number>();
+  new Counter({
+    name: 'bayou_limit_refusals_total',
+    help: 'Messages refused by a limit (publish rate, sessions per IP, handshakes per IP)',
+    labelNames: ['limit'],
+    registers: [registry],
+    collect() {
+      for (const [limit, read] of refusals) {
+        const now = read();
+        const before = refusalsReported.get(limit) ?? 0;
+        // Touch every label so a zero count is reported too.
+        this.inc({ limit }, Math.max(0, now - before));
+        refusalsReported.set(limit, now);
+      }
+    },
+  });
+  new Gauge({
+    name: 'bayou_limit_tracked_ips',
+    help: 'Client IPs the per-IP limits currently track',
+    registers: [registry],
+    collect() {
+      this.set(security.trackedIps());
+    },
+  });
+  const auth = security.auth;
+  if (auth !== null) {
+    totalCounter(
+      registry,
+      'bayou_token_refreshes_total',
+      'Tokens refreshed by a /meta/connect',
+      () => auth.refreshed,
+    );
+    totalCounter(
+      registry,
+      'bayou_token_refresh_refusals_total',
+      'Token refreshes refused (bad, expired or another sub)',
+      () => auth.refreshRefused,
+    );
+    totalCounter(
+      registry,
+      'bayou_token_expiries_total',
+      'Sessions ended because their token expired',
+      () => auth.expired,
+    );
+    totalCounter(
+      registry,
+      'bayou_browser_mismatches_total',
+      "Long-polls refused for lacking their session's BAYEUX_BROWSER cookie",
+      () => auth.browserMismatch,
+    );
+  }
   new Gauge({
     name: 'bayou_sessions',
     help: 'Bayeux sessions on this node',
@@ -122,7 +202,7 @@ export function createMetrics(bayou: BayouApp, connections: ConnectionCounts): R
   };
   new Counter({
     name: 'bayou_sessions_removed_total',
-    help: 'Sessions ended, by reason (disconnect, timeout, slow-consumer, shutdown, error)',
+    help: 'Sessions ended, by reason (disconnect, timeout, slow-consumer, shutdown, error, token-expired)',
     labelNames: ['reason'],
     registers: [registry],
     collect() {

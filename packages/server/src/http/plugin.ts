@@ -6,10 +6,15 @@
  */
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
+import { type AuthOptions, createAuthHooks } from '../auth/auth-hooks.js';
 import { BayouApp, kernelOf } from '../bayou-app.js';
 import type { Engine } from '../engine/engine.js';
 import { MemoryEngine } from '../engine/memory/memory-engine.js';
-import { type BayouOptions, resolveOptions } from '../options.js';
+import { BayouError } from '../errors.js';
+import { AuthExtension } from '../extensions/auth-extension.js';
+import { LimitsExtension } from '../extensions/limits-extension.js';
+import { Limiter } from '../limits/limiter.js';
+import { type BayouOptions, type ResolvedOptions, resolveOptions } from '../options.js';
 import { longPollingRoutes } from '../transports/long-polling.js';
 import { WebSocketTransport } from '../transports/websocket.js';
 import { createMetrics } from './metrics.js';
@@ -27,35 +32,110 @@ export interface BayouPluginOptions extends BayouOptions {
 
 // Keys Fastify itself may pass along with register() options.
 const REGISTER_KEYS = new Set(['prefix', 'logLevel', 'logSerializers']);
+/** Bayeux routes answer thousands of requests a second: only warnings and errors are logged. */
+const ROUTE_LOG_LEVEL = 'warn';
+
+/** With `auth`, the token and permission hooks wrap the application's own. */
+function withAuthHooks(options: ResolvedOptions): {
+  options: ResolvedOptions;
+  hooks: ReturnType<typeof createAuthHooks> | null;
+} {
+  if (options.auth === undefined) return { options, hooks: null };
+  const input: AuthOptions = { ...options.auth };
+  if (options.authenticate !== undefined) input.authenticate = options.authenticate;
+  if (options.canSubscribe !== undefined) input.canSubscribe = options.canSubscribe;
+  if (options.canPublish !== undefined) input.canPublish = options.canPublish;
+  const hooks = createAuthHooks(input);
+  const next: Record<string, unknown> = { ...options };
+  for (const name of ['authenticate', 'canSubscribe', 'canPublish'] as const) {
+    if (hooks[name] === undefined) delete next[name];
+    else next[name] = hooks[name];
+  }
+  return { options: Object.freeze(next) as ResolvedOptions, hooks };
+}
 
 const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstance, opts) => {
   const { engine, ...rest } = opts;
+  if ((opts as { prefix?: unknown }).prefix !== undefined) {
+    // fastify-plugin shares the parent's scope, where Fastify ignores `prefix` silently.
+    throw new BayouError(
+      'BAYOU_ERR_INVALID_OPTION',
+      `the Bayou plugin does not take Fastify's "prefix" (got ${JSON.stringify((opts as { prefix?: unknown }).prefix)}): set its "path" option instead, e.g. { path: '/api/bayeux' }, and "metricsPath"/"healthPath" for the other routes`,
+    );
+  }
   const own = Object.fromEntries(Object.entries(rest).filter(([k]) => !REGISTER_KEYS.has(k)));
-  const options = resolveOptions(own);
+  const { options, hooks } = withAuthHooks(resolveOptions(own));
   const bayou = new BayouApp(options, app.log, engine ?? new MemoryEngine());
   const kernel = kernelOf(bayou);
   app.decorate('bayou', bayou);
+
+  // Built-in extensions, after the ack extension: limits first (before any token is verified).
+  const limiter = new Limiter(options.limits);
+  bayou.addExtension(new LimitsExtension(limiter));
+  const tokensOn = hooks?.tokensOn === true;
+  const auth =
+    tokensOn || !options.trustClientSession
+      ? new AuthExtension({
+          hooks: tokensOn ? hooks : null,
+          expire: (session) => {
+            const s = kernel.findSession(session.id);
+            if (s !== undefined) kernel.removeSession(s, 'token-expired');
+          },
+          trustClientSession: options.trustClientSession,
+          tick: options.sweepInterval,
+          ...(options.auth?.tokens?.clockTolerance !== undefined
+            ? { clockTolerance: options.auth.tokens.clockTolerance }
+            : {}),
+        })
+      : null;
+  if (auth !== null) bayou.addExtension(auth);
+  // One shared timer for token expiries and forgetting idle IPs; none per session.
+  let sweeps = 0;
+  const securitySweep = setInterval(() => {
+    auth?.sweep();
+    if (++sweeps % 60 === 0) limiter.prune();
+  }, options.sweepInterval);
+  securitySweep.unref();
   await kernel.start();
 
   const ws = options.transports.includes('websocket') ? new WebSocketTransport(app, kernel, options) : null;
   // The endpoint's routes live in their own scope, so their body parsers stay out of the app.
-  await app.register(async (scope) => {
-    ws?.route(scope);
-    if (options.transports.includes('long-polling')) await longPollingRoutes(kernel, options)(scope);
-  });
+  await app.register(
+    async (scope) => {
+      ws?.route(scope);
+      if (options.transports.includes('long-polling')) await longPollingRoutes(kernel, options)(scope);
+    },
+    { logLevel: ROUTE_LOG_LEVEL },
+  );
 
   if (options.healthPath !== false) {
-    app.get(options.healthPath, async () => ({ status: 'ok', sessions: bayou.sessionCount }));
+    app.get(options.healthPath, { logLevel: ROUTE_LOG_LEVEL }, async () => ({
+      status: 'ok',
+      sessions: bayou.sessionCount,
+    }));
   }
-  if (options.metricsPath !== false) {
-    const registry = createMetrics(bayou, { websocket: () => ws?.connections ?? 0 });
-    app.get(options.metricsPath, async (_req, reply) => {
-      reply.header('content-type', registry.contentType);
-      return registry.metrics();
-    });
+  const security = {
+    limits: limiter.stats,
+    trackedIps: () => limiter.trackedIps,
+    auth: auth?.stats ?? null,
+  };
+  if (options.metricsPath !== false || options.metricsRegistry !== undefined) {
+    const registry = createMetrics(
+      bayou,
+      { websocket: () => ws?.connections ?? 0 },
+      security,
+      options.metricsRegistry,
+    );
+    if (options.metricsPath !== false) {
+      app.get(options.metricsPath, { logLevel: ROUTE_LOG_LEVEL }, async (_req, reply) => {
+        reply.header('content-type', registry.contentType);
+        return registry.metrics();
+      });
+    }
   }
 
   app.addHook('preClose', async () => {
+    clearInterval(securitySweep);
     kernel.drainForShutdown();
     ws?.closeAll(1001, 'server shutting down');
   });

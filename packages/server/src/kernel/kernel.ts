@@ -10,7 +10,7 @@ import { formatError, type Message, parseChannel } from '@bayou/protocol';
 import type { FastifyBaseLogger } from 'fastify';
 import { type BatchContext, replyTo, routeReply } from '../bayeux/batch-context.js';
 import { processBatch } from '../bayeux/dispatcher.js';
-import { ExtensionFailure, ExtensionPipeline } from '../bayeux/extensions.js';
+import { ExtensionFailure, ExtensionPipeline, type Refusal } from '../bayeux/extensions.js';
 import type { KernelApi } from '../bayeux/kernel-api.js';
 import { SubscriptionIndex } from '../channels/subscription-index.js';
 import type {
@@ -34,7 +34,7 @@ import { Outbound } from '../session/outbound.js';
 import type { ServerSession, Session, SessionHost } from '../session/session.js';
 import { transition } from '../session/session-lifecycle.js';
 import { ownerOf, SessionRegistry, type SweepHandler } from '../session/session-registry.js';
-import type { RemovalReason } from '../types.js';
+import type { RemovalReason, RequestInfo } from '../types.js';
 import { Connects } from './connects.js';
 import type { EventSink, ServiceHandler } from './events.js';
 import { HistoryRules } from './history-rules.js';
@@ -73,7 +73,7 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
     slowConsumers: 0,
     publishes: 0,
     engineErrors: 0,
-    removed: { disconnect: 0, timeout: 0, 'slow-consumer': 0, shutdown: 0, error: 0 },
+    removed: { disconnect: 0, timeout: 0, 'slow-consumer': 0, shutdown: 0, error: 0, 'token-expired': 0 },
     handshakes: { accepted: 0, denied: 0, failed: 0 },
     services: { count: 0, sum: 0, buckets: SERVICE_BUCKETS.map(() => 0) },
   };
@@ -201,10 +201,14 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
   }
 
   /** Runs the incoming extensions; an error string refuses the message. */
-  incoming(message: Message, session: Session | null): MaybePromise<string | undefined> {
+  incoming(
+    message: Message,
+    session: Session | null,
+    request: RequestInfo,
+  ): MaybePromise<Refusal | undefined> {
     if (this.extensions.size === 0) return undefined;
     try {
-      const verdict = this.extensions.incoming(message, session);
+      const verdict = this.extensions.incoming(message, session, request);
       if (verdict instanceof Promise) return verdict.catch((err: unknown) => this.extensionFailed(err));
       return verdict;
     } catch (err) {
@@ -437,6 +441,13 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
     if (session.held !== null) {
       const advice = reason === 'shutdown' ? { reconnect: 'retry' } : { reconnect: 'handshake' };
       this.connects.complete(session, advice);
+      // On a streaming WebSocket the reply was queued: send it before the queue is dropped
+      // (not to a reader already too slow). Sending may itself find the reader slow and
+      // remove the session: then that removal was the whole of it.
+      if (reason !== 'slow-consumer' && session.socket !== null && session.queue.length > 0) {
+        this.outbound.flush(session);
+        if (this.findSession(session.id) !== session) return;
+      }
     }
     transition(session, { type: 'remove' }, Date.now(), this.options.maxInterval);
     this.stats.removed[reason]++;

@@ -6,7 +6,7 @@
  * A clientId is `<nodeId>.<144 random bits>`: unguessable, URL-safe, and it names the node
  * that owns the session, so any node of a cluster knows where to forward without a lookup.
  */
-import { randomBytes } from 'node:crypto';
+import { RandomIds } from '../random-ids.js';
 import type { TransportName } from '../types.js';
 import { Session, type SessionHost } from './session.js';
 import { due } from './session-lifecycle.js';
@@ -27,8 +27,8 @@ export function ownerOf(clientId: string): string | null {
 export class SessionRegistry {
   private readonly sessions = new Map<string, Session>();
   private timer: NodeJS.Timeout | null = null;
-  private pool: Buffer = Buffer.alloc(0);
-  private poolOffset = 0;
+  /** 144 random bits per clientId, cut from a pool refilled off the event loop. */
+  private readonly ids = new RandomIds(18);
 
   constructor(
     private readonly host: SessionHost,
@@ -38,7 +38,7 @@ export class SessionRegistry {
 
   create(transport: TransportName, now = Date.now()): Session {
     const session = new Session(
-      `${this.nodeId}.${this.randomId()}`,
+      `${this.nodeId}.${this.ids.next()}`,
       transport,
       this.host,
       now + this.maxInterval,
@@ -80,16 +80,5 @@ export class SessionRegistry {
       if (what === 'answer') handler.connectTimedOut(session);
       else if (what === 'expire') handler.sessionExpired(session);
     }
-  }
-
-  /** 144 random bits from a pooled buffer: one `randomBytes` call per 256 sessions. */
-  private randomId(): string {
-    if (this.poolOffset + 18 > this.pool.length) {
-      this.pool = randomBytes(18 * 256);
-      this.poolOffset = 0;
-    }
-    const id = this.pool.toString('base64url', this.poolOffset, this.poolOffset + 18);
-    this.poolOffset += 18;
-    return id;
   }
 }

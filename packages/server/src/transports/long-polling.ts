@@ -7,17 +7,17 @@
  * A batch naming a session of another live node is forwarded to that node through the
  * engine's session directory, and its reply relayed: no sticky sessions are needed.
  */
-import { randomBytes } from 'node:crypto';
-import type { ServerResponse } from 'node:http';
-import { decodeBatch } from '@bayou/protocol';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { decodeBatch, formatError } from '@bayou/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createBatchContext } from '../bayeux/batch-context.js';
 import type { ForwardRequest, ForwardResponse } from '../engine/engine.js';
 import type { ResolvedOptions } from '../options.js';
+import { RandomIds } from '../random-ids.js';
 import type { Session } from '../session/session.js';
 import type { PendingPoll } from '../session/session-lifecycle.js';
 import type { RequestInfo } from '../types.js';
-import { originAllowed, requestInfo } from './request-info.js';
+import { corsFor, requestInfo } from './request-info.js';
 import type { TransportKernel } from './transport-kernel.js';
 
 const BROWSER_COOKIE = 'BAYEUX_BROWSER';
@@ -82,20 +82,62 @@ function readCookie(header: string | undefined, name: string): string | null {
   return null;
 }
 
+/**
+ * Sets the CORS headers `corsFor` grants (none for no-Origin and same-origin requests,
+ * credentials only for listed origins) and says whether to serve the request.
+ */
 function applyCors(req: FastifyRequest, reply: FastifyReply, allowed: readonly string[]): boolean {
-  const origin = req.headers.origin;
-  if (!originAllowed(allowed, origin)) return false;
-  if (origin !== undefined) {
-    reply.header('access-control-allow-origin', origin);
-    reply.header('access-control-allow-credentials', 'true');
-    reply.header('vary', 'Origin');
-  }
-  return true;
+  const answer = corsFor(allowed, req.headers.origin, req.headers.host);
+  for (const [name, value] of Object.entries(answer.headers)) reply.header(name, value);
+  return answer.allowed;
+}
+
+/** Bytes of an oversized body read (and dropped) after the 413, before the socket is cut. */
+const DRAIN_BYTES = 1024 * 1024;
+/** ms an oversized body may take to finish arriving after the 413. */
+const DRAIN_MS = 5000;
+
+/**
+ * After answering an oversized body, reads the rest of it so the client — still writing —
+ * gets to read the 413 instead of a connection reset; past `DRAIN_BYTES` or `DRAIN_MS`
+ * the socket is closed.
+ */
+function drainRequest(raw: IncomingMessage): void {
+  if (raw.complete || raw.destroyed) return;
+  let left = DRAIN_BYTES;
+  const cut = (): void => {
+    clearTimeout(timer);
+    raw.socket?.destroy();
+  };
+  const timer = setTimeout(cut, DRAIN_MS);
+  timer.unref();
+  raw.on('data', (chunk: Buffer) => {
+    left -= chunk.length;
+    if (left < 0) cut();
+  });
+  raw.once('end', () => clearTimeout(timer));
+  raw.once('close', () => clearTimeout(timer));
+  raw.resume();
 }
 
 export function longPollingRoutes(kernel: TransportKernel, options: LongPollOptions) {
   kernel.forwardHandler = (request) => runForwarded(kernel, options, request);
+  const browserIds = new RandomIds(12);
   return async function routes(scope: FastifyInstance): Promise<void> {
+    scope.setErrorHandler((err: Error & { statusCode?: number; code?: string }, req, reply) => {
+      if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || err.statusCode === 413) {
+        // The answer goes out first; the rest of the body is then read within a bound.
+        reply.code(413).send({
+          error: formatError('messageTooLarge', [options.maxPayloadBytes]),
+          message: `request body larger than ${options.maxPayloadBytes} bytes`,
+        });
+        drainRequest(req.raw);
+        return;
+      }
+      const status = err.statusCode !== undefined && err.statusCode >= 400 ? err.statusCode : 500;
+      if (status >= 500) kernel.log.error({ err }, 'long-poll request failed');
+      reply.code(status).send({ error: status >= 500 ? 'internal error' : err.message });
+    });
     scope.removeContentTypeParser(['application/json', 'text/plain']);
     const asText = { parseAs: 'string' as const, bodyLimit: options.maxPayloadBytes };
     scope.addContentTypeParser(['application/json', 'text/plain'], asText, (_req, body, done) =>
@@ -112,7 +154,7 @@ export function longPollingRoutes(kernel: TransportKernel, options: LongPollOpti
           reply.code(403).send({ error: 'origin not allowed' });
           return;
         }
-        handlePoll(kernel, options, req, reply);
+        handlePoll(kernel, options, browserIds, req, reply);
       });
     }
   };
@@ -139,6 +181,7 @@ function sendVia(reply: FastifyReply): Send {
 function handlePoll(
   kernel: TransportKernel,
   options: LongPollOptions,
+  browserIds: RandomIds,
   req: FastifyRequest,
   reply: FastifyReply,
 ): void {
@@ -153,11 +196,15 @@ function handlePoll(
     return;
   }
   let browserId = readCookie(req.headers.cookie, BROWSER_COOKIE);
+  const secure = req.protocol === 'https';
   if (browserId === null) {
-    browserId = randomBytes(12).toString('base64url');
-    reply.header('set-cookie', `${BROWSER_COOKIE}=${browserId}; Path=/; HttpOnly; SameSite=Lax`);
+    browserId = browserIds.next();
+    reply.header(
+      'set-cookie',
+      `${BROWSER_COOKIE}=${browserId}; Path=/; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`,
+    );
   }
-  const info = requestInfo('long-polling', req.raw);
+  const info = requestInfo('long-polling', req.raw, req.ip, browserId, secure);
   const owner = kernel.ownedElsewhere((decoded.messages[0] as { clientId?: unknown } | null)?.clientId);
   if (owner !== null) {
     void forwardPoll(kernel, owner, { text, messages: decoded.messages, info, browserId }, reply);
@@ -193,7 +240,8 @@ async function forwardPoll(
       transport: 'long-polling',
       url: poll.info.url,
       headers,
-      remoteAddress: poll.info.remoteAddress,
+      // The client's IP as this node saw it (trustProxy applied), for the owner's limits.
+      remoteAddress: poll.info.ip ?? poll.info.remoteAddress,
       browserId: poll.browserId,
     });
     sendVia(reply)(answer.status, answer.body);
@@ -220,6 +268,8 @@ function runForwarded(
       headers: request.headers,
       url: request.url,
       remoteAddress: request.remoteAddress,
+      ip: request.remoteAddress,
+      browserId: request.browserId,
     };
     const send: Send = (status, body) => resolve({ status, body });
     runPoll(kernel, decoded.messages, request.body, info, request.browserId, send, null);

@@ -15,7 +15,7 @@
  * - Anything else is refused (403 for long-polling and for the WebSocket upgrade).
  */
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import type { RequestInfo, TransportName } from '../options.js';
+import type { RequestInfo, TransportName } from '../types.js';
 
 const ORIGIN = /^(https?):\/\/(\*\.)?([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(:\d{1,5})?$/;
 
@@ -95,9 +95,27 @@ export function corsFor(allowed: readonly string[], origin: string | undefined, 
   return { allowed: false, headers: { vary: 'Origin' } };
 }
 
-/** A summary that does not keep the request (and its socket) alive with the session. */
-export function requestInfo(transport: TransportName, raw: IncomingMessage): RequestInfo {
-  return { transport, headers: raw.headers, url: raw.url ?? '', remoteAddress: raw.socket.remoteAddress };
+/**
+ * A summary that does not keep the request (and its socket) alive with the session. `ip`
+ * is Fastify's `request.ip` (honouring `trustProxy`); the socket's address without it.
+ */
+export function requestInfo(
+  transport: TransportName,
+  raw: IncomingMessage,
+  ip?: string,
+  browserId: string | null = null,
+  secure = false,
+): RequestInfo {
+  const remoteAddress = raw.socket.remoteAddress;
+  return {
+    transport,
+    headers: raw.headers,
+    url: raw.url ?? '',
+    remoteAddress,
+    ip: ip ?? remoteAddress,
+    browserId,
+    secure,
+  };
 }
 
 export function pathOf(url: string | undefined): string {
@@ -118,5 +136,13 @@ export function keepAfterHandshake(info: RequestInfo): RequestInfo {
   const headers: IncomingHttpHeaders = {};
   for (const name of KEPT_HEADERS)
     if (info.headers[name] !== undefined) headers[name] = info.headers[name] as string;
-  return { transport: info.transport, headers, url: info.url, remoteAddress: info.remoteAddress };
+  return {
+    transport: info.transport,
+    headers,
+    url: info.url,
+    remoteAddress: info.remoteAddress,
+    ip: info.ip,
+    browserId: null,
+    secure: info.secure === true,
+  };
 }

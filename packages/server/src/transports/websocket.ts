@@ -129,7 +129,7 @@ export class WebSocketTransport {
         reply.code(426).header('upgrade', 'websocket').send({ error: 'WebSocket upgrade expected' });
         return;
       }
-      if (!originAllowed(this.options.allowedOrigins, request.headers.origin)) {
+      if (!originAllowed(this.options.allowedOrigins, request.headers.origin, request.headers.host)) {
         reply.code(403).send({ error: 'origin not allowed' });
         return;
       }
@@ -143,7 +143,7 @@ export class WebSocketTransport {
       this.wss.handleUpgrade(raw, pending.socket, pending.head, (ws) => {
         const link = ws as WebSocketLink;
         link.host = this.host;
-        link.request = requestInfo('websocket', raw);
+        link.request = requestInfo('websocket', raw, request.ip, null, request.protocol === 'https');
         link.on('message', onSocketMessage as SocketHandler);
         link.on('close', onSocketClose as SocketHandler);
         link.on('error', onSocketError as SocketHandler);
@@ -225,8 +225,11 @@ function finishFrame(link: WebSocketLink, replies: string[], bound: Session[]): 
     link.sessions = link.sessions.length === 0 ? [s] : [...link.sessions, s];
   }
   if (bound.length > 0 && !link.trimmed) {
-    // Only `authenticate` reads the request, for later handshakes on this socket.
-    link.request = link.host.keepHeaders ? keepAfterHandshake(link.request) : NO_REQUEST;
+    // Only `authenticate` reads the headers, for later handshakes on this socket; the
+    // limits need the client's IP.
+    link.request = link.host.keepHeaders
+      ? keepAfterHandshake(link.request)
+      : { ...NO_REQUEST, ip: link.request.ip, secure: link.request.secure === true };
     link.trimmed = true;
   }
   if (replies.length > 0 && link.readyState === WebSocket.OPEN) link.send(`[${replies.join(',')}]`);

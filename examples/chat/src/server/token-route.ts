@@ -1,0 +1,29 @@
+/**
+ * `POST /chat/token` with `{ "name": "ada" }` → `{ "token": "<JWT>" }`: the chat's stand-in
+ * for a login. It signs an HS256 token (`sub` = the name, `exp` = now + ttl) with the
+ * secret the server verifies handshakes with, as a real application would after checking
+ * a password. Without a secret (the open demo) it answers 404, and the page handshakes
+ * with its name alone.
+ */
+import type { BayouServer } from '@bayou/server';
+import { SignJWT } from 'jose';
+import { normalizeName } from '../shared/chat-protocol.js';
+
+export const TOKEN_PATH = '/chat/token';
+
+export function tokenRoute(app: BayouServer['app'], secret: string | undefined, ttlSeconds: number): void {
+  const key = secret === undefined ? null : new TextEncoder().encode(secret);
+  app.post(TOKEN_PATH, { bodyLimit: 1024 }, async (request, reply) => {
+    if (key === null) return reply.code(404).send({ error: 'tokens are off: handshake with your name' });
+    const body = request.body as { name?: unknown } | null;
+    const name = normalizeName(body?.name);
+    if (name === null) return reply.code(400).send({ error: 'name: 1–24 characters, no control characters' });
+    const token = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject(name)
+      .setIssuedAt()
+      .setExpirationTime(Math.floor(Date.now() / 1000) + ttlSeconds)
+      .sign(key);
+    return { token, expiresIn: ttlSeconds };
+  });
+}

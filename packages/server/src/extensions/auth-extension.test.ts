@@ -1,0 +1,88 @@
+import type { Message } from '@bayou/protocol';
+import { describe, expect, it } from 'vitest';
+import { HandshakeDeniedError } from '../errors.js';
+import type { ServerSession } from '../session/session.js';
+import type { RequestInfo } from '../types.js';
+import { AuthExtension } from './auth-extension.js';
+
+const handshake = { channel: '/meta/handshake' } as Message;
+const ws: RequestInfo = { transport: 'websocket', headers: {}, url: '', remoteAddress: undefined };
+
+function fakeSession(id: string, expSeconds: number | undefined): ServerSession {
+  return {
+    id,
+    auth: expSeconds === undefined ? { sub: id } : { sub: id, exp: expSeconds },
+  } as unknown as ServerSession;
+}
+
+function setup() {
+  let now = 1_000_000;
+  const expired: string[] = [];
+  const ext = new AuthExtension({
+    hooks: {
+      refresh: async (session, message) => {
+        const exp = (message.ext as { auth: { exp: number } }).auth.exp;
+        if (exp < 0) throw new HandshakeDeniedError('invalid', 'bad');
+        session.auth = { ...session.auth, exp };
+        return true;
+      },
+    },
+    expire: (s) => expired.push(s.id),
+    trustClientSession: true,
+    tick: 100,
+    clockTolerance: 0,
+    now: () => now,
+  });
+  const advance = (ms: number): void => {
+    now += ms;
+    ext.sweep();
+  };
+  return { ext, expired, advance };
+}
+
+describe('AuthExtension expiry wheel', () => {
+  it('ends each session once, in the sweep after its token expired, never before', () => {
+    const { ext, expired, advance } = setup();
+    const a = fakeSession('a', 1_000); // 1,000,000 ms: due now
+    const b = fakeSession('b', 1_002); // due in 2 s
+    const c = fakeSession('c', undefined); // no expiry: never watched
+    for (const s of [a, b, c]) ext.outgoing({ successful: true }, handshake, s);
+    expect(ext.watched).toBe(2);
+    advance(100);
+    expect(expired).toEqual(['a']);
+    advance(1_850);
+    expect(expired).toEqual(['a']);
+    advance(100);
+    expect(expired).toEqual(['a', 'b']);
+    advance(60_000);
+    expect(expired).toEqual(['a', 'b']);
+    expect(ext.watched).toBe(0);
+  });
+
+  it('moves a refreshed session to its new expiry, and forgets removed ones', async () => {
+    const { ext, expired, advance } = setup();
+    const a = fakeSession('a', 1_001);
+    const b = fakeSession('b', 1_001);
+    ext.outgoing({ successful: true }, handshake, a);
+    ext.outgoing({ successful: true }, handshake, b);
+    const connect = (exp: number) =>
+      ({ channel: '/meta/connect', ext: { auth: { token: 't', exp } } }) as Message;
+    expect(await ext.incoming(connect(1_010), a, ws)).toBeUndefined();
+    expect(await ext.incoming(connect(-1), b, ws)).toEqual({
+      error: '403::handshake_denied',
+      advice: { reconnect: 'none', interval: 0 },
+    });
+    ext.removed(b);
+    advance(5_000);
+    expect(expired).toEqual([]);
+    advance(5_100);
+    expect(expired).toEqual(['a']);
+    expect(ext.stats).toMatchObject({ refreshed: 1, refreshRefused: 1, expired: 1 });
+  });
+
+  it('does not watch a refused handshake', () => {
+    const { ext } = setup();
+    ext.outgoing({ successful: false }, handshake, fakeSession('a', 1_001));
+    expect(ext.watched).toBe(0);
+  });
+});
