@@ -29,6 +29,12 @@ export const SERVERS = {
     protocol: 'bayeux',
     label: 'Bayou (baseline build, BAYOU_BASELINE)',
   },
+  'lp-floor': {
+    script: 'lp-floor.mjs',
+    args: [],
+    protocol: 'bayeux',
+    label: 'raw long-polling floor (node:http)',
+  },
   faye: { script: 'faye.mjs', args: [], protocol: 'bayeux', label: 'Faye 1.4' },
   socketio: { script: 'socketio.mjs', args: [], protocol: 'socket.io', label: 'Socket.IO 4.8' },
 };
