@@ -22,10 +22,13 @@ const STORM_PER_WORKER = 5000;
 const RESTART_PER_CHILD = 2500;
 
 /** Handshake + subscribe per second with `clients` opening at once, `concurrency` in flight. */
-export async function measureStorm(name, { clients, concurrency, localAddresses }) {
+export async function measureStorm(
+  name,
+  { clients, concurrency, localAddresses, perProcess = STORM_PER_WORKER },
+) {
   const server = await startServer(name);
   try {
-    const workers = Math.max(1, Math.ceil(clients / STORM_PER_WORKER));
+    const workers = Math.max(1, Math.ceil(clients / perProcess));
     const r = await runScenario(
       'connections',
       {
@@ -77,12 +80,13 @@ export async function measureRestart({
   localAddresses,
   transports = 'websocket',
   timeout = 60_000,
+  perProcess = RESTART_PER_CHILD,
   log = () => {},
 }) {
   let server = await startServer('bayou');
   const url = new URL(server.url);
   const metricsUrl = `${url.protocol}//${url.host}/metrics`;
-  const nChildren = Math.max(1, Math.ceil(clients / RESTART_PER_CHILD));
+  const nChildren = Math.max(1, Math.ceil(clients / perProcess));
   const per = Math.ceil(clients / nChildren);
   const children = [];
   const backTimes = [];
@@ -177,6 +181,8 @@ const STORM_DEFAULTS = {
   restartClients: 10000,
   restartTransports: 'websocket',
   restartTimeout: 60000,
+  stormPerProcess: STORM_PER_WORKER,
+  restartPerProcess: RESTART_PER_CHILD,
   localAddresses: '127.0.0.2-127.0.0.9',
   quick: false,
 };
@@ -211,7 +217,7 @@ async function main() {
     log(`round ${round + 1}/${flags.rounds}`);
     if (flags.clients > 0) {
       for (const name of servers.map((_, i) => servers[(i + round) % servers.length])) {
-        const v = await measureStorm(name, { ...flags, localAddresses });
+        const v = await measureStorm(name, { ...flags, localAddresses, perProcess: flags.stormPerProcess });
         log(`  ${name}/storm: ${JSON.stringify(v)}`);
         record(`${name}/storm`, v);
       }
@@ -223,6 +229,7 @@ async function main() {
         localAddresses,
         transports: flags.restartTransports,
         timeout: flags.restartTimeout,
+        perProcess: flags.restartPerProcess,
         log,
       });
       log(`  bayou/restart: ${JSON.stringify(v)}`);
