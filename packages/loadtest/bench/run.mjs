@@ -34,6 +34,7 @@ const DEFAULTS = {
   stormConcurrency: 100,
   stormServers: 'ws-batched,bayou,faye',
   restartClients: 10000,
+  restartLocalAddresses: '',
   localAddresses: '127.0.0.2-127.0.0.9',
   json: '',
   markdown: '',
@@ -271,7 +272,7 @@ for (let round = 0; round < flags.rounds; round++) {
       measureRestart({
         clients: flags.restartClients,
         concurrency: flags.stormConcurrency,
-        localAddresses,
+        localAddresses: flags.restartLocalAddresses ? parseAddresses(flags.restartLocalAddresses) : [],
         log,
       }),
     );
