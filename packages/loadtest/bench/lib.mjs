@@ -29,6 +29,12 @@ export const SERVERS = {
     protocol: 'bayeux',
     label: 'Bayou (baseline build, BAYOU_BASELINE)',
   },
+  'lp-floor': {
+    script: 'lp-floor.mjs',
+    args: [],
+    protocol: 'bayeux',
+    label: 'raw long-polling floor (node:http)',
+  },
   faye: { script: 'faye.mjs', args: [], protocol: 'bayeux', label: 'Faye 1.4' },
   socketio: { script: 'socketio.mjs', args: [], protocol: 'socket.io', label: 'Socket.IO 4.8' },
 };
@@ -37,10 +43,11 @@ export const SERVERS = {
  * Starts a server in its own process (with --expose-gc for the memory side channel) and
  * resolves with { pid, url, memory(), stop() } once it reports its URL over IPC.
  */
-export function startServer(name, execArgv = []) {
+export function startServer(name, execArgv = [], env = {}) {
   const spec = SERVERS[name];
   const child = fork(join(here, 'servers', spec.script), spec.args, {
     execArgv: ['--expose-gc', ...execArgv],
+    env: { ...process.env, ...env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   return new Promise((resolve, reject) => {
@@ -56,6 +63,8 @@ export function startServer(name, execArgv = []) {
         url: m.url,
         memory: () => askMemory(child),
         stop: () => stopChild(child),
+        /** Ends the process at once (SIGKILL), as a crash would; resolves when it is gone. */
+        kill: () => killChild(child),
       });
     });
   });
@@ -79,6 +88,15 @@ function stopChild(child) {
     child.once('exit', () => resolve());
     child.kill('SIGTERM');
     setTimeout(() => child.kill('SIGKILL'), 3000).unref();
+  });
+}
+
+function killChild(child) {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.removeAllListeners('exit');
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
   });
 }
 

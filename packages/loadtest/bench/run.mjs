@@ -1,12 +1,17 @@
 #!/usr/bin/env node
 // The comparison bench (`pnpm bench`): the same chat scenario against Bayou, Faye,
-// Socket.IO and two raw-ws floors, each in its own process, interleaved over several rounds.
-// Prints medians with their spread and ratios to the batched floor. See README.md.
+// Socket.IO and two raw-ws floors, each in its own process, interleaved over several rounds;
+// long-polling against Bayou, Faye and a raw node:http floor with two generators (the lean
+// driver and a browser-like standard client), at saturation and at a fixed rate; and the
+// connection storm and restart rows of storm.mjs. Prints medians with their spread and
+// ratios to the floors. See README.md.
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { parseAddresses, runScenario } from '../dist/index.js';
+import { runWithGenerator } from './generators/run-generator.mjs';
 import { cpuSeconds, median, parseFlags, SERVERS, spread, startServer } from './lib.mjs';
+import { measureRestart, measureStorm } from './storm.mjs';
 import { renderTables } from './table.mjs';
 
 const DEFAULTS = {
@@ -23,14 +28,26 @@ const DEFAULTS = {
   idle: 10000,
   idleRamp: 5000,
   servers: 'ws-batched,ws-frame,bayou,faye,socketio',
-  lpServers: 'bayou,faye',
+  lpServers: 'lp-floor,bayou,faye',
+  lpGenerators: 'lean,standard',
+  stormClients: 10000,
+  stormConcurrency: 100,
+  stormServers: 'ws-batched,bayou,faye',
+  restartClients: 10000,
+  restartLocalAddresses: '',
   localAddresses: '127.0.0.2-127.0.0.9',
   json: '',
   markdown: '',
   quick: false,
 };
 const QUICK = { rounds: 1, clients: 200, rooms: 20, roomsPerClient: 10, measure: 2000, warmup: 500 };
-Object.assign(QUICK, { latencyDuration: 2000, idle: 1000, rate: 5000 });
+Object.assign(QUICK, {
+  latencyDuration: 2000,
+  idle: 1000,
+  rate: 5000,
+  stormClients: 1000,
+  restartClients: 1000,
+});
 
 const argFlags = parseFlags(process.argv.slice(2), DEFAULTS);
 if (argFlags.help) {
@@ -103,11 +120,68 @@ async function measureChat(name, transport) {
           duration: flags.latencyDuration,
           warmup: 1000,
         },
-        { protocol },
+        {
+          protocol,
+          onWindow: (event) => {
+            if (event === 'open') cpu0 = cpuSeconds(server.pid);
+            else cpu1 = cpuSeconds(server.pid);
+          },
+        },
       );
-      Object.assign(out, { p50: lat.latency.p50, p99: lat.latency.p99, latRate: lat.deliveredPerSecond });
+      Object.assign(out, {
+        p50: lat.latency.p50,
+        p99: lat.latency.p99,
+        latRate: lat.deliveredPerSecond,
+        rateCpuUsPerMsg: ((cpu1 - cpu0) * 1e6) / Math.max(1, lat.deliveredInWindow),
+      });
       out.lost += lat.messages.lost + lat.messages.duplicated + lat.sessions.failed;
     }
+    return out;
+  } finally {
+    await server.stop();
+  }
+}
+
+/**
+ * Long-polling with one generator (lean or standard): saturation (closed loop), then an open
+ * loop at --rate delivered msg/s; server CPU per delivered message over each measured window.
+ */
+async function measureLongPolling(name, generator) {
+  const server = await startServer(name);
+  const cpu = {};
+  const onWindow = (event) => {
+    cpu[event] = cpuSeconds(server.pid);
+  };
+  const perMsg = (r) => ((cpu.close - cpu.open) * 1e6) / Math.max(1, r.deliveredInWindow);
+  const lostIn = (r) => r.messages.lost + r.messages.duplicated + r.sessions.failed + r.sessions.lost;
+  try {
+    const base = { ...chatBase, url: server.url, transport: 'long-polling', progress: false };
+    const sat = await runWithGenerator(
+      generator,
+      'chat',
+      { ...base, maxOutstanding: flags.outstanding, duration: flags.measure, warmup: flags.warmup },
+      { protocol: 'bayeux', onWindow },
+    );
+    const out = {
+      msgPerSec: sat.deliveredPerSecond,
+      perFrame: sat.deliveriesPerFrame,
+      cpuUsPerMsg: perMsg(sat),
+      p99: sat.latency.p99,
+    };
+    const lat = await runWithGenerator(
+      generator,
+      'chat',
+      { ...base, rate: flags.rate / fanOut, duration: flags.latencyDuration, warmup: 1000 },
+      { protocol: 'bayeux', onWindow },
+    );
+    Object.assign(out, {
+      rateMsgPerSec: lat.deliveredPerSecond,
+      rateCpuUsPerMsg: perMsg(lat),
+      ratePerFrame: lat.deliveriesPerFrame,
+      p50: lat.latency.p50,
+      rateP99: lat.latency.p99,
+      lost: lostIn(sat) + lostIn(lat),
+    });
     return out;
   } finally {
     await server.stop();
@@ -168,6 +242,8 @@ function rotate(list, by) {
 const started = Date.now();
 const servers = flags.servers.split(',').filter((s) => SERVERS[s]);
 const lpServers = flags.lpServers.split(',').filter((s) => SERVERS[s]);
+const generators = flags.lpGenerators.split(',').filter((g) => g === 'lean' || g === 'standard');
+const stormServers = flags.stormServers.split(',').filter((s) => SERVERS[s]);
 const results = {};
 for (let round = 0; round < flags.rounds; round++) {
   log(`round ${round + 1}/${flags.rounds}`);
@@ -175,8 +251,31 @@ for (let round = 0; round < flags.rounds; round++) {
     await measure(results, `${name}/websocket`, () => measureChat(name, 'websocket'));
     if (flags.idle > 0) await measure(results, `${name}/idle`, () => measureIdle(name));
   }
-  for (const name of rotate(lpServers, round)) {
-    await measure(results, `${name}/long-polling`, () => measureChat(name, 'long-polling'));
+  for (const generator of generators) {
+    for (const name of rotate(lpServers, round)) {
+      await measure(results, `${name}/long-polling/${generator}`, () => measureLongPolling(name, generator));
+    }
+  }
+  if (flags.stormClients > 0) {
+    for (const name of rotate(stormServers, round)) {
+      await measure(results, `${name}/storm`, () =>
+        measureStorm(name, {
+          clients: flags.stormClients,
+          concurrency: flags.stormConcurrency,
+          localAddresses,
+        }),
+      );
+    }
+  }
+  if (flags.restartClients > 0) {
+    await measure(results, 'bayou/restart', () =>
+      measureRestart({
+        clients: flags.restartClients,
+        concurrency: flags.stormConcurrency,
+        localAddresses: flags.restartLocalAddresses ? parseAddresses(flags.restartLocalAddresses) : [],
+        log,
+      }),
+    );
   }
 }
 
@@ -184,7 +283,7 @@ const summary = {};
 for (const [key, runs] of Object.entries(results)) {
   summary[key] = {};
   for (const metric of Object.keys(runs[0])) {
-    const values = runs.map((r) => r[metric]);
+    const values = runs.map((r) => r[metric]).filter((v) => typeof v === 'number');
     summary[key][metric] = { median: median(values), spread: spread(values), values };
   }
 }
@@ -195,7 +294,18 @@ try {
   commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
 } catch {}
 const machine = `Node ${process.version}, ${cpus().length} CPUs, repository at ${commit}`;
-const markdown = renderTables({ summary, servers, lpServers, flags, seconds, command, fanOut, machine });
+const markdown = renderTables({
+  summary,
+  servers,
+  lpServers,
+  generators,
+  stormServers,
+  flags: { ...flags, concurrency: flags.stormConcurrency },
+  seconds,
+  command,
+  fanOut,
+  machine,
+});
 console.log(markdown);
 if (flags.markdown) writeFileSync(flags.markdown, `${markdown}\n`);
 if (flags.json) writeFileSync(flags.json, `${JSON.stringify({ flags, seconds, summary }, null, 2)}\n`);

@@ -1,6 +1,7 @@
 // Bayou (@bayou/server) with both transports, no logger. With the argument `baseline` it
 // loads another build instead, for before/after comparisons in one sitting:
 // BAYOU_BASELINE=/path/to/packages/server/dist/index.js pnpm bench --servers bayou,bayou-baseline
+// BENCH_PORT fixes the port (the storm bench's restart mode starts it again on the same one).
 import { announce } from './common.mjs';
 
 const baseline = process.argv[2] === 'baseline';
@@ -14,7 +15,7 @@ const { createServer } = await import(baseline ? process.env.BAYOU_BASELINE : '@
 
 const server = await createServer({
   host: '127.0.0.1',
-  port: 0,
+  port: Number(process.env.BENCH_PORT ?? 0),
   path: '/bayeux',
   transports: ['websocket', 'long-polling'],
   timeout: 30000,

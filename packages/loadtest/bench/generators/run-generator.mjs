@@ -1,0 +1,36 @@
+// Runs a loadtest scenario with a chosen long-polling generator: `lean` is the loadtest's
+// own driver (runScenario), `standard` the browser-like node:http one (standard-lp.mjs),
+// run in this process through the loadtest's own runPart, so the scenario, the publishing
+// loop and the statistics are the very ones the lean generator uses.
+import { runScenario } from '../../dist/index.js';
+import { resolveOptions } from '../../dist/options.js';
+import { buildResult } from '../../dist/result.js';
+import { runPart } from '../../dist/run-part.js';
+import { standardLongPolling } from './standard-lp.mjs';
+
+export const GENERATORS = {
+  lean: 'lean driver (raw sockets, pipelined, pre-formatted requests)',
+  standard: 'standard client (node:http, keep-alive agent of 2 per client, cookie jar, Chrome headers)',
+};
+
+export async function runWithGenerator(generator, scenario, partial, hooks = {}) {
+  if (generator === 'lean') return runScenario(scenario, partial, hooks);
+  if (generator !== 'standard') throw new Error(`unknown generator ${generator} (lean|standard)`);
+  const options = resolveOptions({ ...partial, metricsUrl: 'off' });
+  if (options.workers !== 1) throw new Error('the standard generator runs in one process (workers 1)');
+  const pending = [];
+  const startedAt = new Date();
+  const part = await runPart(
+    scenario,
+    options,
+    { lo: 0, hi: options.clients, worker: 0, workers: 1 },
+    standardLongPolling,
+    {
+      barrier: async () => {},
+      onTick: () => {},
+      onWindow: (event) => pending.push(Promise.resolve(hooks.onWindow?.(event))),
+    },
+  );
+  await Promise.all(pending);
+  return buildResult({ scenario, options, startedAt, parts: [part], samples: {} });
+}

@@ -1,0 +1,273 @@
+#!/usr/bin/env node
+// Connection storms (issue 14, part 4), as bench rows:
+//   storm   — N WebSocket clients opening at once, at most `concurrency` handshakes in flight
+//             (the lean WebSocket driver's `connections` scenario with no ramp): handshake +
+//             subscribe per second, for the raw ws floor, Bayou and Faye.
+//   restart — N real @bayou/client clients (WebSocket, jittered backoff, resubscribe on a new
+//             session) connected and subscribed to Bayou; the server process is killed
+//             (SIGKILL) and started again on the same port; how long until every client has
+//             its subscription back (client events), and until the new server's /metrics
+//             `bayou_subscriptions` counts them all. Its clients connect from the default
+//             address unless --restart-local-addresses is given: from loopback aliases
+//             (bind before connect) the reconnects of a whole herd stalled and came back in
+//             one bunch seconds later, hiding the backoff this row is meant to show.
+// Run alone (`node bench/storm.mjs --help`) or from `pnpm bench` (--storm-clients, --restart-clients).
+import { fork } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseAddresses, runScenario } from '../dist/index.js';
+import { median, parseFlags, SERVERS, spread, startServer } from './lib.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+/** Clients per generator process: well under `ulimit -n` (20,000 here) with the server's own. */
+const STORM_PER_WORKER = 5000;
+const RESTART_PER_CHILD = 2500;
+
+/** Handshake + subscribe per second with `clients` opening at once, `concurrency` in flight. */
+export async function measureStorm(
+  name,
+  { clients, concurrency, localAddresses, perProcess = STORM_PER_WORKER },
+) {
+  const server = await startServer(name);
+  try {
+    const workers = Math.max(1, Math.ceil(clients / perProcess));
+    const r = await runScenario(
+      'connections',
+      {
+        url: server.url,
+        transport: 'websocket',
+        clients,
+        ramp: 0,
+        concurrency: Math.max(1, Math.round(concurrency / workers)),
+        hold: 500,
+        workers,
+        localAddresses,
+        metricsUrl: 'off',
+        progress: false,
+      },
+      { protocol: SERVERS[name].protocol },
+    );
+    return {
+      opensPerSec: r.sessions.connectsPerSecond,
+      seconds: r.sessions.setupSeconds,
+      lost: r.sessions.failed + r.sessions.lost,
+    };
+  } finally {
+    await server.stop();
+  }
+}
+
+async function subscriptionsOf(metricsUrl) {
+  try {
+    const text = await (await fetch(metricsUrl)).text();
+    const m = /^bayou_subscriptions (\d+(?:\.\d+)?)/m.exec(text);
+    return m ? Number(m[1]) : Number.NaN;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+function percentile(sorted, p) {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+/**
+ * Bayou restart: `clients` @bayou/client clients connected, the server killed and started
+ * again on its port; times (ms) from the kill until every client is resubscribed.
+ */
+export async function measureRestart({
+  clients,
+  concurrency,
+  localAddresses,
+  transports = 'websocket',
+  timeout = 60_000,
+  perProcess = RESTART_PER_CHILD,
+  log = () => {},
+}) {
+  let server = await startServer('bayou');
+  const url = new URL(server.url);
+  const metricsUrl = `${url.protocol}//${url.host}/metrics`;
+  const nChildren = Math.max(1, Math.ceil(clients / perProcess));
+  const per = Math.ceil(clients / nChildren);
+  const children = [];
+  const backTimes = [];
+  let failed = 0;
+  let firstError;
+  try {
+    const ready = [];
+    const armed = [];
+    for (let k = 0; k < nChildren; k++) {
+      const first = k * per;
+      const count = Math.min(per, clients - first);
+      const child = fork(
+        join(here, 'generators', 'bayou-clients.mjs'),
+        [
+          server.url,
+          String(first),
+          String(count),
+          String(Math.max(1, Math.round(concurrency / nChildren))),
+          transports,
+          localAddresses.join(','),
+        ],
+        { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
+      );
+      children.push(child);
+      ready.push(
+        new Promise((resolve, reject) => {
+          child.once('exit', (code) => reject(new Error(`client process exited with ${code}`)));
+          child.on('message', (m) => {
+            if (m.type === 'ready') resolve(m);
+            else if (m.type === 'back') backTimes.push(...m.times);
+          });
+        }),
+      );
+      armed.push(new Promise((resolve) => child.on('message', (m) => m.type === 'armed' && resolve())));
+    }
+    const setups = await Promise.all(ready);
+    const connected = setups.reduce((n, s) => n + s.connected, 0);
+    failed = setups.reduce((n, s) => n + s.failed, 0);
+    firstError = setups.find((s) => s.firstError)?.firstError;
+    const before = await subscriptionsOf(metricsUrl);
+    log(`  restart: ${connected} clients subscribed (server counts ${before}); killing the server`);
+    for (const c of children) c.send({ type: 'arm' });
+    await Promise.all(armed);
+    const killAt = Date.now();
+    await server.kill();
+    server = await startServer('bayou', [], { BENCH_PORT: url.port });
+    const listenAt = Date.now();
+    let metricsAt = Number.NaN;
+    const deadline = killAt + timeout;
+    while (Date.now() < deadline) {
+      if (Number.isNaN(metricsAt) && (await subscriptionsOf(metricsUrl)) >= connected) metricsAt = Date.now();
+      if (!Number.isNaN(metricsAt) && backTimes.length >= connected) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    // The last batch of client events may still be on its way.
+    await new Promise((r) => setTimeout(r, 200));
+    const since = backTimes.map((t) => t - killAt).sort((a, b) => a - b);
+    const allBack = since.length >= connected;
+    // How the herd came back: resubscriptions per second since the kill.
+    const perSecond = [];
+    for (const t of since) perSecond[Math.floor(t / 1000)] = (perSecond[Math.floor(t / 1000)] ?? 0) + 1;
+    log(
+      `  restart: resubscribed per second since the kill: ${Array.from(perSecond, (n) => n ?? 0).join(' ')}`,
+    );
+    return {
+      clients: connected,
+      restartMs: listenAt - killAt,
+      p50Ms: percentile(since, 50),
+      p99Ms: percentile(since, 99),
+      allBackMs: allBack ? since[since.length - 1] : Number.NaN,
+      metricsMs: metricsAt - killAt,
+      back: since.length,
+      lost: failed + (connected - Math.min(connected, since.length)),
+      firstError,
+    };
+  } finally {
+    await Promise.all(
+      children.map(
+        (c) =>
+          new Promise((resolve) => {
+            if (c.exitCode !== null || c.signalCode !== null) return resolve();
+            c.removeAllListeners('exit');
+            c.once('exit', resolve);
+            c.send({ type: 'close' });
+            setTimeout(() => c.kill('SIGKILL'), 5000).unref();
+          }),
+      ),
+    );
+    await server.stop();
+  }
+}
+
+const STORM_DEFAULTS = {
+  rounds: 1,
+  clients: 10000,
+  concurrency: 100,
+  servers: 'ws-batched,bayou,faye',
+  restartClients: 10000,
+  restartTransports: 'websocket',
+  restartTimeout: 60000,
+  restartLocalAddresses: '',
+  stormPerProcess: STORM_PER_WORKER,
+  restartPerProcess: RESTART_PER_CHILD,
+  localAddresses: '127.0.0.2-127.0.0.9',
+  quick: false,
+};
+
+async function main() {
+  const flags = parseFlags(process.argv.slice(2), STORM_DEFAULTS);
+  if (flags.help) {
+    console.log(
+      `usage: node bench/storm.mjs [--quick] ${Object.entries(STORM_DEFAULTS)
+        .map(([k, v]) => `[--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} ${v}]`)
+        .join(
+          ' ',
+        )}\n--quick: 1,000 clients where no size is given; --clients 0 or --restart-clients 0 skips a part.`,
+    );
+    return;
+  }
+  const given = new Set(process.argv.filter((a) => a.startsWith('--')).map((a) => a.slice(2)));
+  if (flags.quick) {
+    if (!given.has('clients')) flags.clients = 1000;
+    if (!given.has('restart-clients')) flags.restartClients = 1000;
+  }
+  const localAddresses = flags.localAddresses ? parseAddresses(flags.localAddresses) : [];
+  const { renderStorm } = await import('./table.mjs');
+  const results = {};
+  const record = (key, value) => {
+    results[key] ??= [];
+    results[key].push(value);
+  };
+  const log = (t) => process.stderr.write(`${t}\n`);
+  const servers = flags.servers.split(',').filter((s) => SERVERS[s]);
+  for (let round = 0; round < flags.rounds; round++) {
+    log(`round ${round + 1}/${flags.rounds}`);
+    if (flags.clients > 0) {
+      for (const name of servers.map((_, i) => servers[(i + round) % servers.length])) {
+        const v = await measureStorm(name, { ...flags, localAddresses, perProcess: flags.stormPerProcess });
+        log(`  ${name}/storm: ${JSON.stringify(v)}`);
+        record(`${name}/storm`, v);
+      }
+    }
+    if (flags.restartClients > 0) {
+      const v = await measureRestart({
+        clients: flags.restartClients,
+        concurrency: flags.concurrency,
+        localAddresses: flags.restartLocalAddresses ? parseAddresses(flags.restartLocalAddresses) : [],
+        transports: flags.restartTransports,
+        timeout: flags.restartTimeout,
+        perProcess: flags.restartPerProcess,
+        log,
+      });
+      log(`  bayou/restart: ${JSON.stringify(v)}`);
+      record('bayou/restart', v);
+    }
+  }
+  const summary = summarize(results);
+  console.log(
+    renderStorm({
+      summary,
+      servers,
+      flags,
+      command: `node bench/storm.mjs ${process.argv.slice(2).join(' ')}`.trim(),
+    }).join('\n'),
+  );
+}
+
+/** Medians over rounds, per key and metric (the same shape run.mjs builds). */
+export function summarize(results) {
+  const summary = {};
+  for (const [key, runs] of Object.entries(results)) {
+    summary[key] = {};
+    for (const metric of Object.keys(runs[0])) {
+      const values = runs.map((r) => r[metric]).filter((v) => typeof v === 'number');
+      summary[key][metric] = { median: median(values), spread: spread(values), values };
+    }
+  }
+  return summary;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await main();
