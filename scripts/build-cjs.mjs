@@ -39,7 +39,9 @@ await build({
   banner: {
     js: [
       values.banner,
-      usesImportMeta ? "const __bayouImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" : '',
+      usesImportMeta
+        ? "const __bayouImportMetaUrl = require('node:url').pathToFileURL(__filename).href;"
+        : '',
     ]
       .filter(Boolean)
       .join('\n'),

@@ -38,9 +38,13 @@ describe.each(PACKAGES)('packages/%s', (dir) => {
     const tarball = join(work, (JSON.parse(out) as { filename: string }[])[0]?.filename as string);
     // The IIFE file of @bayou/client is for <script> tags, not for import or require.
     const exclude = dir === 'browser-client' ? ['--exclude-entrypoints', './bayou.min.js'] : [];
-    const result = await run(join(root, 'node_modules/.bin/attw'), [tarball, '--format', 'ascii', ...exclude], {
-      cwd: work,
-    }).catch((e) => e);
+    const result = await run(
+      join(root, 'node_modules/.bin/attw'),
+      [tarball, '--format', 'ascii', ...exclude],
+      {
+        cwd: work,
+      },
+    ).catch((e) => e);
     expect(result.code ?? 0, `${result.stdout}${result.stderr}`).toBe(0);
   }, 60_000);
 

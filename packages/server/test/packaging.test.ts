@@ -117,7 +117,9 @@ describe('the packed packages in an empty npm project', () => {
     expect(server.optionalDependencies.bufferutil).toBeDefined();
     // npm installed the peer once, at the top: the plugin and the app share one Fastify.
     expect(() => readFileSync(join(app, 'node_modules/fastify/package.json'))).not.toThrow();
-    expect(() => readFileSync(join(app, 'node_modules/@bayou/server/node_modules/fastify/package.json'))).toThrow();
+    expect(() =>
+      readFileSync(join(app, 'node_modules/@bayou/server/node_modules/fastify/package.json')),
+    ).toThrow();
   });
 
   it.each([
