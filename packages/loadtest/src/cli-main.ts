@@ -24,7 +24,7 @@ export async function main(
     return ExitCodes.USAGE;
   }
   if (parsed.help || !parsed.scenario) {
-    io.out.write(`${helpText()}\n`);
+    io.out.write(`${helpText(parsed.scenario)}\n`);
     return parsed.help ? ExitCodes.OK : ExitCodes.USAGE;
   }
   const live = parsed.options.progress !== false && io.err.isTTY === true;
