@@ -211,6 +211,18 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
   },
 ];
 
+/** The options as reports show them: header values and handshake ext values hidden (they may be credentials). */
+export function redactOptions(o: Readonly<LoadtestOptions>): LoadtestOptions {
+  return {
+    ...o,
+    headers: o.headers.map((h) => `${h.slice(0, h.indexOf(':'))}:<hidden>`),
+    handshakeExt:
+      o.handshakeExt === null
+        ? null
+        : Object.fromEntries(Object.keys(o.handshakeExt).map((k) => [k, '<hidden>'])),
+  };
+}
+
 /** The generator writes these itself; `--header` may not set them. */
 const RESERVED_HEADERS = new Set([
   'host',

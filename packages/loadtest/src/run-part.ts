@@ -43,7 +43,11 @@ export async function runPart(
     },
   });
   const ctx: PartContext = { options, slice, driver, stats, ...hooks, demo };
-  const ticker = setInterval(() => hooks.onTick(stats.tick(), driver.connected()), 1000);
+  const ticker = setInterval(() => {
+    const point = stats.tick();
+    point.connected = driver.connected();
+    hooks.onTick(point, point.connected);
+  }, 1000);
   try {
     const result = await SCENARIO_RUNNERS[scenario](ctx);
     // A late delivery seen while draining fails the run as well as one seen while publishing.
