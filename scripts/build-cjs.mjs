@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // The CommonJS half of a package's build, run from the package directory after its ESM build:
-//   node ../../scripts/build-cjs.mjs [--platform node|browser|neutral] [--banner "'use client';"]
+//   node ../../scripts/build-cjs.mjs [--platform node|browser|neutral] [--banner "'use client';"] [--inline name]…
 // - dist/index.cjs: src/index.ts bundled by esbuild as CommonJS; dependencies stay external
-//   (they resolve to their own `require` entries). `import.meta.url` points at the file itself.
+//   (they resolve to their own `require` entries), except those named by --inline: packages
+//   that ship only ES modules, which Node 20 before 20.19 cannot require(). `import.meta.url`
+//   points at the file itself.
 // - dist/cjs/*.d.ts: the ESM build's declarations, copied under a `{"type":"commonjs"}`
 //   package.json so TypeScript reads them as CommonJS types for `require` consumers.
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -15,8 +17,18 @@ const { values } = parseArgs({
     platform: { type: 'string', default: 'node' },
     banner: { type: 'string', default: '' },
     entry: { type: 'string', default: 'src/index.ts' },
+    inline: { type: 'string', multiple: true, default: [] },
   },
 });
+const manifest = JSON.parse(readFileSync('package.json', 'utf8'));
+const inline = new Set(values.inline);
+const external = Object.keys({
+  ...manifest.dependencies,
+  ...manifest.peerDependencies,
+  ...manifest.optionalDependencies,
+})
+  .filter((name) => !inline.has(name))
+  .flatMap((name) => [name, `${name}/*`]);
 const platform = /** @type {'node' | 'browser' | 'neutral'} */ (values.platform);
 const usesImportMeta = /import\.meta\.url/.test(
   readdirSync('src', { recursive: true })
@@ -32,7 +44,8 @@ await build({
   format: 'cjs',
   platform,
   target: 'es2022',
-  packages: 'external',
+  // Node's own modules and every dependency not inlined stay require() calls.
+  external: [...external, 'node:*'],
   jsx: 'automatic',
   sourcemap: true,
   logLevel: 'warning',

@@ -127,7 +127,12 @@ describe('the packed packages in an empty npm project', () => {
     ['a CommonJS module', 'consumer.cjs', (m: string) => `require('${m}')`],
   ])('work from %s', async (_name, file, load) => {
     writeFileSync(join(app, file), program(load));
-    const { stdout } = await run(process.execPath, [file], { cwd: app, timeout: 30_000 });
+    // As on Node 20 before 20.19, where require() of an ES module fails: every CommonJS entry
+    // (and what it requires) must be CommonJS all the way down.
+    const flags = process.allowedNodeEnvironmentFlags.has('--no-experimental-require-module')
+      ? ['--no-experimental-require-module']
+      : [];
+    const { stdout } = await run(process.execPath, [...flags, file], { cwd: app, timeout: 30_000 });
     const out = JSON.parse(stdout.trim());
     expect(out).toMatchObject({ data: { from: 'consumer' }, plugin: 'function', wildcard: true, ms: 2000 });
     expect(out.html).toContain('…');
