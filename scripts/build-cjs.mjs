@@ -8,9 +8,14 @@
 // - dist/cjs/*.d.ts: the ESM build's declarations, copied under a `{"type":"commonjs"}`
 //   package.json so TypeScript reads them as CommonJS types for `require` consumers.
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { build } from 'esbuild';
+
+// esbuild is a devDependency of every package built here: resolve it from the package, so a
+// filtered install (`pnpm install --filter "@bayou/server..."`, as in the Dockerfiles) has it.
+const { build } = await import(pathToFileURL(createRequire(resolve('package.json')).resolve('esbuild')).href);
 
 const { values } = parseArgs({
   options: {

@@ -94,9 +94,11 @@ describe('dependencies across the repository', () => {
   });
 
   it('let the workspace root run its own commands: `bayou` and `bayou-loadtest`', () => {
-    expect(rootPkg.dependencies).toMatchObject({
-      '@bayou/server': 'workspace:*',
-      '@bayou/loadtest': 'workspace:*',
+    // link: rather than workspace:*, which makes `pnpm deploy` of @bayou/server (the
+    // Dockerfile) look for @bayou/protocol on the registry.
+    expect(rootPkg.dependencies).toEqual({
+      '@bayou/server': 'link:packages/server',
+      '@bayou/loadtest': 'link:packages/loadtest',
     });
     expect(existsSync(join(root, 'node_modules/.bin/bayou'))).toBe(true);
     expect(existsSync(join(root, 'node_modules/.bin/bayou-loadtest'))).toBe(true);
