@@ -457,7 +457,7 @@ function formatDefault(spec: OptionSpec): string {
   if (spec.key === 'metricsUrl') return '/metrics on the origin of --url';
   if (spec.kind === 'ms') return `${v}ms`;
   if (Array.isArray(v)) return v.length === 0 ? 'none' : v.join(',');
-  if (v === '') return 'none';
+  if (v === '' || v === null) return 'none';
   return String(v);
 }
 
