@@ -132,8 +132,6 @@ describe("the commands of the READMEs' Usage sections", () => {
 });
 
 describe('links in the READMEs', () => {
-  const pending = new Set<string>();
-
   it.each(readmes)('%s links only inside the repository, to files that exist', (file) => {
     const text = readFileSync(join(root, file), 'utf8');
     expect(text).not.toMatch(/\.\.\/shared\/|\/work\//);
@@ -142,7 +140,7 @@ describe('links in the READMEs', () => {
       if (target === '' || /^[a-z]+:/.test(target)) continue; // anchors and public sites
       const path = relative(root, resolve(dirname(join(root, file)), target));
       expect(path.startsWith('..'), `${file} → ${target}`).toBe(false);
-      if (!pending.has(path)) expect(existsSync(join(root, path)), `${file} → ${target}`).toBe(true);
+      expect(existsSync(join(root, path)), `${file} → ${target}`).toBe(true);
     }
   });
 });
