@@ -8,9 +8,13 @@ FROM node:20-bookworm-slim AS build
 WORKDIR /src
 COPY . .
 # The root project (`bayou`) brings the TypeScript compiler.
+# fastify is a peer dependency of @bayou/server (an app brings its own), so the deployed
+# server adds it itself, in the range the repository develops against.
 RUN npx -y pnpm@10.34.9 install --frozen-lockfile --filter bayou --filter "@bayou/server..." \
  && npx -y pnpm@10.34.9 --filter "@bayou/server..." run build \
- && npx -y pnpm@10.34.9 --filter @bayou/server deploy --prod --legacy /out
+ && npx -y pnpm@10.34.9 --filter @bayou/server deploy --prod --legacy /out \
+ && cd /out && npm pkg delete devDependencies \
+ && npx -y pnpm@10.34.9 add --prod "fastify@$(node -p "require('/src/packages/server/package.json').devDependencies.fastify")"
 
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production \

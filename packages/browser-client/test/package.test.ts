@@ -70,7 +70,8 @@ describe('the packed package', () => {
   beforeAll(async () => {
     faye = await startFaye();
     dir = mkdtempSync(join(tmpdir(), 'bayou-client-pack-'));
-    const packed = npm(['pack', '--pack-destination', dir, '--json'], root);
+    // Scripts off: prepack would rebuild dist/ under the other tests' feet (npm test built it already).
+    const packed = npm(['pack', '--ignore-scripts', '--pack-destination', dir, '--json'], root);
     const tarball = (JSON.parse(packed) as { filename: string }[])[0]?.filename as string;
     writeFileSync(
       join(dir, 'package.json'),

@@ -5,13 +5,7 @@
  * publishes are pipelined over a small shared pool of connections.
  */
 import type { Message } from '@bayou/protocol';
-import {
-  type Driver,
-  type DriverOptions,
-  deliverPayload,
-  RECORDS_HANDSHAKE_EXT,
-  toHttpUrl,
-} from './driver.js';
+import { type Driver, type DriverOptions, deliverPayload, handshakeExt, toHttpUrl } from './driver.js';
 import { HttpConnection, type HttpResponse } from './http-connection.js';
 
 /** Shared connections for everything but the held polls. */
@@ -91,10 +85,13 @@ export class BayeuxLpDriver implements Driver {
 
   constructor(options: DriverOptions) {
     this.options = options;
-    const ext = options.records ? RECORDS_HANDSHAKE_EXT : '';
+    const ext = handshakeExt(options);
     this.handshake = `[{"channel":"/meta/handshake","version":"1.0","minimumVersion":"1.0","supportedConnectionTypes":["long-polling"],"id":"1"${ext}}]`;
     this.url = new URL(toHttpUrl(options.url));
-    this.pool = Array.from({ length: POOL_SIZE }, (_, i) => new HttpConnection(this.url, this.addressFor(i)));
+    this.pool = Array.from(
+      { length: POOL_SIZE },
+      (_, i) => new HttpConnection(this.url, this.addressFor(i), options.headers),
+    );
   }
 
   private addressFor(index: number): string | undefined {
@@ -119,7 +116,7 @@ export class BayeuxLpDriver implements Driver {
     if (!reply?.successful || typeof reply.clientId !== 'string') {
       throw new Error(`handshake failed: ${reply?.error ?? 'no reply'}`);
     }
-    const poll = new HttpConnection(this.url, this.addressFor(index));
+    const poll = new HttpConnection(this.url, this.addressFor(index), this.options.headers);
     const c: LpClient = {
       index,
       clientId: reply.clientId,

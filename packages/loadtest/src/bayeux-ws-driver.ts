@@ -11,7 +11,7 @@ import {
   type DriverOptions,
   deferred,
   deliverPayload,
-  RECORDS_HANDSHAKE_EXT,
+  handshakeExt,
   toWsUrl,
 } from './driver.js';
 import { countOpen, terminateAll } from './socket-pool.js';
@@ -110,14 +110,18 @@ export class BayeuxWsDriver implements Driver {
   constructor(options: DriverOptions) {
     this.options = options;
     this.url = toWsUrl(options.url);
-    const ext = options.records ? RECORDS_HANDSHAKE_EXT : '';
+    const ext = handshakeExt(options);
     this.handshake = `[{"channel":"/meta/handshake","version":"1.0","minimumVersion":"1.0","supportedConnectionTypes":["websocket"],"id":"1"${ext}}]`;
   }
 
   open(index: number): Promise<void> {
     const addrs = this.options.localAddresses;
     const localAddress = addrs.length > 0 ? addrs[index % addrs.length] : undefined;
-    const ws: ClientSocket = new WebSocket(this.url, { perMessageDeflate: false, localAddress });
+    const ws: ClientSocket = new WebSocket(this.url, {
+      perMessageDeflate: false,
+      localAddress,
+      headers: this.options.headers ?? {},
+    });
     const c: WsClient = { index, clientId: '', pool: this, waiting: deferred(), pendingSubs: 0 };
     ws[CLIENT] = c;
     this.sockets[index] = ws;

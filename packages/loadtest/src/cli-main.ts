@@ -2,7 +2,7 @@
 import { writeFile } from 'node:fs/promises';
 import { ExitCodes, LoadtestError } from './errors.js';
 import { renderHtml } from './html-report.js';
-import { helpText, parseArgs } from './options.js';
+import { helpText, parseArgs, redactOptions } from './options.js';
 import { progressLine, renderReport } from './report.js';
 import { runScenario } from './runner.js';
 
@@ -24,7 +24,7 @@ export async function main(
     return ExitCodes.USAGE;
   }
   if (parsed.help || !parsed.scenario) {
-    io.out.write(`${helpText()}\n`);
+    io.out.write(`${helpText(parsed.scenario)}\n`);
     return parsed.help ? ExitCodes.OK : ExitCodes.USAGE;
   }
   const live = parsed.options.progress !== false && io.err.isTTY === true;
@@ -37,7 +37,11 @@ export async function main(
   });
   if (live) io.err.write('\n');
   io.out.write(`${renderReport(result)}\n`);
-  if (result.options.json) await writeFile(result.options.json, `${JSON.stringify(result, null, 2)}\n`);
+  if (result.options.json)
+    await writeFile(
+      result.options.json,
+      `${JSON.stringify({ ...result, options: redactOptions(result.options) }, null, 2)}\n`,
+    );
   if (result.options.html) await writeFile(result.options.html, renderHtml(result));
   return result.exitCode;
 }

@@ -22,11 +22,28 @@ export interface RecordSink {
  */
 export const RECORDS_HANDSHAKE_EXT = ',"ext":{"bayou":{"records":true}}';
 
+/**
+ * The `,"ext":{…}` part of the handshake: `--handshake-ext` (e.g. a token), plus Bayou's
+ * tagged records when `records` is set. Empty when there is neither.
+ */
+export function handshakeExt(options: Pick<DriverOptions, 'records' | 'handshakeExt'>): string {
+  const ext: Record<string, unknown> = { ...(options.handshakeExt ?? {}) };
+  if (options.records) {
+    const bayou = ext.bayou;
+    ext.bayou = { ...(typeof bayou === 'object' && bayou !== null ? bayou : {}), records: true };
+  }
+  return Object.keys(ext).length === 0 ? '' : `,"ext":${JSON.stringify(ext)}`;
+}
+
 export interface DriverOptions {
   /** Endpoint URL (http(s) or ws(s); drivers convert the scheme). */
   url: string;
   /** Source addresses to spread connections over; empty = system default. */
   localAddresses: readonly string[];
+  /** Extra HTTP headers on every WebSocket upgrade and long-polling request (e.g. Authorization). */
+  headers?: Readonly<Record<string, string>>;
+  /** Merged into every handshake's `ext` (e.g. `{ "token": "…" }`). */
+  handshakeExt?: Readonly<Record<string, unknown>> | null;
   sink: DeliverySink;
   /** When set, every non-meta message goes here instead of `sink`, and the handshake asks for tagged records. */
   records?: RecordSink;

@@ -1,104 +1,213 @@
 /**
- * The --html report: one self-contained file (inline CSS and SVG, no script, no CDN) with
- * the summary and two charts over time: throughput, and latency percentiles.
+ * The --html report: one self-contained file with the text summary and charts drawn by
+ * uPlot, whose script and stylesheet are inlined from the installed `uplot` package (no
+ * CDN, no network access when the file is opened):
+ * - throughput over time (sent and delivered per second);
+ * - latency percentiles over time (p50, p90, p99, max per second);
+ * - the latency distribution from the run's merged HDR histogram (x in "nines");
+ * - sessions connected over time;
+ * - the server's CPU (% of one core) and memory (RSS, heap) over time, from its /metrics.
  */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { redactOptions } from './options.js';
 import { renderReport } from './report.js';
 import type { RunResult } from './result.js';
-import type { SeriesPoint } from './stats.js';
-
-export interface Line {
-  label: string;
-  color: string;
-  values: number[];
-}
-
-const W = 720;
-const H = 240;
-const PAD = { left: 64, right: 16, top: 16, bottom: 32 };
 
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-/** A "nice" axis maximum: 1, 2 or 5 times a power of ten, at least `max`. */
-export function niceMax(max: number): number {
-  if (max <= 0) return 1;
-  const p = 10 ** Math.floor(Math.log10(max));
-  for (const m of [1, 2, 5, 10]) if (m * p >= max) return m * p;
-  return 10 * p;
+/** One chart: x values, series of y values (null = no value) and how to draw them. */
+export interface ChartSpec {
+  id: string;
+  title: string;
+  xLabel: string;
+  yLabel: string;
+  /** A second y axis on the right for the series marked `right`. */
+  y2Label?: string;
+  /** x is in "nines" of a percentile: label the ticks 0%, 90%, 99%, 99.9%, … */
+  nines?: boolean;
+  x: number[];
+  series: { label: string; color: string; values: (number | null)[]; right?: boolean }[];
 }
 
-/** An SVG line chart of several series over the same x values. */
-export function lineChart(
-  title: string,
-  unit: string,
-  xs: readonly number[],
-  lines: readonly Line[],
-): string {
-  const yMax = niceMax(Math.max(0, ...lines.flatMap((l) => l.values)));
-  const xMax = Math.max(1, ...xs);
-  const x = (v: number) => PAD.left + (v / xMax) * (W - PAD.left - PAD.right);
-  const y = (v: number) => H - PAD.bottom - (v / yMax) * (H - PAD.top - PAD.bottom);
-  const grid = [0, 0.25, 0.5, 0.75, 1].map((f) => {
-    const v = yMax * f;
-    return (
-      `<line x1="${PAD.left}" x2="${W - PAD.right}" y1="${y(v)}" y2="${y(v)}" stroke="#ddd"/>` +
-      `<text x="${PAD.left - 6}" y="${y(v) + 4}" text-anchor="end">${formatTick(v)}</text>`
-    );
-  });
-  const paths = lines.map((l) => {
-    const d = l.values.map((v, i) => `${i === 0 ? 'M' : 'L'}${x(xs[i] ?? 0).toFixed(1)},${y(v).toFixed(1)}`);
-    return `<path d="${d.join('')}" fill="none" stroke="${l.color}" stroke-width="2"><title>${escapeHtml(l.label)}</title></path>`;
-  });
-  const legend = lines.map(
-    (l, i) =>
-      `<rect x="${PAD.left + i * 110}" y="${H - 12}" width="10" height="10" fill="${l.color}"/>` +
-      `<text x="${PAD.left + i * 110 + 14}" y="${H - 3}">${escapeHtml(l.label)}</text>`,
-  );
-  return [
-    `<figure><figcaption>${escapeHtml(title)} (${escapeHtml(unit)}; x: seconds, 0–${formatTick(xMax)})</figcaption>`,
-    `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" font-size="11">`,
-    ...grid,
-    ...paths,
-    ...legend,
-    '</svg></figure>',
-  ].join('\n');
+const COLORS = {
+  blue: '#1f77b4',
+  orange: '#ff7f0e',
+  green: '#2ca02c',
+  olive: '#bcbd22',
+  red: '#d62728',
+  purple: '#9467bd',
+  brown: '#8c564b',
+};
+
+const MB = 1024 * 1024;
+const mb = (bytes: number | undefined) => (bytes === undefined ? null : Math.round((bytes / MB) * 10) / 10);
+
+/** The charts a result can draw; the server chart only when /metrics answered during the run. */
+export function chartSpecs(r: RunResult): ChartSpec[] {
+  const xs = r.series.map((p) => p.t);
+  const specs: ChartSpec[] = [
+    {
+      id: 'throughput',
+      title: 'Throughput',
+      xLabel: 'seconds since the start',
+      yLabel: 'messages per second',
+      x: xs,
+      series: [
+        { label: 'delivered', color: COLORS.blue, values: r.series.map((p) => p.deliveredPerSecond) },
+        { label: 'sent', color: COLORS.orange, values: r.series.map((p) => p.sentPerSecond) },
+      ],
+    },
+    {
+      id: 'latency-over-time',
+      title: 'Latency percentiles over time (each second)',
+      xLabel: 'seconds since the start',
+      yLabel: 'ms',
+      x: xs,
+      series: [
+        { label: 'p50', color: COLORS.green, values: r.series.map((p) => p.p50) },
+        { label: 'p90', color: COLORS.olive, values: r.series.map((p) => p.p90) },
+        { label: 'p99', color: COLORS.red, values: r.series.map((p) => p.p99) },
+        { label: 'max', color: COLORS.purple, values: r.series.map((p) => p.max) },
+      ],
+    },
+    {
+      id: 'latency-distribution',
+      title: `Latency distribution (${r.latency.count.toLocaleString('en-US')} samples, HDR histogram)`,
+      xLabel: 'percentile',
+      yLabel: 'ms',
+      nines: true,
+      x: r.latencyDistribution.map((p) => nines(p.percentile, r.latency.count)),
+      series: [{ label: 'latency', color: COLORS.red, values: r.latencyDistribution.map((p) => p.ms) }],
+    },
+    {
+      id: 'sessions',
+      title: 'Sessions connected',
+      xLabel: 'seconds since the start',
+      yLabel: 'sessions',
+      x: xs,
+      series: [{ label: 'connected', color: COLORS.brown, values: r.series.map((p) => p.connected) }],
+    },
+  ];
+  if (r.serverSeries.length > 0) {
+    specs.push({
+      id: 'server',
+      title: 'Server CPU and memory (from its /metrics)',
+      xLabel: 'seconds since the start',
+      yLabel: 'CPU, % of one core',
+      y2Label: 'MB',
+      x: r.serverSeries.map((p) => p.t),
+      series: [
+        { label: 'CPU %', color: COLORS.red, values: r.serverSeries.map((p) => p.cpuPercent ?? null) },
+        {
+          label: 'RSS MB',
+          color: COLORS.blue,
+          values: r.serverSeries.map((p) => mb(p.rssBytes)),
+          right: true,
+        },
+        {
+          label: 'heap MB',
+          color: COLORS.green,
+          values: r.serverSeries.map((p) => mb(p.heapUsedBytes)),
+          right: true,
+        },
+      ],
+    });
+  }
+  return specs;
 }
 
-function formatTick(v: number): string {
-  if (v >= 1e6) return `${(v / 1e6).toFixed(1)}M`;
-  if (v >= 1e4) return `${Math.round(v / 1e3)}k`;
-  return String(Math.round(v * 100) / 100);
+/** A percentile as "nines": 90% → 1, 99% → 2, 99.9% → 3; 100% sits one step past the last resolvable nine. */
+export function nines(percentile: number, count: number): number {
+  if (percentile >= 100) return Math.round(Math.log10(Math.max(10, count)) * 10) / 10;
+  return Math.max(0, Math.round(-Math.log10(1 - percentile / 100) * 1000) / 1000);
 }
 
-export function charts(series: readonly SeriesPoint[]): string {
-  const xs = series.map((p) => p.t);
-  const pick = (k: keyof SeriesPoint) => series.map((p) => p[k]);
-  return [
-    lineChart('Throughput', 'messages per second', xs, [
-      { label: 'delivered', color: '#1f77b4', values: pick('deliveredPerSecond') },
-      { label: 'sent', color: '#ff7f0e', values: pick('sentPerSecond') },
-    ]),
-    lineChart('Latency percentiles', 'ms', xs, [
-      { label: 'p50', color: '#2ca02c', values: pick('p50') },
-      { label: 'p90', color: '#bcbd22', values: pick('p90') },
-      { label: 'p99', color: '#d62728', values: pick('p99') },
-      { label: 'max', color: '#9467bd', values: pick('max') },
-    ]),
-  ].join('\n');
+let uplot: { js: string; css: string } | undefined;
+
+/** uPlot's minified script and stylesheet, read once from the installed package. */
+function uplotAssets(): { js: string; css: string } {
+  if (uplot === undefined) {
+    const require = createRequire(import.meta.url);
+    uplot = {
+      js: readFileSync(require.resolve('uplot/dist/uPlot.iife.min.js'), 'utf8'),
+      css: readFileSync(require.resolve('uplot/dist/uPlot.min.css'), 'utf8'),
+    };
+  }
+  return uplot;
 }
+
+/** JSON safe inside a <script> element. */
+function scriptJson(value: unknown): string {
+  return JSON.stringify(value)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
+}
+
+// Draws every chart of DATA with uPlot: axis ticks and labels on both axes, a legend, and
+// a right-hand axis for series marked `right`.
+const DRAW = `
+for (const c of BAYOU_CHARTS) {
+  const el = document.getElementById('chart-' + c.id);
+  const hasRight = c.series.some((s) => s.right);
+  const pct = (n) => {
+    const p = 100 * (1 - Math.pow(10, -n));
+    return (Math.round(p * 1000) / 1000) + '%';
+  };
+  const axes = [
+    c.nines
+      ? { label: c.xLabel, splits: (u, i, min, max) => Array.from({ length: Math.floor(max) + 1 }, (_, k) => k), values: (u, splits) => splits.map(pct) }
+      : { label: c.xLabel },
+    { label: c.yLabel, scale: 'y', size: 70 },
+  ];
+  if (hasRight) axes.push({ label: c.y2Label, scale: 'y2', side: 1, grid: { show: false }, size: 70 });
+  const opts = {
+    width: 760,
+    height: 280,
+    scales: { x: { time: false }, y: { range: (u, min, max) => [0, max > 0 ? max * 1.05 : 1] }, y2: { range: (u, min, max) => [0, max > 0 ? max * 1.05 : 1] } },
+    axes,
+    legend: { live: true },
+    series: [
+      { label: c.nines ? 'nines' : 's', value: c.nines ? (u, v) => (v == null ? '-' : pct(v)) : undefined },
+      ...c.series.map((s) => ({ label: s.label, stroke: s.color, width: 2, scale: s.right ? 'y2' : 'y', spanGaps: true, points: { show: c.x.length < 40 } })),
+    ],
+  };
+  new uPlot(opts, [c.x, ...c.series.map((s) => s.values)], el);
+  el.dataset.drawn = 'true';
+}
+`;
 
 export function renderHtml(r: RunResult): string {
+  const specs = chartSpecs(r);
+  const assets = uplotAssets();
+  const figures = specs
+    .map(
+      (c) =>
+        `<figure><figcaption>${escapeHtml(c.title)}</figcaption><div class="chart" id="chart-${c.id}"></div></figure>`,
+    )
+    .join('\n');
+  const noServer =
+    r.serverSeries.length > 0
+      ? ''
+      : '<p class="note">The server exposed no Prometheus <code>/metrics</code> during the run (or <code>--metrics-url off</code>): no server CPU or memory chart.</p>';
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <title>bayou-loadtest ${escapeHtml(r.scenario)} ${escapeHtml(r.startedAt)}</title>
-<style>body{font-family:system-ui,sans-serif;margin:2em;color:#222}pre{background:#f6f6f6;padding:1em}
-figure{margin:1em 0}figcaption{font-weight:600;margin-bottom:.3em}</style></head>
+<style>${assets.css}</style>
+<style>body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:820px}pre{background:#f6f6f6;padding:1em;overflow-x:auto}
+figure{margin:1.5em 0}figcaption{font-weight:600;margin-bottom:.3em}.note{color:#666}</style></head>
 <body><h1>bayou-loadtest: ${escapeHtml(r.scenario)}</h1>
 <p>Started ${escapeHtml(r.startedAt)} against <code>${escapeHtml(r.options.url)}</code>.</p>
 <pre>${escapeHtml(renderReport(r))}</pre>
-${charts(r.series)}
-<details><summary>Options</summary><pre>${escapeHtml(JSON.stringify(r.options, null, 2))}</pre></details>
+${figures}
+${noServer}
+<details><summary>Options</summary><pre>${escapeHtml(JSON.stringify(redactOptions(r.options), null, 2))}</pre></details>
+<script>${assets.js}</script>
+<script>const BAYOU_CHARTS = ${scriptJson(specs)};
+${DRAW}</script>
 </body></html>
 `;
 }

@@ -53,8 +53,12 @@ export class HttpConnection {
   constructor(
     private readonly url: URL,
     private readonly localAddress: string | undefined,
+    headers: Readonly<Record<string, string>> = {},
   ) {
-    this.head = `POST ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\n`;
+    const extra = Object.entries(headers)
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join('');
+    this.head = `POST ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\n${extra}`;
   }
 
   request<C>(body: string, cookie: string | undefined, handler: ResponseHandler<C>, ctx: C): void {

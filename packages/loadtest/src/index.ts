@@ -3,23 +3,31 @@ export { bayeuxWebSocket } from './bayeux-ws-driver.js';
 export type { DeliverySink, Driver, DriverFactory, DriverOptions } from './driver.js';
 export { driverFor, type Protocol } from './drivers.js';
 export { ExitCodes, LoadtestError, type LoadtestErrorCode, LoadtestErrors } from './errors.js';
-export { renderHtml } from './html-report.js';
+export { type ChartSpec, chartSpecs, renderHtml } from './html-report.js';
 export { fetchServerSample, parsePrometheus, type ServerSample } from './metrics.js';
 export {
   DEFAULTS,
   type FeedSource,
+  headerMap,
   helpText,
   type LoadtestOptions,
   parseAddresses,
   parseArgs,
   parseDuration,
+  parseHeader,
+  redactOptions,
   resolveOptions,
   type Scenario,
   type Transport,
 } from './options.js';
 export { progressLine, renderReport } from './report.js';
-export type { FeedSummary, RunResult } from './result.js';
+export type { FeedSummary, RunResult, ServerPoint } from './result.js';
 export { type Progress, type RunHooks, runScenario } from './runner.js';
 export { type DemoFeedPart, demoSymbol } from './scenarios/demo-feed.js';
 export { socketIo } from './socketio-driver.js';
-export type { LatencySummary, SeriesPoint } from './stats.js';
+export {
+  type LatencySummary,
+  type PercentilePoint,
+  percentileDistribution,
+  type SeriesPoint,
+} from './stats.js';

@@ -3,6 +3,7 @@ import { LoadtestErrors } from './errors.js';
 import {
   DEFAULTS,
   flagName,
+  headerMap,
   helpText,
   OPTION_SPECS,
   parseAddresses,
@@ -93,5 +94,44 @@ describe('options', () => {
     expect(resolveOptions({ source: 'demo', subjects: 17_576 }).subjects).toBe(17_576);
     expect(() => resolveOptions({ source: 'demo', subjects: 17_577 })).toThrow(/17576/);
     expect(helpText()).toMatch(/--source .*demo.*\[feed\] \(default publisher\)/);
+  });
+});
+
+describe('options for servers that need credentials, and per-scenario help', () => {
+  it('takes repeatable --header name:value and refuses malformed or reserved ones', () => {
+    const { options } = parseArgs(['chat', '--header', 'Authorization: Bearer x', '--header=X-A:1']);
+    expect(options.headers).toEqual(['Authorization:Bearer x', 'X-A:1']);
+    expect(headerMap(options.headers ?? [])).toEqual({ Authorization: 'Bearer x', 'X-A': '1' });
+    expect(() => parseArgs(['chat', '--header', 'no-colon'])).toThrow(/name:value/);
+    expect(() => parseArgs(['chat', '--header', 'bad name: x'])).toThrow(/name:value/);
+    expect(() => parseArgs(['chat', '--header', 'Host: x'])).toThrow(/generator sets it/);
+  });
+
+  it('takes --handshake-ext as a JSON object', () => {
+    expect(parseArgs(['chat', '--handshake-ext', '{"token":"t"}']).options.handshakeExt).toEqual({
+      token: 't',
+    });
+    expect(() => parseArgs(['chat', '--handshake-ext', '{nope'])).toThrow(/not JSON/);
+    expect(() => parseArgs(['chat', '--handshake-ext', '[1]'])).toThrow(/JSON object/);
+  });
+
+  it('takes --channel-prefix as channel segments, not /meta, not with --source demo', () => {
+    expect(parseArgs(['chat', '--channel-prefix', '/lt/a-1']).options.channelPrefix).toBe('/lt/a-1');
+    for (const bad of ['lt', '/lt/', '/meta', '/service/x', '/a b', '/a/*'])
+      expect(() => parseArgs(['chat', '--channel-prefix', bad]), bad).toThrow(/--channel-prefix/);
+    expect(() => resolveOptions({ source: 'demo', channelPrefix: '/lt' })).toThrow(/does not apply/);
+  });
+
+  it('prints one scenario and only its options with `<scenario> --help`', () => {
+    const chat = helpText('chat');
+    expect(chat).toMatch(/^usage: bayou-loadtest chat \[options\]/);
+    expect(chat).toContain('--rooms-per-client');
+    expect(chat).toContain('--header');
+    expect(chat).not.toContain('--subjects-per-client');
+    const feed = helpText('feed');
+    expect(feed).toContain('--source');
+    expect(feed).not.toContain('--rooms');
+    expect(helpText('connections')).toContain('--hold');
+    expect(helpText()).toContain('<chat|feed|connections> --help');
   });
 });

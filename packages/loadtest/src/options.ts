@@ -65,14 +65,32 @@ export interface LoadtestOptions {
   html: string;
   /** Print the live progress line. */
   progress: boolean;
+  /** Extra HTTP headers, each `name:value`, on every WebSocket upgrade and long-polling request. */
+  headers: string[];
+  /** Merged into every handshake's `ext`, e.g. `{ "token": "…" }` for a server that authenticates. */
+  handshakeExt: Record<string, unknown> | null;
+  /** Put before the scenario's channels: `/lt` makes them `/lt/chat/<n>`, `/lt/feed/<n>`, `/lt/loadtest/idle`. */
+  channelPrefix: string;
 }
 
-type Kind = 'int' | 'ms' | 'string' | 'transport' | 'source' | 'addresses' | 'bool';
+type Kind =
+  | 'int'
+  | 'ms'
+  | 'string'
+  | 'transport'
+  | 'source'
+  | 'addresses'
+  | 'bool'
+  | 'header'
+  | 'json'
+  | 'prefix';
 interface OptionSpec {
   key: keyof LoadtestOptions;
   kind: Kind;
   help: string;
   scenarios?: readonly Scenario[];
+  /** The flag when it is not the key in kebab case (`headers` → `--header`). */
+  flag?: string;
 }
 
 export const DEFAULTS: Readonly<LoadtestOptions> = Object.freeze({
@@ -104,6 +122,9 @@ export const DEFAULTS: Readonly<LoadtestOptions> = Object.freeze({
   json: '',
   html: '',
   progress: true,
+  headers: [],
+  handshakeExt: null,
+  channelPrefix: '',
 });
 
 export const OPTION_SPECS: readonly OptionSpec[] = [
@@ -172,11 +193,109 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
   { key: 'json', kind: 'string', help: 'write the result as JSON to this file' },
   { key: 'html', kind: 'string', help: 'write a self-contained HTML report with charts' },
   { key: 'progress', kind: 'bool', help: 'live progress line (--no-progress to hide)' },
+  {
+    key: 'headers',
+    kind: 'header',
+    flag: 'header',
+    help: 'name:value, an HTTP header on every WebSocket upgrade and long-polling request (repeatable)',
+  },
+  {
+    key: 'handshakeExt',
+    kind: 'json',
+    help: 'a JSON object merged into every handshake\'s ext, e.g. \'{"token":"…"}\'',
+  },
+  {
+    key: 'channelPrefix',
+    kind: 'prefix',
+    help: 'prefix of the channels, e.g. /lt: /lt/chat/<n>, /lt/feed/<n>, /lt/loadtest/idle (not with --source demo)',
+  },
 ];
 
-/** camelCase key → --kebab-case flag. */
+/** The options as reports show them: header values and handshake ext values hidden (they may be credentials). */
+export function redactOptions(o: Readonly<LoadtestOptions>): LoadtestOptions {
+  return {
+    ...o,
+    headers: o.headers.map((h) => `${h.slice(0, h.indexOf(':'))}:<hidden>`),
+    handshakeExt:
+      o.handshakeExt === null
+        ? null
+        : Object.fromEntries(Object.keys(o.handshakeExt).map((k) => [k, '<hidden>'])),
+  };
+}
+
+/** The generator writes these itself; `--header` may not set them. */
+const RESERVED_HEADERS = new Set([
+  'host',
+  'content-type',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'upgrade',
+  'cookie',
+  'sec-websocket-key',
+  'sec-websocket-version',
+  'sec-websocket-extensions',
+]);
+
+/** Parses one `--header name:value`. */
+export function parseHeader(text: string): [string, string] {
+  const colon = text.indexOf(':');
+  const name = colon < 0 ? '' : text.slice(0, colon).trim();
+  const value = colon < 0 ? '' : text.slice(colon + 1).trim();
+  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name) || /[\r\n\0]/.test(value)) {
+    throw new LoadtestError(LoadtestErrors.INVALID_OPTION, `--header needs name:value, got ${text}`);
+  }
+  if (RESERVED_HEADERS.has(name.toLowerCase())) {
+    throw new LoadtestError(
+      LoadtestErrors.INVALID_OPTION,
+      `--header cannot set ${name}: the generator sets it`,
+    );
+  }
+  return [name, value];
+}
+
+/** `--header` values as a header map (a repeated name keeps its last value). */
+export function headerMap(headers: readonly string[]): Record<string, string> {
+  return Object.fromEntries(headers.map(parseHeader));
+}
+
+function parseExt(raw: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    throw new LoadtestError(LoadtestErrors.INVALID_OPTION, `--handshake-ext is not JSON: ${raw}`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new LoadtestError(
+      LoadtestErrors.INVALID_OPTION,
+      `--handshake-ext must be a JSON object, got ${raw}`,
+    );
+  }
+  return value as Record<string, unknown>;
+}
+
+function checkPrefix(prefix: string): string {
+  if (prefix === '') return prefix;
+  const segments = prefix.split('/').slice(1);
+  if (
+    !prefix.startsWith('/') ||
+    segments.some((s) => !/^[A-Za-z0-9_.~-]+$/.test(s)) ||
+    segments[0] === 'meta' ||
+    segments[0] === 'service'
+  ) {
+    throw new LoadtestError(
+      LoadtestErrors.INVALID_OPTION,
+      `--channel-prefix is /segment[/segment…] (letters, digits, - _ . ~; not /meta or /service), got ${prefix}`,
+    );
+  }
+  return prefix;
+}
+
+/** camelCase key → --kebab-case flag (without the dashes); a spec may name its flag itself. */
 export function flagName(key: string): string {
-  return key.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase());
+  const spec = OPTION_SPECS.find((s) => s.key === key);
+  return spec?.flag ?? key.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase());
 }
 
 /** Parses '10ms', '5s', '2m', '1h' or a bare number of milliseconds. */
@@ -237,6 +356,12 @@ function convert(spec: OptionSpec, raw: string): LoadtestOptions[keyof LoadtestO
       return parseAddresses(raw);
     case 'bool':
       return raw !== 'false';
+    case 'header':
+      return [parseHeader(raw).join(':')];
+    case 'json':
+      return parseExt(raw);
+    case 'prefix':
+      return checkPrefix(raw);
     default:
       return raw;
   }
@@ -265,6 +390,18 @@ export function resolveOptions(partial: Partial<LoadtestOptions> = {}): Readonly
     );
   }
   if (o.workers < 1) throw new LoadtestError(LoadtestErrors.INVALID_OPTION, 'workers must be ≥ 1');
+  if (!Array.isArray(o.headers)) throw new LoadtestError(LoadtestErrors.INVALID_OPTION, 'headers is a list');
+  headerMap(o.headers);
+  if (o.handshakeExt !== null && (typeof o.handshakeExt !== 'object' || Array.isArray(o.handshakeExt))) {
+    throw new LoadtestError(LoadtestErrors.INVALID_OPTION, 'handshakeExt must be an object or null');
+  }
+  checkPrefix(o.channelPrefix);
+  if (o.channelPrefix !== '' && o.source === 'demo') {
+    throw new LoadtestError(
+      LoadtestErrors.INVALID_OPTION,
+      "--channel-prefix does not apply to --source demo: the server's subjects are /demo/prices/<SYMBOL>",
+    );
+  }
   return Object.freeze(o);
 }
 
@@ -305,7 +442,12 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
     if (spec.kind === 'bool') raw = negated ? 'false' : (raw ?? 'true');
     else if (raw === undefined) raw = argv[++i];
     if (raw === undefined) throw new LoadtestError(LoadtestErrors.INVALID_OPTION, `--${name} needs a value`);
-    options[spec.key] = convert(spec, raw);
+    const value = convert(spec, raw);
+    // Repeatable options (--header) add up.
+    options[spec.key] =
+      spec.kind === 'header'
+        ? [...((options[spec.key] as string[] | undefined) ?? []), ...(value as string[])]
+        : value;
   }
   return { scenario, options: options as Partial<LoadtestOptions>, help };
 }
@@ -315,13 +457,52 @@ function formatDefault(spec: OptionSpec): string {
   if (spec.key === 'metricsUrl') return '/metrics on the origin of --url';
   if (spec.kind === 'ms') return `${v}ms`;
   if (Array.isArray(v)) return v.length === 0 ? 'none' : v.join(',');
-  if (v === '') return 'none';
+  if (v === '' || v === null) return 'none';
   return String(v);
 }
 
-export function helpText(): string {
+const SCENARIO_HELP: Record<Scenario, string[]> = {
+  chat: [
+    'CometD benchmark: every client joins --rooms-per-client random rooms of --rooms (channels /chat/<n>);',
+    'messages go from a random client to one of its rooms, every member receives them. Publishing:',
+    '--batches of --batch-size with --pause (default), --rate N (open loop) or --max-outstanding N',
+    '(closed loop); with --duration, for that long after --warmup.',
+  ],
+  feed: [
+    'clients watch --subjects-per-client of --subjects subjects updated --rate times a second.',
+    '--source publisher: the generator publishes on /feed/<n> (any Bayeux server);',
+    "--source demo: a Bayou server's --demo-feed produces /demo/prices/<SYMBOL> records.",
+  ],
+  connections: [
+    'ramps up to --clients idle sessions at --ramp per second, each subscribed to /loadtest/idle,',
+    "holds them for --hold, and reports the connect rate and (with /metrics) the server's memory per session.",
+  ],
+};
+
+/** `--help`: every scenario and option; `helpText('chat')`: that scenario and the options it reads. */
+export function helpText(scenario?: Scenario): string {
+  if (scenario !== undefined) {
+    const lines = [
+      `usage: bayou-loadtest ${scenario} [options]`,
+      '',
+      ...SCENARIO_HELP[scenario].map((l) => `  ${l}`),
+      '',
+      'options (durations take ms, s, m, h):',
+    ];
+    for (const spec of OPTION_SPECS) {
+      if (spec.scenarios && !spec.scenarios.includes(scenario)) continue;
+      lines.push(`  ${`--${flagName(spec.key)}`.padEnd(22)} ${spec.help} (default ${formatDefault(spec)})`);
+    }
+    lines.push('', 'exit code: 0 ok, 1 loss/duplicates/failed sessions, 2 usage, 3 --max-latency exceeded');
+    return lines.join('\n');
+  }
+  return fullHelp();
+}
+
+function fullHelp(): string {
   const lines = [
     'usage: bayou-loadtest <chat|feed|connections> [options]',
+    '       bayou-loadtest <chat|feed|connections> --help   (that scenario and its options)',
     '',
     '  chat         CometD benchmark: clients in random rooms, messages to random rooms',
     '  feed         clients watch --subjects-per-client of --subjects subjects updated --rate times a second;',

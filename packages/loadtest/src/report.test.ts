@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { escapeHtml, lineChart, niceMax, renderHtml } from './html-report.js';
+import { chartSpecs, escapeHtml, nines, renderHtml } from './html-report.js';
 import { parsePrometheus, sampleFromMetrics } from './metrics.js';
 import { resolveOptions } from './options.js';
 import { progressLine, renderReport } from './report.js';
@@ -17,9 +17,20 @@ function result(over: Partial<RunResult> = {}): RunResult {
     deliveriesPerFrame: 2.5,
     windowSeconds: 2,
     latency: { count: 1000, min: 0.1, mean: 1, p50: 1.25, p90: 2, p99: 3.5, p999: 4, max: 5 },
+    latencyDistribution: [
+      { percentile: 0, ms: 0.1 },
+      { percentile: 90, ms: 2 },
+      { percentile: 99, ms: 3.5 },
+      { percentile: 99.9, ms: 4 },
+      { percentile: 100, ms: 5 },
+    ],
     series: [
-      { t: 1, sentPerSecond: 50, deliveredPerSecond: 500, p50: 1, p90: 2, p99: 3, max: 4 },
-      { t: 2, sentPerSecond: 50, deliveredPerSecond: 500, p50: 1, p90: 2, p99: 3, max: 5 },
+      { t: 1, sentPerSecond: 50, deliveredPerSecond: 500, p50: 1, p90: 2, p99: 3, max: 4, connected: 10 },
+      { t: 2, sentPerSecond: 50, deliveredPerSecond: 500, p50: 1, p90: 2, p99: 3, max: 5, connected: 10 },
+    ],
+    serverSeries: [
+      { t: 1, rssBytes: 100 * 1048576, heapUsedBytes: 20 * 1048576 },
+      { t: 2, cpuPercent: 42.5, rssBytes: 101 * 1048576, heapUsedBytes: 21 * 1048576 },
     ],
     server: { cpuSeconds: 1.5, rssBytes: 100 * 1048576, heapUsedBytes: 20 * 1048576 },
     generator: { rssBytes: 50 * 1048576, workers: 1 },
@@ -135,36 +146,55 @@ describe('feed --source demo report', () => {
 });
 
 describe('html report', () => {
-  it('is one self-contained file with two inline SVG charts and no external resource', () => {
+  it('is one self-contained file: uPlot inlined, no external script, stylesheet or URL', () => {
     const html = renderHtml(result());
-    expect(html.match(/<svg /g)).toHaveLength(2);
-    expect(html).toContain('Throughput');
-    expect(html).toContain('Latency percentiles');
-    expect(html).not.toMatch(/<script|<link|src="http/);
-    expect(html).not.toMatch(/https?:\/\/(?!127\.0\.0\.1|www\.w3\.org)/);
+    expect(html).toContain('var uPlot=');
+    expect(html).not.toMatch(/<script[^>]* src=|<link|<img/);
+    // The only address is uPlot's own project page in its licence comment, and the run's URL.
+    const urls = [...html.matchAll(/https?:\/\/[^\s"'<)]+/g)].map((m) => m[0]);
+    expect(
+      urls.filter((u) => !u.startsWith('http://127.0.0.1') && u !== 'https://github.com/leeoniya/uPlot'),
+    ).toEqual([]);
+    for (const id of ['throughput', 'latency-over-time', 'latency-distribution', 'sessions', 'server'])
+      expect(html).toContain(`id="chart-${id}"`);
   });
 
-  it('escapes text taken from the run', () => {
+  it('draws the server chart only when /metrics answered, and says so otherwise', () => {
+    expect(chartSpecs(result({ serverSeries: [] })).map((c) => c.id)).not.toContain('server');
+    expect(renderHtml(result({ serverSeries: [] }))).toContain('no server CPU or memory chart');
+    const server = chartSpecs(result()).find((c) => c.id === 'server')!;
+    expect(server.series.map((s) => s.values)).toEqual([
+      [null, 42.5],
+      [100, 101],
+      [20, 21],
+    ]);
+  });
+
+  it('puts the latency distribution on a scale of nines', () => {
+    expect(nines(0, 1000)).toBe(0);
+    expect(nines(90, 1000)).toBe(1);
+    expect(nines(99.9, 1000)).toBe(3);
+    expect(nines(100, 1000)).toBe(3);
+    const dist = chartSpecs(result()).find((c) => c.id === 'latency-distribution')!;
+    expect(dist.x).toEqual([0, 1, 2, 3, 3]);
+    expect(dist.series[0]!.values).toEqual([0.1, 2, 3.5, 4, 5]);
+  });
+
+  it('escapes text taken from the run, in the page and in the chart data', () => {
     expect(escapeHtml('<a href="x">&')).toBe('&#60;a href=&#34;x&#34;&#62;&#38;');
-    const html = renderHtml(result({ options: resolveOptions({ url: 'http://h/<script>' }) }));
-    expect(html).not.toContain('<script>');
+    const html = renderHtml(result({ options: resolveOptions({ url: 'http://h/</script><script>' }) }));
+    expect(html).not.toContain('</script><script>');
   });
 
-  it('scales charts to a round maximum and draws one path per line', () => {
-    expect(niceMax(0)).toBe(1);
-    expect(niceMax(3)).toBe(5);
-    expect(niceMax(120_000)).toBe(200_000);
-    const svg = lineChart(
-      'T',
-      'u',
-      [0, 1, 2],
-      [
-        { label: 'a', color: '#000', values: [0, 5, 10] },
-        { label: 'b', color: '#f00', values: [1, 1, 1] },
-      ],
+  it('hides header values and handshake ext values (credentials)', () => {
+    const html = renderHtml(
+      result({
+        options: resolveOptions({ headers: ['Authorization:Bearer abc'], handshakeExt: { token: 'xyz' } }),
+      }),
     );
-    expect(svg.match(/<path /g)).toHaveLength(2);
-    expect(svg).toContain('M64.0,208.0');
+    expect(html).not.toContain('abc');
+    expect(html).not.toContain('xyz');
+    expect(html).toContain('Authorization:&#60;hidden&#62;');
   });
 });
 

@@ -4,7 +4,13 @@ import { ExitCodes } from './errors.js';
 import type { ServerSample } from './metrics.js';
 import type { FeedSource, LoadtestOptions, Scenario } from './options.js';
 import type { DemoFeedPart } from './scenarios/demo-feed.js';
-import { type LatencySummary, mergeParts, mergeSeries, type SeriesPoint } from './stats.js';
+import {
+  type LatencySummary,
+  mergeParts,
+  mergeSeries,
+  type PercentilePoint,
+  type SeriesPoint,
+} from './stats.js';
 
 export interface RunResult {
   scenario: Scenario;
@@ -40,7 +46,11 @@ export interface RunResult {
   /** feed: where the updates came from and, for the demo feed, the record checks. */
   feed?: FeedSummary;
   latency: LatencySummary;
+  /** The latency distribution from the merged HDR histogram (empty without samples). */
+  latencyDistribution: PercentilePoint[];
   series: SeriesPoint[];
+  /** The server over time, sampled from its /metrics once a second (empty without /metrics). */
+  serverSeries: ServerPoint[];
   /** From the server's /metrics when it has one. */
   server?: {
     cpuSeconds?: number;
@@ -53,6 +63,15 @@ export interface RunResult {
   generator: { rssBytes: number; workers: number };
   aborted?: string;
   exitCode: number;
+}
+
+export interface ServerPoint {
+  /** Seconds since the run started. */
+  t: number;
+  /** CPU used since the previous sample, in % of one core (undefined for the first sample). */
+  cpuPercent?: number;
+  rssBytes?: number;
+  heapUsedBytes?: number;
 }
 
 export interface FeedSummary {
@@ -85,6 +104,8 @@ export interface ResultInput {
   startedAt: Date;
   parts: PartResult[];
   samples: { before?: ServerSample; open?: ServerSample; close?: ServerSample };
+  /** /metrics samples taken once a second during the run, with their time (ms since the start). */
+  timeline?: { at: number; sample: ServerSample }[];
 }
 
 export function buildResult(input: ResultInput): RunResult {
@@ -102,7 +123,7 @@ export function buildResult(input: ResultInput): RunResult {
     connectsPerSecond: Math.round(connected / Math.max(setupSeconds, 0.001)),
     firstError: parts.find((p) => p.setup.firstError)?.setup.firstError,
   };
-  const { latency, windowReceived, frames, ...messages } = totals;
+  const { latency, latencyDistribution, windowReceived, frames, ...messages } = totals;
   const result: RunResult = {
     scenario: input.scenario,
     options,
@@ -114,7 +135,9 @@ export function buildResult(input: ResultInput): RunResult {
     deliveriesPerFrame: frames > 0 ? round(messages.received / frames, 2) : 0,
     windowSeconds: round(windowSeconds, 3),
     latency,
+    latencyDistribution,
     series: mergeSeries(parts.map((p) => p.stats.series)),
+    serverSeries: serverSeries(input.timeline ?? []),
     // Memory per session means something only for idle sessions; under traffic it is noise.
     server: serverFigures(input.samples, input.scenario === 'connections' ? connected : 0),
     generator: { rssBytes: parts.reduce((n, p) => n + p.rssBytes, 0), workers: options.workers },
@@ -187,6 +210,20 @@ function feedSummary(
   summary.unexpected = sum('unexpected');
   summary.untimed = sum('untimed');
   return summary;
+}
+
+/** CPU as % of one core between successive samples, and memory as sampled. */
+export function serverSeries(timeline: readonly { at: number; sample: ServerSample }[]): ServerPoint[] {
+  return timeline.map(({ at, sample }, i) => {
+    const point: ServerPoint = { t: round(at / 1000, 1) };
+    const prev = timeline[i - 1];
+    if (prev?.sample.cpuSeconds !== undefined && sample.cpuSeconds !== undefined && at > prev.at) {
+      point.cpuPercent = round(((sample.cpuSeconds - prev.sample.cpuSeconds) * 100_000) / (at - prev.at), 1);
+    }
+    if (sample.rssBytes !== undefined) point.rssBytes = sample.rssBytes;
+    if (sample.heapUsedBytes !== undefined) point.heapUsedBytes = sample.heapUsedBytes;
+    return point;
+  });
 }
 
 function serverFigures(samples: ResultInput['samples'], sessions: number): RunResult['server'] {

@@ -1,7 +1,7 @@
 /** Runs one part of a scenario (all of it with one worker) against a fresh driver. */
 import type { PartContext, PartResult, Slice } from './context.js';
 import type { DriverFactory } from './driver.js';
-import type { LoadtestOptions, Scenario } from './options.js';
+import { headerMap, type LoadtestOptions, type Scenario } from './options.js';
 import { runChat } from './scenarios/chat.js';
 import { runConnections } from './scenarios/connections.js';
 import { DemoFeedTracker } from './scenarios/demo-feed.js';
@@ -31,6 +31,8 @@ export async function runPart(
   const driver = factory({
     url: options.url,
     localAddresses: options.localAddresses,
+    headers: headerMap(options.headers),
+    handshakeExt: options.handshakeExt,
     sink: (id, sentAt) => stats.onDeliver(id, sentAt, now()),
     records: demo,
     onFrame: () => {
@@ -41,7 +43,11 @@ export async function runPart(
     },
   });
   const ctx: PartContext = { options, slice, driver, stats, ...hooks, demo };
-  const ticker = setInterval(() => hooks.onTick(stats.tick(), driver.connected()), 1000);
+  const ticker = setInterval(() => {
+    const point = stats.tick();
+    point.connected = driver.connected();
+    hooks.onTick(point, point.connected);
+  }, 1000);
   try {
     const result = await SCENARIO_RUNNERS[scenario](ctx);
     // A late delivery seen while draining fails the run as well as one seen while publishing.

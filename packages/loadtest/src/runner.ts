@@ -50,25 +50,45 @@ export async function runScenario(
     );
   };
   const progress = progressAggregator(options.workers, hooks.onProgress);
+  // The server over time for the report: one /metrics sample a second, none while one is pending.
+  const timeline: { at: number; sample: ServerSample }[] = [];
+  let sampling = false;
+  const sampler =
+    samples.before === undefined
+      ? undefined
+      : setInterval(() => {
+          if (sampling) return;
+          sampling = true;
+          const at = Date.now() - startedAt.getTime();
+          void fetchServerSample(metricsUrl).then((sample) => {
+            sampling = false;
+            if (sample) timeline.push({ at, sample });
+          });
+        }, 1000);
   const protocol = hooks.protocol ?? 'bayeux';
-  const parts =
-    options.workers === 1
-      ? [
-          await runPart(scenario, options, sliceOf(options, 0), driverFor(protocol, options.transport), {
-            barrier: async () => {},
-            onTick: (point, connected) => progress(0, point, connected),
-            onWindow,
-          }),
-        ]
-      : await runWorkers(
-          scenario,
-          options,
-          protocol,
-          Array.from({ length: options.workers }, (_, w) => sliceOf(options, w)),
-          { onTick: progress, onWindow },
-        );
+  let parts: Awaited<ReturnType<typeof runPart>>[];
+  try {
+    parts =
+      options.workers === 1
+        ? [
+            await runPart(scenario, options, sliceOf(options, 0), driverFor(protocol, options.transport), {
+              barrier: async () => {},
+              onTick: (point, connected) => progress(0, point, connected),
+              onWindow,
+            }),
+          ]
+        : await runWorkers(
+            scenario,
+            options,
+            protocol,
+            Array.from({ length: options.workers }, (_, w) => sliceOf(options, w)),
+            { onTick: progress, onWindow },
+          );
+  } finally {
+    if (sampler) clearInterval(sampler);
+  }
   await Promise.all(pending);
-  return buildResult({ scenario, options, startedAt, parts, samples });
+  return buildResult({ scenario, options, startedAt, parts, samples, timeline });
 }
 
 function sliceOf(options: LoadtestOptions, worker: number): Slice {

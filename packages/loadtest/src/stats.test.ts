@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { DeliveryStats, mergeParts, mergeSeries, newHistogram, summarize } from './stats.js';
+import {
+  DeliveryStats,
+  mergeParts,
+  mergeSeries,
+  newHistogram,
+  percentileDistribution,
+  summarize,
+} from './stats.js';
 
 /** HDR histograms with 3 significant digits are exact to 0.1%. */
 function expectNear(actual: number, expected: number) {
@@ -100,5 +107,21 @@ describe('DeliveryStats', () => {
     expect(p).toMatchObject({ t: 0.5, sentPerSecond: 2, deliveredPerSecond: 20 });
     expect(p.p99).toBeCloseTo(3, 2);
     expect(mergeSeries([[p], [p]])[0]).toMatchObject({ deliveredPerSecond: 40, p99: p.p99 });
+  });
+});
+
+describe('percentileDistribution', () => {
+  it('spaces points in nines up to what the count resolves, ending with the maximum', () => {
+    const h = newHistogram();
+    for (let us = 1; us <= 1000; us++) h.recordValue(us * 1000);
+    const d = percentileDistribution(h);
+    expect(d[0]).toEqual({ percentile: 0, ms: expect.closeTo(1, 0) });
+    expect(d.find((p) => p.percentile === 90)?.ms).toBeCloseTo(900, -1);
+    expect(d.find((p) => p.percentile === 99)?.ms).toBeCloseTo(990, -1);
+    // 1,000 samples resolve up to 99.9%: no 99.99% point, then the maximum.
+    expect(d.some((p) => p.percentile > 99.9 && p.percentile < 100)).toBe(false);
+    expect(d.at(-1)).toEqual({ percentile: 100, ms: expect.closeTo(1000, 0) });
+    for (let i = 1; i < d.length; i++) expect(d[i]!.ms).toBeGreaterThanOrEqual(d[i - 1]!.ms);
+    expect(percentileDistribution(newHistogram())).toEqual([]);
   });
 });

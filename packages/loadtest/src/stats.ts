@@ -33,6 +33,14 @@ export interface SeriesPoint {
   p90: number;
   p99: number;
   max: number;
+  /** Sessions open at that moment. */
+  connected: number;
+}
+
+/** One point of the latency distribution: `percentile` % of the deliveries took at most `ms`. */
+export interface PercentilePoint {
+  percentile: number;
+  ms: number;
 }
 
 /** What one worker hands back to be merged. */
@@ -71,6 +79,25 @@ export function summarize(h: Histogram): LatencySummary {
     p999: ms(h.getValueAtPercentile(99.9)),
     max: ms(h.maxValue),
   };
+}
+
+/**
+ * The latency distribution of a histogram, for the report's percentile chart: points spaced
+ * evenly in "nines" (50%, 90%, 99%, 99.9%, … tenths of a nine apart) up to what the sample
+ * count can resolve, then the maximum.
+ */
+export function percentileDistribution(h: Histogram): PercentilePoint[] {
+  if (h.totalCount === 0) return [];
+  const out: PercentilePoint[] = [];
+  const ms = (us: number) => Math.round(us) / 1000;
+  for (let nines = 0; nines <= 6; nines += 0.1) {
+    const tail = 10 ** -nines;
+    if (tail * h.totalCount < 1) break;
+    const percentile = Math.round((1 - tail) * 100 * 1e6) / 1e6;
+    out.push({ percentile, ms: ms(h.getValueAtPercentile(percentile)) });
+  }
+  out.push({ percentile: 100, ms: ms(h.maxValue) });
+  return out;
 }
 
 function grow(a: Uint16Array, need: number): Uint16Array {
@@ -171,6 +198,7 @@ export class DeliveryStats {
       p90: s.p90,
       p99: s.p99,
       max: s.max,
+      connected: 0,
     };
     this.series.push(point);
     this.interval.reset();
@@ -202,6 +230,7 @@ export interface DeliveryTotals {
   duplicated: number;
   windowReceived: number;
   latency: LatencySummary;
+  latencyDistribution: PercentilePoint[];
 }
 
 /** Merges the parts of every worker: per-message counts add up, histograms add up. */
@@ -236,6 +265,7 @@ export function mergeParts(parts: readonly StatsPart[]): DeliveryTotals {
     duplicated,
     windowReceived: parts.reduce((n, p) => n + p.windowReceived, 0),
     latency: summarize(h),
+    latencyDistribution: percentileDistribution(h),
   };
 }
 
@@ -254,6 +284,7 @@ export function mergeSeries(all: readonly SeriesPoint[][]): SeriesPoint[] {
       p90: Math.max(...pts.map((p) => p.p90)),
       p99: Math.max(...pts.map((p) => p.p99)),
       max: Math.max(...pts.map((p) => p.max)),
+      connected: pts.reduce((n, p) => n + p.connected, 0),
     });
   }
   return out;

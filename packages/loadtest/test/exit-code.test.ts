@@ -75,8 +75,10 @@ describe('bayou-loadtest exit code', () => {
     // The tiny server writes one frame per delivered message.
     expect(json.deliveriesPerFrame).toBe(1);
     const html = readFileSync(join(dir, 'r.html'), 'utf8');
-    expect(html).toContain('<svg');
-    expect(html).not.toMatch(/<script/);
+    // uPlot is inlined: the charts need no other file and no network.
+    expect(html).toContain('id="chart-throughput"');
+    expect(html).toContain('var uPlot=');
+    expect(html).not.toMatch(/<script[^>]* src=|<link/);
   });
 
   it('exits 2 on an unknown option and prints the help', async () => {

@@ -17,6 +17,7 @@ export interface RecordOptions {
 /** The client's framework-agnostic store of one record subject (`BayouClient.recordStore`). */
 export interface RecordStore {
   /** The first listener opens the server subscription, the last unsubscribe releases it. */
+  readonly subject: string;
   subscribe(listener: (changedFields: readonly string[]) => void): () => void;
   /** The same object until a field changes; `null` before the first image. */
   getSnapshot(): Readonly<Record<string, unknown>> | null;
@@ -28,6 +29,13 @@ export interface BayouReactClient {
   readonly state: BayouClient['state'];
   readonly transport: BayouClient['transport'];
   on: BayouClient['on'];
-  subscribe(channel: string, handler: (message: Message) => void): { unsubscribe(): void };
+  /**
+   * `ready` (as `BayouClient` has it) settles with the server's reply to the subscribe;
+   * without it a subscription counts as accepted once data arrives.
+   */
+  subscribe(
+    channel: string,
+    handler: (message: Message) => void,
+  ): { unsubscribe(): void; ready?: Promise<void> };
   recordStore(subject: string, options?: RecordOptions): RecordStore;
 }

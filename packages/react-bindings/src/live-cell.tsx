@@ -6,7 +6,7 @@
 import { createElement, memo, type ReactNode, type RefObject, useEffect, useRef } from 'react';
 import { cancelFlash, flashElement } from './flash.js';
 import { type InViewOptions, useInView } from './use-in-view.js';
-import { useField } from './use-record.js';
+import { useFieldValue } from './use-record.js';
 
 export interface LiveCellProps {
   /** The record subject, e.g. `/demo/prices/AAA`. */
@@ -47,7 +47,7 @@ function LiveCellImpl({
   const ref = useRef<HTMLElement>(null);
   const view = typeof visibleOnly === 'object' ? visibleOnly : {};
   const inView = useInView(ref, { root: view.root, rootMargin: view.rootMargin, disabled: !visibleOnly });
-  const value = useField(subject, field, { enabled: enabled && (!visibleOnly || inView) });
+  const value = useFieldValue(subject, field, { enabled: enabled && (!visibleOnly || inView) });
   useFlash(ref, value, flash === true ? FLASH_MS : flash === false ? 0 : flash);
   const shown = value === undefined || value === null ? placeholder : format ? format(value) : String(value);
   return createElement(as, { ref, className, 'data-field': field }, shown);

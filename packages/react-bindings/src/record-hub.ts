@@ -10,8 +10,20 @@ import { FrameBatcher, type Schedule } from './frame-batcher.js';
 /** Watches every field of a record rather than one. */
 export const ALL_FIELDS = '*';
 
+/**
+ * Where a subscription stands: `'idle'` (not subscribed: `enabled: false`), `'connecting'`
+ * (waiting for the server's reply, or for the client to connect; also during server
+ * rendering), `'subscribed'` (the server accepted it) or `'error'` (the server refused it,
+ * e.g. `403` from an authorizer, or the client stopped before the reply).
+ */
+export type SubscriptionStatus = 'idle' | 'connecting' | 'subscribed' | 'error';
+
 interface Entry {
   readonly store: RecordStore;
+  status: SubscriptionStatus;
+  error: Error | null;
+  readonly statusWatchers: Set<() => void>;
+  probe: { unsubscribe(): void } | null;
   readonly watchers: Map<string, Set<() => void>>;
   count: number;
   release: () => void;
@@ -61,19 +73,35 @@ export class RecordHub {
     }
     set.add(onChange);
     entry.count++;
+    entry.statusWatchers.add(onChange);
     let watching = true;
     return () => {
       if (!watching) return;
       watching = false;
       set.delete(onChange);
+      entry.statusWatchers.delete(onChange);
       if (set.size === 0) entry.watchers.delete(field);
       if (--entry.count === 0) this.close(entry);
     };
   }
 
+  /** The status of `store`'s subscription (`'connecting'` while nobody watches it yet). */
+  status(store: RecordStore): SubscriptionStatus {
+    return this.entries.get(store)?.status ?? 'connecting';
+  }
+
+  /** Why `store`'s subscription failed, or `null`. */
+  error(store: RecordStore): Error | null {
+    return this.entries.get(store)?.error ?? null;
+  }
+
   private open(store: RecordStore): Entry {
     const entry: Entry = {
       store,
+      status: 'connecting',
+      error: null,
+      statusWatchers: new Set(),
+      probe: null,
       watchers: new Map(),
       count: 0,
       release: () => {},
@@ -82,17 +110,37 @@ export class RecordHub {
     };
     this.entries.set(store, entry);
     entry.release = store.subscribe((changed) => this.changed(entry, changed));
+    // A second handler on the subject's channel shares the store's server subscription
+    // (the client sends one subscribe per channel) and tells whether the server accepted it.
+    const probe = this.client.subscribe(store.subject, ignore);
+    entry.probe = probe;
+    probe.ready?.then(
+      () => this.setStatus(entry, 'subscribed', null),
+      (error: unknown) =>
+        this.setStatus(entry, 'error', error instanceof Error ? error : new Error(String(error))),
+    );
     return entry;
+  }
+
+  private setStatus(entry: Entry, status: SubscriptionStatus, error: Error | null): void {
+    if (this.entries.get(entry.store) !== entry || entry.status === status) return;
+    entry.status = status;
+    entry.error = error;
+    for (const onChange of [...entry.statusWatchers]) onChange();
   }
 
   private close(entry: Entry): void {
     if (this.entries.get(entry.store) === entry) this.entries.delete(entry.store);
     entry.dirty.clear();
+    entry.statusWatchers.clear();
+    entry.probe?.unsubscribe();
     entry.release();
   }
 
   private changed(entry: Entry, fields: readonly string[]): void {
     this.updateCount++;
+    // Data proves the subscription (for clients whose subscriptions have no `ready`).
+    if (entry.status === 'connecting') this.setStatus(entry, 'subscribed', null);
     for (const field of fields) entry.dirty.add(field);
     this.batcher.enqueue(entry.flush);
   }
@@ -105,6 +153,8 @@ export class RecordHub {
     notify(entry.watchers.get(ALL_FIELDS));
   }
 }
+
+function ignore(): void {}
 
 function notify(watchers: Set<() => void> | undefined): void {
   if (watchers === undefined) return;

@@ -1,7 +1,8 @@
 /** Hooks over the client's connection: its state and transport, and channel messages. */
 import type { ConnectionState, Message } from '@bayou/client';
-import { useCallback, useEffect, useRef, useSyncExternalStore } from 'react';
+import { useCallback, useEffect, useRef, useState, useSyncExternalStore } from 'react';
 import { useBayouClient } from './provider.js';
+import type { LiveResult } from './use-record.js';
 
 const serverState = (): ConnectionState => 'disconnected';
 const serverTransport = (): string | null => null;
@@ -20,30 +21,66 @@ export function useTransport(): string | null {
   return useSyncExternalStore(subscribe, () => client.transport, serverTransport);
 }
 
-export interface UseChannelOptions {
+export interface UseChannelOptions<T> {
   /** Subscribe only while true. Default `true`. */
   enabled?: boolean;
+  /** `data` until the first message arrives (and during server rendering). */
+  initialData?: T;
 }
 
 /**
- * Calls `handler` with every message on `channel` while the component is mounted. The
- * latest `handler` is used without resubscribing; the client shares one server
- * subscription among all handlers on a channel.
+ * Subscribes to `channel` while the component is mounted: `{ data, status, error }`, where
+ * `data` is the `data` of the latest message (`initialData` before the first), `status`
+ * says whether the server accepted the subscription, and `error` why it did not. Re-renders
+ * on every message and status change. `handler`, when given, is called with every message
+ * (the latest `handler`, without resubscribing). The client shares one server subscription
+ * among all handlers on a channel.
  */
-export function useChannel(
+export function useChannel<T = unknown>(
   channel: string,
-  handler: (message: Message) => void,
-  options: UseChannelOptions = {},
-): void {
+  handler?: ((message: Message) => void) | null,
+  options: UseChannelOptions<T> = {},
+): LiveResult<T | undefined> {
   const client = useBayouClient();
   const latest = useRef(handler);
   useEffect(() => {
     latest.current = handler;
   });
   const enabled = options.enabled ?? true;
+  const [result, setResult] = useState<LiveResult<T | undefined>>(() => ({
+    data: options.initialData,
+    status: enabled ? 'connecting' : 'idle',
+    error: null,
+  }));
   useEffect(() => {
-    if (!enabled) return;
-    const subscription = client.subscribe(channel, (message) => latest.current(message));
-    return () => subscription.unsubscribe();
+    if (!enabled) {
+      setResult((r) => (r.status === 'idle' ? r : { ...r, status: 'idle', error: null }));
+      return;
+    }
+    let live = true;
+    setResult((r) => (r.status === 'connecting' ? r : { ...r, status: 'connecting', error: null }));
+    const subscription = client.subscribe(channel, (message) => {
+      latest.current?.(message);
+      if (live) setResult({ data: message.data as T, status: 'subscribed', error: null });
+    });
+    subscription.ready?.then(
+      () => {
+        if (live)
+          setResult((r) => (r.status === 'subscribed' ? r : { ...r, status: 'subscribed', error: null }));
+      },
+      (error: unknown) => {
+        if (live)
+          setResult((r) => ({
+            ...r,
+            status: 'error',
+            error: error instanceof Error ? error : new Error(String(error)),
+          }));
+      },
+    );
+    return () => {
+      live = false;
+      subscription.unsubscribe();
+    };
   }, [client, channel, enabled]);
+  return result;
 }

@@ -1,19 +1,38 @@
 /**
  * `useField` and `useRecord`: `useSyncExternalStore` over the client's record store,
- * through the hub, so a component re-renders only when what it reads changed.
+ * through the hub, so a component re-renders only when what it reads, or the status of
+ * its subscription, changed.
  */
-import { useCallback, useEffect, useMemo, useState, useSyncExternalStore } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react';
 import type { RecordOptions, RecordStore } from './client-contract.js';
 import { useRecordHub } from './provider.js';
-import { ALL_FIELDS, type RecordHub } from './record-hub.js';
+import { ALL_FIELDS, type RecordHub, type SubscriptionStatus } from './record-hub.js';
 
 export interface LiveOptions extends RecordOptions {
   /** Hold the subscription only while true (e.g. the row is in view). Default `true`. */
   enabled?: boolean;
 }
 
-const serverField = (): unknown => undefined;
-const serverRecord = (): null => null;
+/** What the live hooks return. */
+export interface LiveResult<T> {
+  /** The value; `initialData` (or `undefined` / `null`) until the first image arrives. */
+  data: T;
+  /** Where the subscription stands (see `SubscriptionStatus`). */
+  status: SubscriptionStatus;
+  /** Why the subscription failed when `status` is `'error'` (a `BayouError` from the client), else `null`. */
+  error: Error | null;
+}
+
+export interface UseFieldOptions<T> extends LiveOptions {
+  /** The value to show before the first image: during server rendering, hydration and until the snapshot arrives. */
+  initialData?: T;
+}
+
+export interface UseRecordOptions<T> extends LiveOptions {
+  /** The image to show before the first one arrives: during server rendering, hydration and until the snapshot. */
+  initialData?: T;
+}
+
 const unwatched = (): (() => void) => () => {};
 
 function useStore(hub: RecordHub, subject: string, options: RecordOptions): RecordStore {
@@ -28,13 +47,67 @@ function useStore(hub: RecordHub, subject: string, options: RecordOptions): Reco
   }, [hub, subject, fieldsKey, maxFrequency]);
 }
 
+/** One `useSyncExternalStore` over a store's value and its subscription's status, cached by parts. */
+function useLive<T>(
+  hub: RecordHub,
+  store: RecordStore,
+  watched: string,
+  read: () => T,
+  enabled: boolean,
+  initial: T,
+) {
+  const cache = useRef<LiveResult<T> | null>(null);
+  const subscribe = useCallback(
+    (onChange: () => void) => (enabled ? hub.watch(store, watched, onChange) : unwatched()),
+    [hub, store, watched, enabled],
+  );
+  const getSnapshot = useCallback((): LiveResult<T> => {
+    const data = read();
+    const status: SubscriptionStatus = enabled ? hub.status(store) : 'idle';
+    const error = enabled ? hub.error(store) : null;
+    const last = cache.current;
+    if (last !== null && Object.is(last.data, data) && last.status === status && last.error === error)
+      return last;
+    cache.current = { data, status, error };
+    return cache.current;
+  }, [hub, store, read, enabled]);
+  // On the server nothing subscribes: the initial data, and 'connecting' for what will subscribe in the browser.
+  const [server] = useState<LiveResult<T>>(() => ({
+    data: initial,
+    status: enabled ? 'connecting' : 'idle',
+    error: null,
+  }));
+  return useSyncExternalStore(subscribe, getSnapshot, () => server);
+}
+
 /**
- * The current value of one field of the record `subject` (`undefined` before the first
- * image, and during server rendering). Re-renders only when that field's value changes,
- * at most once per animation frame. Every `useField` and `useRecord` on a subject with
- * the same options shares one subscription.
+ * One field of the record `subject`: `{ data, status, error }`. `data` is the field's
+ * value, `initialData` (default `undefined`) before the first image and during server
+ * rendering. Re-renders only when that field's value or the subscription's status
+ * changes, at most once per animation frame for values. Every `useField` and `useRecord`
+ * on a subject with the same options shares one subscription.
  */
-export function useField(subject: string, field: string, options: LiveOptions = {}): unknown {
+export function useField<T = unknown>(
+  subject: string,
+  field: string,
+  options: UseFieldOptions<T> = {},
+): LiveResult<T | undefined> {
+  const hub = useRecordHub();
+  const store = useStore(hub, subject, options);
+  const initial = useRef(options.initialData).current;
+  const read = useCallback(() => {
+    const value = store.getField(field) as T | undefined;
+    return value === undefined ? initial : value;
+  }, [store, field, initial]);
+  return useLive(hub, store, field, read, options.enabled ?? true, initial);
+}
+
+/**
+ * The value alone of one field, for `LiveCell`: no re-render when only the subscription's
+ * status changes (a grid of thousands of cells would otherwise render each cell once more
+ * when its row's subscription is confirmed).
+ */
+export function useFieldValue(subject: string, field: string, options: LiveOptions = {}): unknown {
   const hub = useRecordHub();
   const store = useStore(hub, subject, options);
   const enabled = options.enabled ?? true;
@@ -43,28 +116,26 @@ export function useField(subject: string, field: string, options: LiveOptions = 
     [hub, store, field, enabled],
   );
   const getSnapshot = useCallback(() => store.getField(field), [store, field]);
-  return useSyncExternalStore(subscribe, getSnapshot, serverField);
+  return useSyncExternalStore(subscribe, getSnapshot, serverValue);
 }
+
+const serverValue = (): unknown => undefined;
 
 /**
  * The whole image of the record `subject` (or of `fields` only, which the server then
- * sends alone), `null` before the first image and during server rendering. Re-renders
- * when any of its fields changes, at most once per animation frame.
+ * sends alone): `{ data, status, error }`, `data` being `initialData` (default `null`)
+ * before the first image and during server rendering. Re-renders when any of its fields
+ * changes (at most once per animation frame) or the subscription's status changes.
  */
-export function useRecord(
+export function useRecord<T extends object = Record<string, unknown>>(
   subject: string,
-  fields?: string[],
-  options: Omit<LiveOptions, 'fields'> = {},
-): Readonly<Record<string, unknown>> | null {
+  options: UseRecordOptions<T> = {},
+): LiveResult<Readonly<T> | null> {
   const hub = useRecordHub();
-  const store = useStore(hub, subject, { ...options, fields });
-  const enabled = options.enabled ?? true;
-  const subscribe = useCallback(
-    (onChange: () => void) => (enabled ? hub.watch(store, ALL_FIELDS, onChange) : unwatched()),
-    [hub, store, enabled],
-  );
-  const getSnapshot = useCallback(() => store.getSnapshot(), [store]);
-  return useSyncExternalStore(subscribe, getSnapshot, serverRecord);
+  const store = useStore(hub, subject, options);
+  const initial = useRef<Readonly<T> | null>(options.initialData ?? null).current;
+  const read = useCallback(() => (store.getSnapshot() as Readonly<T> | null) ?? initial, [store, initial]);
+  return useLive(hub, store, ALL_FIELDS, read, options.enabled ?? true, initial);
 }
 
 export interface LiveStats {

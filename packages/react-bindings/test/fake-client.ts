@@ -8,6 +8,8 @@ export class FakeStore implements RecordStore {
   /** How many times the store went from no listener to one (a server subscription). */
   opened = 0;
 
+  constructor(readonly subject: string) {}
+
   subscribe(listener: (changed: readonly string[]) => void): () => void {
     this.listeners.add(listener);
     if (this.listeners.size === 1) this.opened++;
@@ -61,14 +63,22 @@ export class FakeClient implements BayouReactClient {
     for (const l of this.events.get('state') ?? []) (l as (a: string, b: string) => void)(next, previous);
   }
 
-  subscribe(channel: string, handler: (message: Message) => void): { unsubscribe(): void } {
+  /** Channels whose subscribe the "server" refuses, with the error `ready` rejects with. */
+  readonly denied = new Map<string, Error>();
+
+  subscribe(
+    channel: string,
+    handler: (message: Message) => void,
+  ): { unsubscribe(): void; ready: Promise<void> } {
+    const error = this.denied.get(channel);
+    const ready = error === undefined ? Promise.resolve() : Promise.reject(error);
     let set = this.channels.get(channel);
     if (set === undefined) {
       set = new Set();
       this.channels.set(channel, set);
     }
     set.add(handler);
-    return { unsubscribe: () => set.delete(handler) };
+    return { unsubscribe: () => set.delete(handler), ready };
   }
 
   deliver(channel: string, data: unknown): void {
@@ -79,7 +89,7 @@ export class FakeClient implements BayouReactClient {
   recordStore(subject: string, options?: RecordOptions): FakeStore {
     let store = this.stores.get(subject);
     if (store === undefined) {
-      store = new FakeStore();
+      store = new FakeStore(subject);
       this.stores.set(subject, store);
       this.requested.set(subject, { ...options });
     }

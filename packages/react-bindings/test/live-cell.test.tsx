@@ -193,16 +193,16 @@ describe('LiveCell', () => {
 let seen: unknown[] = [];
 
 function WholeRecord(): ReactNode {
-  seen.push(useRecord(SUBJECT));
+  seen.push(useRecord(SUBJECT).data);
   return null;
 }
 
 function AskField(): ReactNode {
-  return <span data-field="ask">{String(useField(SUBJECT, 'ask') ?? '-')}</span>;
+  return <span data-field="ask">{String(useField(SUBJECT, 'ask').data ?? '-')}</span>;
 }
 
 function BidAsk(): ReactNode {
-  const image = useRecord(SUBJECT, ['bid', 'ask']);
+  const { data: image } = useRecord<{ bid: number; ask: number }>(SUBJECT, { fields: ['bid', 'ask'] });
   return <span id="pair">{image === null ? '-' : `${image.bid}/${image.ask}`}</span>;
 }
 
@@ -226,6 +226,20 @@ function StatsProbe(): ReactNode {
   return null;
 }
 
+function StatusProbe({ subject }: { subject: string }): ReactNode {
+  const field = useField<number>(subject, 'bid');
+  const record = useRecord(subject);
+  const off = useField(subject, 'bid', { enabled: false });
+  seen.push(`${field.status}/${record.status}/${off.status}:${field.error?.message ?? ''}`);
+  return null;
+}
+
+function ChannelProbe({ channel }: { channel: string }): ReactNode {
+  const { data, status, error } = useChannel<number>(channel);
+  seen.push(`${channel} ${status} ${data ?? '-'} ${error?.message ?? ''}`.trim());
+  return null;
+}
+
 describe('hooks', () => {
   beforeEach(() => {
     seen = [];
@@ -243,11 +257,12 @@ describe('hooks', () => {
       </BayouProvider>,
     );
     const store = client.recordStore(SUBJECT);
-    expect(seen).toEqual([null]);
+    // The second render is the status: the server accepted the subscription.
+    expect(seen).toEqual([null, null]);
     await update(() => store.push({ bid: 1 }));
     await update(() => store.push({ bid: 2 }));
-    expect(seen).toEqual([null, { bid: 1 }, { bid: 2 }]);
-    expect(renders.get('ask')).toBe(1);
+    expect(seen).toEqual([null, null, { bid: 1 }, { bid: 2 }]);
+    expect(renders.get('ask')).toBe(2);
     await update(() => store.push({ ask: 3 }));
     expect(cellText(container, 'ask')).toEqual(['3']);
     expect(store.listeners.size).toBe(1);
@@ -306,6 +321,33 @@ describe('hooks', () => {
     expect(client.channels.get('/chat/lobby')!.size).toBe(0);
   });
 
+  it('useField and useRecord report connecting, subscribed and a refused subscription', async () => {
+    client.denied.set('/demo/prices/DENIED', new Error('403:/demo/prices/DENIED:subscribe_denied'));
+    await mount(
+      <BayouProvider client={client}>
+        <StatusProbe subject={SUBJECT} />
+        <StatusProbe subject="/demo/prices/DENIED" />
+      </BayouProvider>,
+    );
+    expect(seen.slice(0, 2)).toEqual(['connecting/connecting/idle:', 'connecting/connecting/idle:']);
+    expect(seen).toContain('subscribed/subscribed/idle:');
+    expect(seen.at(-1)).toBe('error/error/idle:403:/demo/prices/DENIED:subscribe_denied');
+  });
+
+  it('useChannel returns the latest data and its status, and reports a refusal', async () => {
+    client.denied.set('/chat/secret', new Error('403:/chat/secret:subscribe_denied'));
+    await mount(
+      <BayouProvider client={client}>
+        <ChannelProbe channel="/chat/lobby" />
+        <ChannelProbe channel="/chat/secret" />
+      </BayouProvider>,
+    );
+    await update(() => client.deliver('/chat/lobby', 5), 0);
+    expect(seen).toContain('/chat/lobby subscribed -');
+    expect(seen.at(-1)).toBe('/chat/lobby subscribed 5');
+    expect(seen).toContain('/chat/secret error - 403:/chat/secret:subscribe_denied');
+  });
+
   it('useLiveStats counts live records and updates per second', async () => {
     await mount(
       <BayouProvider client={client}>
@@ -327,7 +369,14 @@ describe('hooks', () => {
 });
 
 function NoneOrSome(): ReactNode {
-  return <b>{useRecord(SUBJECT) === null ? 'none' : 'some'}</b>;
+  return <b>{useRecord(SUBJECT).data === null ? 'none' : 'some'}</b>;
+}
+
+function WithInitial(): ReactNode {
+  const { data, status } = useRecord<{ bid: number }>(SUBJECT, { initialData: { bid: 7 } });
+  const ask = useField<number>(SUBJECT, 'ask', { initialData: 8 });
+  const chat = useChannel<string>('/chat/lobby', null, { initialData: 'hi' });
+  return <i>{`${data?.bid} ${ask.data} ${chat.data} ${status} ${ask.status} ${chat.status}`}</i>;
 }
 
 describe('server rendering', () => {
@@ -344,5 +393,15 @@ describe('server rendering', () => {
     expect(html).toBe('<span data-field="bid">-</span><span id="state">disconnected</span><b>none</b>');
     expect(client.recordStore(SUBJECT).listeners.size).toBe(0);
     expect(FakeIntersectionObserver.observed).toBe(0);
+  });
+
+  it('renders initialData with the status `connecting`', () => {
+    const html = renderToString(
+      <BayouProvider client={client}>
+        <WithInitial />
+      </BayouProvider>,
+    );
+    expect(html).toBe('<i>7 8 hi connecting connecting connecting</i>');
+    expect(client.recordStore(SUBJECT).listeners.size).toBe(0);
   });
 });

@@ -9,12 +9,17 @@ import { type BayouServer, createServer, demoSymbol } from '@bayou/server';
 import { Profiler, type ReactNode } from 'react';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
-import { BayouProvider, LiveCell, useConnectionState } from '../src/index.js';
+import { BayouProvider, LiveCell, useConnectionState, useField } from '../src/index.js';
 import { FakeIntersectionObserver } from './fake-client.js';
 import { mount, realScheduling, update } from './render.js';
 
 function StateText(): ReactNode {
   return <span id="state">{useConnectionState()}</span>;
+}
+
+function FieldStatus({ subject }: { subject: string }): ReactNode {
+  const { data, status, error } = useField<number>(subject, 'x');
+  return <span className="status">{`${status} ${data ?? '-'} ${error?.message ?? ''}`.trim()}</span>;
 }
 
 let server: BayouServer;
@@ -47,7 +52,8 @@ beforeAll(async () => {
   server = await createServer({
     host: '127.0.0.1',
     port: 0,
-    records: [{ pattern: '/test/*' }],
+    records: [{ pattern: '/test/*' }, { pattern: '/secret/*' }],
+    canSubscribe: (_session, channel) => !channel.startsWith('/secret/'),
     demoFeed: { symbols: 100, rate: 10 },
     providerLinger: 0,
   });
@@ -70,6 +76,23 @@ describe('@bayou/react with @bayou/client and @bayou/server', () => {
       </BayouProvider>,
     );
     expect(container.querySelector('#state')!.textContent).toBe('connected');
+  });
+
+  it('shows a record subscription being accepted, and one the server refuses', async () => {
+    const client = await connectedClient();
+    server.bayou.updateRecord('/test/status', { x: 1 });
+    const { container } = await mount(
+      <BayouProvider client={client} coalesce="none">
+        <FieldStatus subject="/test/status" />
+        <FieldStatus subject="/secret/status" />
+      </BayouProvider>,
+    );
+    const texts = () => [...container.querySelectorAll('.status')].map((e) => e.textContent);
+    await settle(
+      () => texts()[0] === 'subscribed 1' && texts()[1]?.startsWith('error -') === true,
+      'statuses',
+    );
+    expect(texts()[1]).toContain('403');
   });
 
   it('re-renders a cell only when its own field changes', async () => {

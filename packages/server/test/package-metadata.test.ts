@@ -9,10 +9,11 @@ const names = readdirSync(packagesDir).filter((d) => existsSync(join(packagesDir
 describe.each(names)('package %s', (dir) => {
   const pkg = JSON.parse(readFileSync(join(packagesDir, dir, 'package.json'), 'utf8'));
 
-  it('has an exports map whose entry declares types', () => {
+  it('has an exports map whose entry declares types for import and for require', () => {
     const entry = pkg.exports?.['.'];
     expect(entry).toBeDefined();
-    expect(typeof entry.types).toBe('string');
+    expect(typeof entry.import?.types).toBe('string');
+    expect(typeof entry.require?.types).toBe('string');
   });
 
   it('lists the files it publishes and has a README', () => {

@@ -22,11 +22,12 @@ export async function runChat(ctx: PartContext): Promise<PartResult> {
   const { options: o, slice, driver, stats } = ctx;
   const rooms = assignGroups(o.clients, o.rooms, o.roomsPerClient, o.seed);
   const sizes = groupSizes(rooms, o.rooms);
+  const channel = `${o.channelPrefix}/chat/`;
   const setup = await openClients(ctx, async (i) => {
     await driver.open(i);
     await driver.subscribe(
       i,
-      Array.from(rooms[i]!, (r) => `/chat/${r}`),
+      Array.from(rooms[i]!, (r) => `${channel}${r}`),
     );
   });
   await ctx.barrier('ready');
@@ -40,7 +41,7 @@ export async function runChat(ctx: PartContext): Promise<PartResult> {
     const room = mine[Math.floor(rnd() * mine.length)]!;
     const id = seq++ * slice.workers + slice.worker;
     stats.onSend(id, sizes[room]!);
-    driver.publish(sender, `/chat/${room}`, `{"i":${id},"t":${sentAt.toFixed(3)},"p":"${pad}"}`);
+    driver.publish(sender, `${channel}${room}`, `{"i":${id},"t":${sentAt.toFixed(3)},"p":"${pad}"}`);
   };
   const total = Math.ceil((o.batches * o.batchSize) / slice.workers);
   const window = await runPublisher(ctx, {

@@ -14,7 +14,7 @@ export async function runConnections(ctx: PartContext): Promise<PartResult> {
     ctx,
     async (i) => {
       await driver.open(i);
-      await driver.subscribe(i, [IDLE_CHANNEL]);
+      await driver.subscribe(i, [`${o.channelPrefix}${IDLE_CHANNEL}`]);
     },
     perSecond,
   );

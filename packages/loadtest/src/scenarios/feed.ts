@@ -30,11 +30,12 @@ export async function runFeed(ctx: PartContext): Promise<PartResult> {
   const { options: o, slice, driver, stats } = ctx;
   const watched = assignGroups(o.clients, o.subjects, o.subjectsPerClient, o.seed);
   const sizes = groupSizes(watched, o.subjects);
+  const channel = `${o.channelPrefix}/feed/`;
   const setup = await openClients(ctx, async (i) => {
     await driver.open(i);
     await driver.subscribe(
       i,
-      Array.from(watched[i]!, (s) => `/feed/${s}`),
+      Array.from(watched[i]!, (s) => `${channel}${s}`),
     );
   });
   const publisher = o.clients + slice.worker;
@@ -49,7 +50,7 @@ export async function runFeed(ctx: PartContext): Promise<PartResult> {
     const subject = mine[seq % mine.length]!;
     const id = seq++ * slice.workers + slice.worker;
     stats.onSend(id, sizes[subject]!);
-    driver.publish(publisher, `/feed/${subject}`, `{"i":${id},"t":${sentAt.toFixed(3)},"p":"${pad}"}`);
+    driver.publish(publisher, `${channel}${subject}`, `{"i":${id},"t":${sentAt.toFixed(3)},"p":"${pad}"}`);
   };
   const window = await runPublisher(
     { ...ctx, options: { ...o, duration: o.duration > 0 ? o.duration : DEFAULT_FEED_DURATION } },

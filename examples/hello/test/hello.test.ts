@@ -1,0 +1,65 @@
+/**
+ * The hello world in Chromium: the page served by server.mjs prints a time that the server
+ * published on /time, and then the next one.
+ */
+import { existsSync } from 'node:fs';
+import { type Browser, chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHello } from '../server.mjs';
+
+const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const published: string[] = [];
+let hello: { url: string; close: () => Promise<void> };
+let browser: Browser;
+
+beforeAll(async () => {
+  if (!existsSync(executablePath)) {
+    throw new Error(
+      `Chromium not found at ${executablePath}: install it (apt-get install -y chromium) or set CHROMIUM_PATH`,
+    );
+  }
+  hello = await startHello({ port: 0, host: '127.0.0.1', onPublish: (t: string) => published.push(t) });
+  browser = await chromium.launch({
+    executablePath,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await hello?.close();
+});
+
+describe('examples/hello', () => {
+  it('shows the time the server pushes on /time, and then the next one', async () => {
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(hello.url);
+    const time = page.locator('#time');
+    await page.waitForFunction(() =>
+      /^\d{4}-\d\d-\d\dT/.test(document.getElementById('time')?.textContent ?? ''),
+    );
+    const first = (await time.textContent()) as string;
+    expect(published).toContain(first);
+    await page.waitForFunction(
+      (previous) => (document.getElementById('time')?.textContent ?? previous) !== previous,
+      first,
+    );
+    const second = (await time.textContent()) as string;
+    expect(published).toContain(second);
+    expect(Date.parse(second)).toBeGreaterThan(Date.parse(first));
+    expect(await page.locator('#state').textContent()).toBe('connected');
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+});
