@@ -6,8 +6,8 @@ import type { BayouClient, Message } from '@bayou/client';
 
 /**
  * A record subscription's options: a field subset and a maximum update rate (updates/s).
- * The client keeps one store per subject; the options of its first opening are what the
- * server gets.
+ * The client keeps one store per subject and option set; the server subscription asks for
+ * the union of the open stores' fields and the highest frequency.
  */
 export interface RecordOptions {
   fields?: readonly string[];

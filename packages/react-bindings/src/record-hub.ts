@@ -16,7 +16,12 @@ export const ALL_FIELDS = '*';
  * rendering), `'subscribed'` (the server accepted it) or `'error'` (the server refused it,
  * e.g. `403` from an authorizer, or the client stopped before the reply).
  */
-export type SubscriptionStatus = 'idle' | 'connecting' | 'subscribed' | 'error';
+/**
+ * `'gap'`: after a reconnect the server could not recover what the subscription missed
+ * (the client's `gap` event); data flows again, but the app should re-fetch its state.
+ * It stays until the next message (channels) or the fresh snapshot (records) arrives.
+ */
+export type SubscriptionStatus = 'idle' | 'connecting' | 'subscribed' | 'gap' | 'error';
 
 interface Entry {
   readonly store: RecordStore;

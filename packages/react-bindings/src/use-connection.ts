@@ -59,9 +59,18 @@ export function useChannel<T = unknown>(
     }
     let live = true;
     setResult((r) => (r.status === 'connecting' ? r : { ...r, status: 'connecting', error: null }));
+    let gap = false;
     const subscription = client.subscribe(channel, (message) => {
       latest.current?.(message);
-      if (live) setResult({ data: message.data as T, status: 'subscribed', error: null });
+      // The first message after a gap is live data, but the gap stays visible for it.
+      if (live) setResult({ data: message.data as T, status: gap ? 'gap' : 'subscribed', error: null });
+      gap = false;
+    });
+    // A reconnect the server could not recover (the client's `gap` event): say so.
+    const offGap = client.on('gap', (info: { channel: string }) => {
+      if (!live || info.channel !== channel) return;
+      gap = true;
+      setResult((r) => ({ ...r, status: 'gap', error: null }));
     });
     subscription.ready?.then(
       () => {
@@ -79,6 +88,7 @@ export function useChannel<T = unknown>(
     );
     return () => {
       live = false;
+      offGap();
       subscription.unsubscribe();
     };
   }, [client, channel, enabled]);

@@ -57,6 +57,12 @@ export class FakeClient implements BayouReactClient {
     };
   }
 
+  /** The server could not recover what `channel` missed (the client's `gap` event). */
+  gap(channel: string): void {
+    const info = { channel, from: null, to: { offset: 0, epoch: 'new' } };
+    for (const l of this.events.get('gap') ?? []) (l as (i: typeof info) => void)(info);
+  }
+
   setState(next: ConnectionState): void {
     const previous = this.state;
     this.state = next;

@@ -348,6 +348,23 @@ describe('hooks', () => {
     expect(seen).toContain('/chat/secret error - 403:/chat/secret:subscribe_denied');
   });
 
+  it("useChannel says 'gap' when the client could not recover what the channel missed", async () => {
+    await mount(
+      <BayouProvider client={client}>
+        <ChannelProbe channel="/chat/lobby" />
+      </BayouProvider>,
+    );
+    await update(() => client.deliver('/chat/lobby', 1), 0);
+    await update(() => client.gap('/chat/other'), 0);
+    expect(seen.at(-1)).toBe('/chat/lobby subscribed 1');
+    await update(() => client.gap('/chat/lobby'), 0);
+    expect(seen.at(-1)).toBe('/chat/lobby gap 1');
+    await update(() => client.deliver('/chat/lobby', 2), 0);
+    expect(seen.at(-1)).toBe('/chat/lobby gap 2');
+    await update(() => client.deliver('/chat/lobby', 3), 0);
+    expect(seen.at(-1)).toBe('/chat/lobby subscribed 3');
+  });
+
   it('useLiveStats counts live records and updates per second', async () => {
     await mount(
       <BayouProvider client={client}>
