@@ -15,11 +15,12 @@ import type {
 import type { RedisEngineOptions } from '../src/engine/redis/index.js';
 import { RedisEngine } from '../src/engine/redis/index.js';
 import { engineContract } from './engine-contract.js';
-import { ci, RedisClusterServers, RedisServer, redisServerPath } from './redis-server.js';
+import { RedisClusterServers, RedisServer, redisServerPath } from './redis-server.js';
 
 const available = redisServerPath() !== null;
 
-if (!available && ci) {
+// Never a silent skip: without redis-server the suite fails and says how to get it.
+if (!available) {
   describe('Redis engine', () => {
     it('needs redis-server under CI', () => {
       throw new Error('redis-server not found; scripts/services.mjs installs it through apt-get');
@@ -170,8 +171,8 @@ describe.skipIf(!available)('Redis engine beyond the contract', () => {
     await own.restart();
     const back = Date.now();
     await eventually(() => a.engine.ready() && b.engine.ready(), 5000);
-    // Nodes alive before the outage are not taken for dead while they come back.
-    expect(await a.engine.directory.isAlive('outage-b')).toBe(true);
+    // Nodes alive before the outage are taken for alive again once their heartbeats resume.
+    await eventually(() => a.engine.directory.isAlive('outage-b'), 3000);
     // Publish until one arrives: b must be subscribed again within 5 s of Redis returning.
     let n = 100;
     let after: StreamPosition | null = null;

@@ -185,7 +185,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
 
   // Everyone comes back: wait for outages to end and the stream to drain.
   const deadline = Date.now() + options.outageMs + options.drainMs;
-  while (Date.now() < deadline && !complete(clients, next)) await sleep(100);
+  const connected = (c: ChaosClient) => (c.client as unknown as { state: string }).state === 'connected';
+  while (Date.now() < deadline && !(complete(clients, next) && clients.every(connected))) await sleep(100);
 
   let expected = 0;
   let delivered = 0;
