@@ -10,6 +10,7 @@ import fp from 'fastify-plugin';
 import type { RedisOptions } from 'ioredis';
 import { type AuthOptions, createAuthHooks } from '../auth/auth-hooks.js';
 import { BayouApp, kernelOf } from '../bayou-app.js';
+import { OrderedLongPolling } from '../cluster/ordered-long-polling.js';
 import type { Engine } from '../engine/engine.js';
 import { MemoryEngine } from '../engine/memory/memory-engine.js';
 import { RedisEngine } from '../engine/redis/redis-engine.js';
@@ -108,6 +109,8 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
   const engine = engineFrom({ engine: given, redis, redisEngine });
   const bayou = new BayouApp(options, app.log, engine);
   const kernel = kernelOf(bayou);
+  // Behind a balancer, two responses of one long-polling session may cross: deliver in connect replies only.
+  if (!(engine instanceof MemoryEngine)) bayou.addExtension(new OrderedLongPolling());
   app.decorate('bayou', bayou);
 
   // Built-in extensions, after the ack extension: limits first (before any token is verified).
