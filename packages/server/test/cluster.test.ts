@@ -265,7 +265,11 @@ describe.runIf(redisAvailable)('three nodes on one Redis', () => {
     });
     expect(running.size).toBe(1);
     killedNodes.add(0);
-    for (const [key, r] of running) if (r.node === 0) clearInterval(r.timer), running.delete(key);
+    for (const [key, r] of running) {
+      if (r.node !== 0) continue;
+      clearInterval(r.timer);
+      running.delete(key);
+    }
     await cluster.kill(n0);
     const killedAt = Date.now();
     await eventually(() => {
