@@ -16,6 +16,7 @@ import {
   startCluster,
 } from './cluster-helpers.js';
 import { RedisServer } from './redis-server.js';
+import { ResumingClient } from './resuming-client.js';
 import { type Msg, TestClient, type Transport } from './test-client.js';
 
 requireRedis('cluster');
@@ -346,5 +347,54 @@ describe.runIf(redisAvailable)('three nodes on one Redis', () => {
       expect(tail).toEqual(range(tail.length).map((k) => k + after));
     }
     expect(killedAtN).toBeGreaterThan(0);
+  });
+
+  it('a node killed during a numbered stream: clients that resume (ack + replay) get every message exactly once, in order', async () => {
+    cluster = await startCluster(redis, 3, { historySize: 1000 });
+    const resuming = range(6).map(() => new ResumingClient(cluster?.url as string, '/resume'));
+    for (const c of resuming) {
+      await c.start();
+      await fetch(`${cluster.balancer.base}/healthz`);
+    }
+    onTestFinished(async () => {
+      for (const c of resuming) await c.stop();
+    });
+    const victim = cluster.nodes.find((node) => node.server.bayou.nodeId === resuming[0]?.nodeId) as Node;
+    const moved = resuming.filter((c) => c.nodeId === victim.server.bayou.nodeId);
+    expect(moved.length).toBeGreaterThan(0);
+    expect(moved.length).toBeLessThan(resuming.length);
+    const publisherNode = cluster.nodes.find((node) => node !== victim) as Node;
+
+    let n = 0;
+    let streaming = true;
+    const stream = (async () => {
+      while (streaming) {
+        const position = await publisherNode.server.bayou.publish('/resume', { n }).catch(() => null);
+        if (position !== null) n++;
+        await sleep(20);
+      }
+    })();
+    await eventually(() => {
+      for (const c of resuming) expect(c.received.length).toBeGreaterThan(10);
+    });
+    await cluster.kill(victim);
+    cluster.balancer.remove(victim.name);
+    const killedAt = Date.now();
+    for (const c of moved) {
+      await eventually(() => expect(c.handshakes.length).toBe(2), 15_000);
+      expect((c.handshakes[1] as { at: number }).at - killedAt).toBeLessThan(15_000);
+      expect(c.unknownSession).toBeGreaterThan(0);
+    }
+    await sleep(500);
+    streaming = false;
+    await stream;
+    await eventually(() => {
+      for (const c of resuming) expect(c.received.length).toBeGreaterThanOrEqual(n);
+    }, 10_000);
+    await sleep(300);
+    for (const c of resuming) {
+      expect(c.gaps).toBe(0);
+      expect(c.received).toEqual(range(n));
+    }
   });
 });
