@@ -30,6 +30,7 @@ const DEFAULTS = {
   lpClients: 1000,
   lpRate: 50,
   publishes: 500,
+  only: 'ws,lp,commands',
   quick: false,
 };
 const QUICK = {
@@ -344,6 +345,7 @@ if (redis === null) {
   log('cluster bench: no redis-server (set REDIS_SERVER_PATH or install it): skipped');
   process.exit(0);
 }
+const parts = new Set(flags.only.split(','));
 const started = Date.now();
 const ws = { memory: [], redis: [] };
 const lp = { 'lp-1-memory': [], 'lp-1-redis': [], 'lp-3-balanced': [] };
@@ -351,23 +353,25 @@ const commands = [];
 try {
   for (let round = 0; round < flags.rounds; round++) {
     log(`cluster bench round ${round + 1}/${flags.rounds}`);
-    for (const engine of round % 2 ? ['redis', 'memory'] : ['memory', 'redis']) {
+    for (const engine of !parts.has('ws') ? [] : round % 2 ? ['redis', 'memory'] : ['memory', 'redis']) {
       const r = await wsEngine(engine, redis);
       log(`  websocket ${engine}: ${JSON.stringify(r)}`);
       ws[engine].push(r);
     }
-    for (const variant of Object.keys(lp)) {
+    for (const variant of parts.has('lp') ? Object.keys(lp) : []) {
       const r = await longPolling(variant, redis);
       log(`  ${variant}: ${JSON.stringify(r)}`);
       lp[variant].push(r);
     }
   }
-  for (const [nodes, subs] of [
-    [1, 10],
-    [1, 1000],
-    [3, 10],
-    [3, 1000],
-  ]) {
+  for (const [nodes, subs] of parts.has('commands')
+    ? [
+        [1, 10],
+        [1, 1000],
+        [3, 10],
+        [3, 1000],
+      ]
+    : []) {
     const r = await commandsPerPublish(nodes, Math.min(subs, flags.clients), redis);
     log(`  commands: ${JSON.stringify(r)}`);
     commands.push(r);
