@@ -7,15 +7,17 @@
 // 3. long-polling through a round-robin balancer with no affinity, 3 nodes, against 1 node
 //    direct: server CPU per delivered message and latency percentiles.
 // Every server runs in its own process; CPU is utime+stime from /proc over the measured
-// window. Needs redis-server (REDIS_SERVER_PATH or PATH); without one it says so and exits 0.
+// window. `--idle N` (off by default) adds N idle WebSocket sessions on `bayou start
+// --workers <idle-workers> --redis`, held `--idle-hold` ms: RSS per session, CPU while idle,
+// Redis memory per session. Needs redis-server (REDIS_SERVER_PATH or PATH); without one it says so and exits 0.
 import { execFileSync, fork, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { cpus } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
-import { runScenario } from '../dist/index.js';
+import { parseAddresses, runScenario } from '../dist/index.js';
 import { cpuSeconds, median, parseFlags, spread } from './lib.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -31,6 +33,9 @@ const DEFAULTS = {
   lpRate: 50,
   publishes: 500,
   only: 'ws,lp,commands',
+  idle: 0,
+  idleWorkers: 6,
+  idleHold: 60000,
   quick: false,
 };
 const QUICK = {
@@ -338,6 +343,102 @@ async function longPolling(variant, redis) {
   }
 }
 
+// ---- 4. idle sessions across workers (opt-in) ------------------------------------------
+
+function childPids(pid) {
+  try {
+    return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .map(Number);
+  } catch {
+    return [];
+  }
+}
+
+function rssOf(pid) {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) * 1024 : 0;
+}
+
+async function redisMemory(port) {
+  const text = await redisCommand(port, 'INFO memory');
+  return Number(/used_memory:(\d+)/.exec(text)?.[1] ?? 0);
+}
+
+async function idleSessions(redis) {
+  const cli = join(here, '../../server/dist/cli.js');
+  const args = ['start', '--host', '127.0.0.1', '--port', '0', '--workers', String(flags.idleWorkers)];
+  const primary = spawn(process.execPath, [cli, ...args, '--redis', redis.url, '--redis-prefix', 'idle:'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, BAYOU_LOG_LEVEL: 'warn', BAYOU_LOG_FORMAT: 'json' },
+  });
+  try {
+    const base = await new Promise((resolve, reject) => {
+      let out = '';
+      primary.stdout.on('data', (d) => {
+        out += d;
+        const m = /Bayou listening on (http:\/\/\S+)/.exec(out);
+        if (m) resolve(m[1]);
+      });
+      primary.once('exit', (code) => reject(new Error(`bayou start exited with ${code}`)));
+    });
+    await sleep(1000);
+    const workers = childPids(primary.pid);
+    const rss0 = workers.reduce((a, p) => a + rssOf(p), 0);
+    const redis0 = await redisMemory(redis.port);
+    const keys0 = Number(/keys=(\d+)/.exec(await redisCommand(redis.port, 'INFO keyspace'))?.[1] ?? 0);
+    let held = null;
+    const r = await runScenario(
+      'connections',
+      {
+        url: `${base}/bayeux`,
+        clients: flags.idle,
+        ramp: 2000,
+        hold: flags.idleHold,
+        workers: 2,
+        localAddresses: parseAddresses('127.0.0.2-127.0.0.9'),
+        metricsUrl: 'off',
+      },
+      {
+        protocol: 'bayeux',
+        onWindow: async (event) => {
+          if (event !== 'open') {
+            held.cpu1 = workers.map((p) => cpuSeconds(p));
+            held.t1 = Date.now();
+            return;
+          }
+          await sleep(5000);
+          held = {
+            rss: workers.reduce((a, p) => a + rssOf(p), 0),
+            redis: await redisMemory(redis.port),
+            keys: Number(/keys=(\d+)/.exec(await redisCommand(redis.port, 'INFO keyspace'))?.[1] ?? 0),
+            cpu0: workers.map((p) => cpuSeconds(p)),
+            t0: Date.now(),
+          };
+        },
+      },
+    );
+    const n = r.sessions.connected;
+    const cpu = held.cpu1.reduce((a, c, i) => a + c - held.cpu0[i], 0);
+    return {
+      sessions: n,
+      failed: r.sessions.failed,
+      workers: workers.length,
+      rssPerSession: (held.rss - rss0) / n,
+      redisPerSession: (held.redis - redis0) / n,
+      redisKeys: held.keys - keys0,
+      idleCpuPercent: (cpu / ((held.t1 - held.t0) / 1000)) * 100,
+    };
+  } finally {
+    primary.kill('SIGTERM');
+    await new Promise((r) => {
+      if (primary.exitCode !== null) r();
+      else primary.once('exit', r);
+    });
+  }
+}
+
 // ---- main ----------------------------------------------------------------------------
 
 const redis = await startRedis();
@@ -350,6 +451,7 @@ const started = Date.now();
 const ws = { memory: [], redis: [] };
 const lp = { 'lp-1-memory': [], 'lp-1-redis': [], 'lp-3-balanced': [] };
 const commands = [];
+let idle = null;
 try {
   for (let round = 0; round < flags.rounds; round++) {
     log(`cluster bench round ${round + 1}/${flags.rounds}`);
@@ -376,6 +478,10 @@ try {
     log(`  commands: ${JSON.stringify(r)}`);
     commands.push(r);
   }
+  if (flags.idle > 0) {
+    idle = await idleSessions(redis);
+    log(`  idle: ${JSON.stringify(idle)}`);
+  }
 } finally {
   redis.stop();
 }
@@ -392,49 +498,69 @@ const out = [];
 out.push(
   `### Cluster bench (Node ${process.version}, ${cpus().length} CPUs, repository at ${commit}, ${Math.round((Date.now() - started) / 1000)} s, medians of ${flags.rounds} rounds)`,
 );
-out.push('');
-out.push(
-  `**WebSocket, one node**: chat, ${flags.clients} clients, ${flags.rooms} rooms × ${flags.roomsPerClient} per client (fan-out ${fanOut}), ${flags.rate} publishes/s.`,
-);
-out.push('');
-out.push(
-  '| engine | delivered msg/s | node CPU µs per delivered msg | redis-server CPU µs per delivered msg | p99 ms | lost |',
-);
-out.push('|---|---|---|---|---|---|');
-for (const e of ['memory', 'redis'])
+if (parts.has('ws')) {
+  out.push('');
   out.push(
-    `| ${e} | ${Math.round(med(ws[e], 'delivered'))} | ${f(med(ws[e], 'nodeUs'), 2)} (±${f(sp(ws[e], 'nodeUs'), 0)}%) | ${e === 'memory' ? '–' : f(med(ws[e], 'redisUs'), 2)} | ${f(med(ws[e], 'p99'), 1)} | ${ws[e].reduce((a, r) => a + r.lost, 0)} |`,
+    `**WebSocket, one node**: chat, ${flags.clients} clients, ${flags.rooms} rooms × ${flags.roomsPerClient} per client (fan-out ${fanOut}), ${flags.rate} publishes/s.`,
   );
-out.push('');
-out.push(
-  `Redis engine / memory engine, node CPU per delivered message: **${f(med(ws.redis, 'nodeUs') / med(ws.memory, 'nodeUs'), 2)}×**.`,
-);
-out.push('');
-out.push(
-  `**Redis commands per published message** (channel \`/bench/room/a\`, ${flags.publishes} publishes, heartbeats subtracted):`,
-);
-out.push('');
-out.push(
-  '| nodes | subscribers | commands per publish | main commands per publish | subscribers missing messages |',
-);
-out.push('|---|---|---|---|---|');
-for (const c of commands)
+  out.push('');
   out.push(
-    `| ${c.nodes} | ${c.subscribers} | ${f(c.perPublish, 2)} | ${Object.entries(c.byCommand)
+    '| engine | delivered msg/s | node CPU µs per delivered msg | redis-server CPU µs per delivered msg | p99 ms | lost |',
+  );
+  out.push('|---|---|---|---|---|---|');
+  for (const e of ['memory', 'redis'])
+    out.push(
+      `| ${e} | ${Math.round(med(ws[e], 'delivered'))} | ${f(med(ws[e], 'nodeUs'), 2)} (±${f(sp(ws[e], 'nodeUs'), 0)}%) | ${e === 'memory' ? '–' : f(med(ws[e], 'redisUs'), 2)} | ${f(med(ws[e], 'p99'), 1)} | ${ws[e].reduce((a, r) => a + r.lost, 0)} |`,
+    );
+  out.push('');
+  out.push(
+    `Redis engine / memory engine, node CPU per delivered message: **${f(med(ws.redis, 'nodeUs') / med(ws.memory, 'nodeUs'), 2)}×**.`,
+  );
+}
+if (parts.has('commands')) {
+  out.push('');
+  out.push(
+    `**Redis commands per published message** (channel \`/bench/room/a\`, ${flags.publishes} publishes, heartbeats subtracted):`,
+  );
+  out.push('');
+  out.push(
+    '| nodes | subscribers | commands per publish | main commands per publish | subscribers missing messages |',
+  );
+  out.push('|---|---|---|---|---|');
+  for (const c of commands) {
+    const by = Object.entries(c.byCommand)
       .map(([k, v]) => `${k} ${v}`)
-      .join(', ')} | ${c.missing} |`,
-  );
-out.push('');
-out.push(
-  `**Long-polling**: chat, ${flags.lpClients} clients, fan-out ${(flags.lpClients * flags.roomsPerClient) / flags.rooms}, ${flags.lpRate} publishes/s; 3 nodes behind a round-robin balancer with no affinity (every request to the next node) against 1 node direct.`,
-);
-out.push('');
-out.push(
-  '| setup | delivered msg/s | nodes CPU µs per delivered msg | redis-server µs | balancer µs | p50 ms | p99 ms | lost |',
-);
-out.push('|---|---|---|---|---|---|---|---|');
-for (const [v, runs] of Object.entries(lp))
+      .join(', ');
+    out.push(`| ${c.nodes} | ${c.subscribers} | ${f(c.perPublish, 2)} | ${by} | ${c.missing} |`);
+  }
+}
+if (parts.has('lp')) {
+  out.push('');
   out.push(
-    `| ${v} | ${Math.round(med(runs, 'delivered'))} | ${f(med(runs, 'nodesUs'), 2)} | ${f(med(runs, 'redisUs'), 2)} | ${f(med(runs, 'balancerUs'), 2)} | ${f(med(runs, 'p50'), 1)} | ${f(med(runs, 'p99'), 1)} | ${runs.reduce((a, r) => a + r.lost, 0)} |`,
+    `**Long-polling**: chat, ${flags.lpClients} clients, fan-out ${(flags.lpClients * flags.roomsPerClient) / flags.rooms}, ${flags.lpRate} publishes/s; 3 nodes behind a round-robin balancer with no affinity (every request to the next node) against 1 node direct.`,
   );
+  out.push('');
+  out.push(
+    '| setup | delivered msg/s | nodes CPU µs per delivered msg | redis-server µs | balancer µs | p50 ms | p99 ms | lost |',
+  );
+  out.push('|---|---|---|---|---|---|---|---|');
+  for (const [v, runs] of Object.entries(lp))
+    out.push(
+      `| ${v} | ${Math.round(med(runs, 'delivered'))} | ${f(med(runs, 'nodesUs'), 2)} | ${f(med(runs, 'redisUs'), 2)} | ${f(med(runs, 'balancerUs'), 2)} | ${f(med(runs, 'p50'), 1)} | ${f(med(runs, 'p99'), 1)} | ${runs.reduce((a, r) => a + r.lost, 0)} |`,
+    );
+}
+if (idle !== null) {
+  out.push('');
+  out.push(
+    `**Idle WebSocket sessions**: ${idle.sessions} sessions (${idle.failed} failed) on \`bayou start --workers ${idle.workers} --redis\`, each subscribed to one channel, held ${flags.idleHold / 1000} s with their heartbeats.`,
+  );
+  out.push('');
+  out.push(
+    '| RSS per session (all workers) | CPU while idle (all workers) | Redis memory per session | Redis keys added |',
+  );
+  out.push('|---|---|---|---|');
+  out.push(
+    `| ${f(idle.rssPerSession / 1024, 1)} KB | ${f(idle.idleCpuPercent, 1)}% of one core | ${f(idle.redisPerSession, 1)} bytes | ${idle.redisKeys} |`,
+  );
+}
 console.log(out.join('\n'));
