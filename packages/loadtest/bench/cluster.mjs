@@ -396,7 +396,7 @@ async function idleSessions(redis) {
         clients: flags.idle,
         ramp: 2000,
         hold: flags.idleHold,
-        workers: 2,
+        workers: Math.max(2, Math.ceil(flags.idle / 15000)),
         localAddresses: parseAddresses('127.0.0.2-127.0.0.9'),
         metricsUrl: 'off',
       },
