@@ -146,7 +146,10 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
     clearInterval(securitySweep);
     const where = typeof redis === 'string' ? redis.replace(/\/\/[^@/]*@/, '//***@') : 'Redis';
     if (engine instanceof RedisEngine)
-      throw new BayouError('BAYOU_ERR_ENGINE', `cannot join the cluster on ${where}: ${(err as Error).message}`);
+      throw new BayouError(
+        'BAYOU_ERR_ENGINE',
+        `cannot join the cluster on ${where}: ${(err as Error).message}`,
+      );
     throw err;
   }
   let draining = false;
