@@ -2,12 +2,20 @@
 /**
  * `bayou start`: runs a standalone server configured by flags, environment variables and
  * a config file (in that order of precedence; see `config/flags.ts`). The first SIGTERM or
- * SIGINT closes it gracefully within `shutdownTimeout`; a second one exits at once.
+ * SIGINT closes it gracefully within `shutdownTimeout`; a second one exits at once. With
+ * `--workers N` (and `--redis`) this process becomes the primary of N worker processes,
+ * each running the same server as a node of the cluster (see `cluster/workers.ts`).
  */
 import { readFileSync } from 'node:fs';
+import { isWorker, onPrimaryShutdown, reportListening, runWorkers } from './cluster/workers.js';
 import { buildServer } from './config/build-server.js';
 import { UsageError, usage } from './config/flags.js';
 import { type ResolvedCli, resolveCli } from './config/resolve-config.js';
+
+export const WORKERS_NEED_REDIS =
+  '--workers needs --redis (or BAYOU_REDIS_URL): each worker is a separate node with its own sessions, ' +
+  'and only a shared Redis lets workers forward a long-poll to the worker that holds its session and ' +
+  'deliver a message published on one worker to subscribers on the others';
 
 function fail(message: string, withUsage: boolean): never {
   process.stderr.write(`bayou: ${message}\n${withUsage ? 'Run "bayou --help" for every option.\n' : ''}`);
@@ -38,7 +46,19 @@ async function main(): Promise<void> {
   }
   if (cli.command !== 'start')
     fail(cli.command ? `unknown command "${cli.command}"; the command is "start"` : 'missing command', true);
-  for (const w of cli.warnings) process.stderr.write(`bayou: warning: ${w}\n`);
+  const worker = isWorker();
+  if (!worker) for (const w of cli.warnings) process.stderr.write(`bayou: warning: ${w}\n`);
+  const workers = cli.config.workers ?? 1;
+  if (workers > 1 && cli.config.redis === undefined) fail(WORKERS_NEED_REDIS, false);
+  if (workers > 1 && !worker) {
+    await runWorkers({
+      count: workers,
+      shutdownTimeout: cli.config.shutdownTimeout ?? 10_000,
+      say: (line) => process.stdout.write(`${line}\n`),
+      warn: (line) => process.stderr.write(`bayou: ${line}\n`),
+    });
+    return;
+  }
 
   let built: Awaited<ReturnType<typeof buildServer>>;
   try {
@@ -68,8 +88,15 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  // The primary asks once; a signal from the terminal may have asked already.
+  if (worker) onPrimaryShutdown(() => closing || shutdown('shutdown request'));
   const base = await server.listen();
   const path = cli.config.path ?? '/bayeux';
+  if (worker) {
+    reportListening(`${base} (Bayeux endpoint ${base}${path})`);
+    server.app.log.info({ configFile: cli.configPath, nodeId: server.bayou.nodeId }, posture);
+    return;
+  }
   process.stdout.write(`Bayou listening on ${base} (Bayeux endpoint ${base}${path})\n`);
   server.app.log.info({ configFile: cli.configPath }, posture);
 }

@@ -16,6 +16,8 @@ export const ErrorCodes = {
   BAYOU_ERR_DUPLICATE_SERVICE: 'BAYOU_ERR_DUPLICATE_SERVICE',
   /** A config file that cannot be read or parsed. */
   BAYOU_ERR_CONFIG: 'BAYOU_ERR_CONFIG',
+  /** The engine could not start (e.g. Redis unreachable when the server starts). */
+  BAYOU_ERR_ENGINE: 'BAYOU_ERR_ENGINE',
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;

@@ -32,6 +32,7 @@ const OWN_KEYS = [
   'apiKey',
   'publishApi',
   'shutdownTimeout',
+  'workers',
   'logLevel',
   'logFormat',
   'authenticate',

@@ -32,6 +32,11 @@ export interface BayouConfig extends CreateServerOptions {
   apiKey?: string | string[];
   /** Path and sizes of the publish API. Defaults: see `PublishApiOptions`. */
   publishApi?: Omit<PublishApiOptions, 'apiKey' | 'publish'>;
+  /**
+   * Worker processes (`node:cluster`) sharing the port, each a node of the cluster on
+   * `redis` (`--workers`); more than 1 needs `redis`. Default `1` (one process).
+   */
+  workers?: number;
   /** ms a graceful shutdown may take before the process exits anyway. Default `10000`. */
   shutdownTimeout?: number;
   /** pino level. Default `'info'`. */

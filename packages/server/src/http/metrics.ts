@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { BayouApp } from '../bayou-app.js';
 import { kernelOf } from '../bayou-app.js';
+import type { Engine } from '../engine/engine.js';
 import { SERVICE_BUCKETS } from '../kernel/kernel.js';
 import type { LimiterStats } from '../limits/limiter.js';
 import type { RemovalReason } from '../types.js';
@@ -57,11 +58,22 @@ const SERVER_VERSION: string = (() => {
  * Registers Bayou's metrics on `shared` (the host application's registry, which collects
  * the process metrics itself) or on a registry of its own with the process metrics.
  */
+/** What an engine with counters (the Redis engine) reports. */
+interface EngineWithStats {
+  readonly stats: { readonly errors: number; readonly reconnects: number };
+}
+
+function hasStats(engine: Engine | undefined): engine is Engine & EngineWithStats {
+  const stats = (engine as Partial<EngineWithStats> | undefined)?.stats;
+  return typeof stats?.errors === 'number' && typeof stats.reconnects === 'number';
+}
+
 export function createMetrics(
   bayou: BayouApp,
   connections: ConnectionCounts,
   security: SecurityCounts,
   shared?: Registry,
+  engine?: Engine,
 ): Registry {
   const registry = shared ?? new Registry();
   if (shared === undefined) collectDefaultMetrics({ register: registry });
@@ -245,5 +257,29 @@ export function createMetrics(
     'Engine calls that failed (answered with 503::engine_unavailable)',
     stat((s) => s.engineErrors),
   );
+  if (engine !== undefined) {
+    new Gauge({
+      name: 'bayou_engine_ready',
+      help: 'Whether the engine can serve (1) or not (0, e.g. Redis unreachable)',
+      registers: [registry],
+      collect() {
+        this.set(engine.ready() ? 1 : 0);
+      },
+    });
+  }
+  if (hasStats(engine)) {
+    totalCounter(
+      registry,
+      'bayou_engine_backend_errors_total',
+      'Failed calls to the engine backend (Redis) and connection errors',
+      () => engine.stats.errors,
+    );
+    totalCounter(
+      registry,
+      'bayou_engine_reconnects_total',
+      'Connections to the engine backend (Redis) re-established after a loss',
+      () => engine.stats.reconnects,
+    );
+  }
   return registry;
 }

@@ -1,15 +1,20 @@
 /**
  * The Fastify plugin: `app.register(bayou, options)` adds the Bayeux endpoint (both
- * transports on one path), `/healthz`, `/metrics`, and `app.bayou`. Closing the app ends
+ * transports on one path), `/healthz` (liveness), `/readyz` (readiness: 503 while the
+ * engine cannot serve, e.g. Redis unreachable), `/metrics`, and `app.bayou`. Closing the app ends
  * sessions gracefully: held connects are answered with `reconnect: retry` and sockets
  * closed with 1001, so clients reconnect to wherever the service comes back.
  */
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
+import type { RedisOptions } from 'ioredis';
 import { type AuthOptions, createAuthHooks } from '../auth/auth-hooks.js';
 import { BayouApp, kernelOf } from '../bayou-app.js';
+import { OrderedLongPolling } from '../cluster/ordered-long-polling.js';
 import type { Engine } from '../engine/engine.js';
 import { MemoryEngine } from '../engine/memory/memory-engine.js';
+import { RedisEngine } from '../engine/redis/redis-engine.js';
+import type { RedisEngineOptions } from '../engine/redis/redis-options.js';
 import { BayouError } from '../errors.js';
 import { AuthExtension } from '../extensions/auth-extension.js';
 import { LimitsExtension } from '../extensions/limits-extension.js';
@@ -26,8 +31,20 @@ declare module 'fastify' {
 }
 
 export interface BayouPluginOptions extends BayouOptions {
-  /** Delivery between nodes. Default: the in-process memory engine. */
+  /** Delivery between nodes. Default: the in-process memory engine (or a Redis engine with `redis`). */
   engine?: Engine;
+  /**
+   * Join a cluster on this Redis: a `redis://` or `rediss://` (TLS) URL, or ioredis
+   * connection options. Builds a `RedisEngine`; not together with `engine`. Default: none.
+   */
+  redis?: string | RedisOptions;
+  /**
+   * Further options of the engine that `redis` builds (`keyPrefix`, `heartbeatMs`,
+   * `nodeTtlMs`…; see docs/cluster.md). Default: the engine's defaults.
+   */
+  redisEngine?: Omit<RedisEngineOptions, 'url' | 'redis'>;
+  /** Path of the readiness check (503 while the engine cannot serve), or `false`. Default `'/readyz'`. */
+  readyPath?: string | false;
 }
 
 // Keys Fastify itself may pass along with register() options.
@@ -54,8 +71,30 @@ function withAuthHooks(options: ResolvedOptions): {
   return { options: Object.freeze(next) as ResolvedOptions, hooks };
 }
 
+function invalid(message: string): never {
+  throw new BayouError('BAYOU_ERR_INVALID_OPTION', message);
+}
+
+/** The engine the options ask for: `engine`, a Redis engine built from `redis`, or memory. */
+export function engineFrom(opts: Pick<BayouPluginOptions, 'engine' | 'redis' | 'redisEngine'>): Engine {
+  const { engine, redis, redisEngine } = opts;
+  if (engine !== undefined && redis !== undefined)
+    invalid('options "engine" and "redis" exclude each other: give an engine, or a Redis to build one on');
+  if (redisEngine !== undefined && redis === undefined)
+    invalid('option "redisEngine" needs "redis" (the Redis the engine connects to)');
+  if (redis === undefined) return engine ?? new MemoryEngine();
+  if (typeof redis === 'string') {
+    if (!/^rediss?:\/\/./.test(redis))
+      invalid(`option "redis" must be a redis:// or rediss:// URL or ioredis options, got "${redis}"`);
+    return new RedisEngine({ ...redisEngine, url: redis });
+  }
+  if (typeof redis !== 'object' || redis === null || Array.isArray(redis))
+    invalid('option "redis" must be a redis:// or rediss:// URL or an ioredis options object');
+  return new RedisEngine({ ...redisEngine, redis });
+}
+
 const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstance, opts) => {
-  const { engine, ...rest } = opts;
+  const { engine: given, redis, redisEngine, readyPath = '/readyz', ...rest } = opts;
   if ((opts as { prefix?: unknown }).prefix !== undefined) {
     // fastify-plugin shares the parent's scope, where Fastify ignores `prefix` silently.
     throw new BayouError(
@@ -65,8 +104,13 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
   }
   const own = Object.fromEntries(Object.entries(rest).filter(([k]) => !REGISTER_KEYS.has(k)));
   const { options, hooks } = withAuthHooks(resolveOptions(own));
-  const bayou = new BayouApp(options, app.log, engine ?? new MemoryEngine());
+  if (readyPath !== false && (typeof readyPath !== 'string' || !readyPath.startsWith('/')))
+    invalid('option "readyPath" must be a path or false');
+  const engine = engineFrom({ engine: given, redis, redisEngine });
+  const bayou = new BayouApp(options, app.log, engine);
   const kernel = kernelOf(bayou);
+  // Behind a balancer, two responses of one long-polling session may cross: deliver in connect replies only.
+  if (!(engine instanceof MemoryEngine)) bayou.addExtension(new OrderedLongPolling());
   app.decorate('bayou', bayou);
 
   // Built-in extensions, after the ack extension: limits first (before any token is verified).
@@ -96,7 +140,19 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
     if (++sweeps % 60 === 0) limiter.prune();
   }, options.sweepInterval);
   securitySweep.unref();
-  await kernel.start();
+  try {
+    await kernel.start();
+  } catch (err) {
+    clearInterval(securitySweep);
+    const where = typeof redis === 'string' ? redis.replace(/\/\/[^@/]*@/, '//***@') : 'Redis';
+    if (engine instanceof RedisEngine)
+      throw new BayouError(
+        'BAYOU_ERR_ENGINE',
+        `cannot join the cluster on ${where}: ${(err as Error).message}`,
+      );
+    throw err;
+  }
+  let draining = false;
 
   const ws = options.transports.includes('websocket') ? new WebSocketTransport(app, kernel, options) : null;
   // The endpoint's routes live in their own scope, so their body parsers stay out of the app.
@@ -114,6 +170,13 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
       sessions: bayou.sessionCount,
     }));
   }
+  if (readyPath !== false) {
+    app.get(readyPath, { logLevel: ROUTE_LOG_LEVEL }, async (_req, reply) => {
+      const ready = !draining && engine.ready();
+      reply.code(ready ? 200 : 503);
+      return { status: ready ? 'ready' : draining ? 'shutting down' : 'engine unavailable' };
+    });
+  }
   const security = {
     limits: limiter.stats,
     trackedIps: () => limiter.trackedIps,
@@ -125,6 +188,7 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
       { websocket: () => ws?.connections ?? 0 },
       security,
       options.metricsRegistry,
+      engine,
     );
     if (options.metricsPath !== false) {
       app.get(options.metricsPath, { logLevel: ROUTE_LOG_LEVEL }, async (_req, reply) => {
@@ -135,6 +199,7 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
   }
 
   app.addHook('preClose', async () => {
+    draining = true;
     clearInterval(securitySweep);
     kernel.drainForShutdown();
     ws?.closeAll(1001, 'server shutting down');

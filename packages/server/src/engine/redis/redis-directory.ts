@@ -63,6 +63,9 @@ export class RedisDirectory implements SessionDirectory {
       }, e.options.forwardTimeoutMs);
       this.pending.set(id, { resolve, reject, timer });
     });
+    // The engine may be closed (abandon) while the send below is awaited: that rejection
+    // is handled by the caller of the promise returned below, not an unhandled one.
+    reply.catch(() => undefined);
     try {
       const heard = await this.send(nodeId, { t: 'q', id, from: self.nodeId, request });
       if (heard === 0) throw new Error(`node ${nodeId} is not listening`);

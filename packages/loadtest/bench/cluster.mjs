@@ -1,0 +1,566 @@
+#!/usr/bin/env node
+// The cluster bench (run by `pnpm bench` after the comparison bench; loopback only):
+// 1. server CPU per delivered WebSocket message on one node, Redis engine vs memory engine
+//    (chat: 1,000 clients, 100 rooms, 10 rooms each → fan-out 100, a fixed publish rate);
+// 2. Redis commands per published message against the number of nodes and subscribers
+//    (INFO commandstats, the nodes' heartbeats measured while idle and subtracted);
+// 3. long-polling through a round-robin balancer with no affinity, 3 nodes, against 1 node
+//    direct: server CPU per delivered message and latency percentiles.
+// Every server runs in its own process; CPU is utime+stime from /proc over the measured
+// window. `--idle N` (off by default) adds N idle WebSocket sessions on `bayou start
+// --workers <idle-workers> --redis`, held `--idle-hold` ms: RSS per session, CPU while idle,
+// Redis memory per session. Needs redis-server (REDIS_SERVER_PATH or PATH); without one it says so and exits 0.
+import { execFileSync, fork, spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { createConnection, createServer } from 'node:net';
+import { cpus } from 'node:os';
+import { delimiter, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import WebSocket from 'ws';
+import { parseAddresses, runScenario } from '../dist/index.js';
+import { cpuSeconds, median, parseFlags, spread } from './lib.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const DEFAULTS = {
+  rounds: 2,
+  clients: 1000,
+  rooms: 100,
+  roomsPerClient: 10,
+  rate: 200,
+  warmup: 1000,
+  measure: 5000,
+  lpClients: 1000,
+  lpRate: 50,
+  publishes: 500,
+  only: 'ws,lp,commands',
+  idle: 0,
+  idleWorkers: 6,
+  idleHold: 60000,
+  quick: false,
+};
+const QUICK = {
+  rounds: 1,
+  clients: 200,
+  rooms: 20,
+  rate: 100,
+  measure: 2000,
+  lpClients: 200,
+  publishes: 100,
+};
+const argFlags = parseFlags(process.argv.slice(2), DEFAULTS);
+if (argFlags.help) {
+  console.log(
+    `usage: node bench/cluster.mjs [--quick] ${Object.keys(DEFAULTS)
+      .map((k) => `[--${k}]`)
+      .join(' ')}`,
+  );
+  process.exit(0);
+}
+const flags = argFlags.quick ? { ...argFlags, ...QUICK } : argFlags;
+const log = (text) => process.stderr.write(`${text}\n`);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// ---- processes -------------------------------------------------------------------------
+
+function redisServerPath() {
+  if (process.env.REDIS_SERVER_PATH && existsSync(process.env.REDIS_SERVER_PATH))
+    return process.env.REDIS_SERVER_PATH;
+  for (const dir of [...(process.env.PATH ?? '').split(delimiter), '/usr/sbin', '/usr/local/sbin'])
+    if (dir && existsSync(join(dir, 'redis-server'))) return join(dir, 'redis-server');
+  return null;
+}
+
+async function freePort() {
+  const s = createServer();
+  await new Promise((r) => s.listen(0, '127.0.0.1', r));
+  const { port } = s.address();
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+/** Sends one inline command to Redis and resolves with the raw reply text. */
+function redisCommand(port, command) {
+  return new Promise((resolve, reject) => {
+    const socket = createConnection({ host: '127.0.0.1', port });
+    let data = '';
+    socket.on('error', reject);
+    socket.on('connect', () => socket.write(`${command}\r\n`));
+    socket.on('data', (chunk) => {
+      data += chunk;
+      const m = /^\$(\d+)\r\n/.exec(data);
+      if ((m && Buffer.byteLength(data) >= m[0].length + Number(m[1]) + 2) || (!m && data.includes('\r\n'))) {
+        socket.destroy();
+        resolve(data);
+      }
+    });
+  });
+}
+
+async function startRedis() {
+  const program = redisServerPath();
+  if (program === null) return null;
+  const port = await freePort();
+  const child = spawn(
+    program,
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    {
+      stdio: 'ignore',
+    },
+  );
+  for (let i = 0; i < 200; i++) {
+    const pong = await redisCommand(port, 'PING').catch(() => '');
+    if (pong.startsWith('+PONG')) break;
+    await sleep(25);
+  }
+  return {
+    port,
+    pid: child.pid,
+    url: `redis://127.0.0.1:${port}`,
+    stop: () => child.kill('SIGKILL'),
+  };
+}
+
+/** Total calls per command from INFO commandstats. */
+async function commandStats(port) {
+  const text = await redisCommand(port, 'INFO commandstats');
+  const calls = {};
+  for (const m of text.matchAll(/cmdstat_([a-z|]+):calls=(\d+)/g)) calls[m[1]] = Number(m[2]);
+  return calls;
+}
+
+function diff(after, before) {
+  const out = {};
+  for (const [k, v] of Object.entries(after)) if (v - (before[k] ?? 0) > 0) out[k] = v - (before[k] ?? 0);
+  return out;
+}
+const total = (calls) => Object.values(calls).reduce((a, b) => a + b, 0);
+
+/** A script of bench/ in its own process; resolves once it reports its URL. */
+function forkScript(script, args) {
+  const child = fork(join(here, script), args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${script} did not start`)), 15_000);
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
+    child.on('message', (m) => {
+      if (m?.type !== 'listening') return;
+      clearTimeout(timer);
+      resolve({
+        pid: child.pid,
+        url: m.url,
+        port: Number(new URL(m.url).port),
+        stop: () =>
+          new Promise((done) => {
+            child.removeAllListeners('exit');
+            child.once('exit', done);
+            child.kill('SIGTERM');
+            setTimeout(() => child.kill('SIGKILL'), 3000).unref();
+          }),
+      });
+    });
+  });
+}
+
+let prefixes = 0;
+async function startNodes(count, redis) {
+  const prefix = `bench${process.pid}.${++prefixes}:`;
+  const nodes = [];
+  for (let i = 0; i < count; i++)
+    nodes.push(await forkScript('servers/bayou-node.mjs', redis ? [redis.url, prefix] : ['memory']));
+  return nodes;
+}
+
+// ---- 1. WebSocket CPU per delivered message ------------------------------------------
+
+async function chatRun(url, transport, rate, clients, pids) {
+  const cpu = { before: [], after: [] };
+  const result = await runScenario(
+    'chat',
+    {
+      url,
+      transport,
+      clients,
+      rooms: flags.rooms,
+      roomsPerClient: flags.roomsPerClient,
+      messageSize: 50,
+      batchSize: 10,
+      rate,
+      duration: flags.measure,
+      warmup: flags.warmup,
+      drain: 5000,
+      metricsUrl: 'off',
+      localAddresses: [],
+    },
+    {
+      protocol: 'bayeux',
+      onWindow: (event) => {
+        cpu[event === 'open' ? 'before' : 'after'] = pids.map((pid) => cpuSeconds(pid));
+      },
+    },
+  );
+  const used = pids.map((_, i) => cpu.after[i] - cpu.before[i]);
+  const delivered = Math.max(1, result.deliveredInWindow);
+  return {
+    delivered: result.deliveredPerSecond,
+    cpuUs: used.map((s) => (s * 1e6) / delivered),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    lost: result.messages.lost + result.messages.duplicated + result.sessions.failed,
+  };
+}
+
+async function wsEngine(engine, redis) {
+  const [node] = await startNodes(1, engine === 'redis' ? redis : null);
+  try {
+    const r = await chatRun(node.url, 'websocket', flags.rate, flags.clients, [node.pid, redis.pid]);
+    return {
+      engine,
+      delivered: r.delivered,
+      nodeUs: r.cpuUs[0],
+      redisUs: r.cpuUs[1],
+      p99: r.p99,
+      lost: r.lost,
+    };
+  } finally {
+    await node.stop();
+  }
+}
+
+// ---- 2. Redis commands per publish ---------------------------------------------------
+
+/** A raw WebSocket Bayeux client: handshake, connect loop, subscribe; counts deliveries. */
+function wsClient(url, channel) {
+  const ws = new WebSocket(url.replace(/^http/, 'ws'), { perMessageDeflate: false });
+  const c = { received: 0, ws, clientId: '', acks: 0 };
+  c.ready = new Promise((resolve, reject) => {
+    ws.on('error', reject);
+    ws.on('open', () =>
+      ws.send(
+        JSON.stringify([
+          { channel: '/meta/handshake', version: '1.0', supportedConnectionTypes: ['websocket'] },
+        ]),
+      ),
+    );
+    ws.on('message', (data) => {
+      for (const m of JSON.parse(data)) {
+        if (m.channel === '/meta/handshake') {
+          c.clientId = m.clientId;
+          const first = [{ channel: '/meta/connect', clientId: c.clientId, connectionType: 'websocket' }];
+          if (channel)
+            first.push({ channel: '/meta/subscribe', clientId: c.clientId, subscription: channel });
+          ws.send(JSON.stringify(first));
+          if (!channel) resolve();
+        } else if (m.channel === '/meta/connect') {
+          ws.send(
+            JSON.stringify([{ channel: '/meta/connect', clientId: c.clientId, connectionType: 'websocket' }]),
+          );
+        } else if (m.channel === '/meta/subscribe') resolve();
+        else if (m.successful === true) c.acks++;
+        else if (m.successful === undefined) c.received++;
+      }
+    });
+  });
+  return c;
+}
+
+async function commandsPerPublish(nodeCount, subscribers, redis) {
+  const nodes = await startNodes(nodeCount, redis);
+  const channel = '/bench/room/a';
+  const clients = [];
+  try {
+    for (let i = 0; i < subscribers; i++) clients.push(wsClient(nodes[i % nodes.length].url, channel));
+    await Promise.all(clients.map((c) => c.ready));
+    const publisher = wsClient(nodes[0].url, null);
+    await publisher.ready;
+    // Background (heartbeats) over an idle second.
+    const idle0 = total(await commandStats(redis.port));
+    const t0 = Date.now();
+    await sleep(1000);
+    const idle1 = total(await commandStats(redis.port));
+    const backgroundPerMs = (idle1 - idle0 - 1) / (Date.now() - t0); // minus the INFO itself
+    const before = await commandStats(redis.port);
+    const start = Date.now();
+    for (let sent = 0; sent < flags.publishes; sent += 10) {
+      const batch = [];
+      for (let k = 0; k < 10; k++)
+        batch.push({ channel, clientId: publisher.clientId, data: { n: sent + k } });
+      publisher.ws.send(JSON.stringify(batch));
+      while (publisher.acks < sent + 10) await sleep(1);
+    }
+    const deadline = Date.now() + 10_000;
+    while (clients.some((c) => c.received < flags.publishes) && Date.now() < deadline) await sleep(10);
+    const calls = diff(await commandStats(redis.port), before);
+    const elapsed = Date.now() - start;
+    const background = backgroundPerMs * elapsed;
+    const missing = clients.reduce((a, c) => a + Math.max(0, flags.publishes - c.received), 0);
+    publisher.ws.terminate();
+    return {
+      nodes: nodeCount,
+      subscribers,
+      perPublish: (total(calls) - background - 1) / flags.publishes,
+      byCommand: Object.fromEntries(
+        Object.entries(calls)
+          .filter(([, v]) => v >= flags.publishes / 2)
+          .map(([k, v]) => [k, Math.round((v / flags.publishes) * 100) / 100]),
+      ),
+      missing,
+    };
+  } finally {
+    for (const c of clients) c.ws.terminate();
+    for (const n of nodes) await n.stop();
+  }
+}
+
+// ---- 3. long-polling: 3 nodes behind the balancer vs 1 node direct --------------------
+
+async function longPolling(variant, redis) {
+  const count = variant === 'lp-3-balanced' ? 3 : 1;
+  const nodes = await startNodes(count, variant === 'lp-1-memory' ? null : redis);
+  const balancer =
+    count > 1
+      ? await forkScript(
+          'round-robin.mjs',
+          nodes.map((n) => String(n.port)),
+        )
+      : null;
+  try {
+    const url = balancer ? balancer.url : nodes[0].url;
+    const pids = [...nodes.map((n) => n.pid), redis.pid, ...(balancer ? [balancer.pid] : [])];
+    const r = await chatRun(url, 'long-polling', flags.lpRate, flags.lpClients, pids);
+    const nodesUs = r.cpuUs.slice(0, count).reduce((a, b) => a + b, 0);
+    return {
+      variant,
+      delivered: r.delivered,
+      nodesUs,
+      redisUs: variant === 'lp-1-memory' ? 0 : r.cpuUs[count],
+      balancerUs: balancer ? r.cpuUs[count + 1] : 0,
+      p50: r.p50,
+      p99: r.p99,
+      lost: r.lost,
+    };
+  } finally {
+    await balancer?.stop();
+    for (const n of nodes) await n.stop();
+  }
+}
+
+// ---- 4. idle sessions across workers (opt-in) ------------------------------------------
+
+function childPids(pid) {
+  try {
+    return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .map(Number);
+  } catch {
+    return [];
+  }
+}
+
+function rssOf(pid) {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) * 1024 : 0;
+}
+
+async function redisMemory(port) {
+  const text = await redisCommand(port, 'INFO memory');
+  return Number(/used_memory:(\d+)/.exec(text)?.[1] ?? 0);
+}
+
+async function idleSessions(redis) {
+  const cli = join(here, '../../server/dist/cli.js');
+  const args = ['start', '--host', '127.0.0.1', '--port', '0', '--workers', String(flags.idleWorkers)];
+  const primary = spawn(process.execPath, [cli, ...args, '--redis', redis.url, '--redis-prefix', 'idle:'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, BAYOU_LOG_LEVEL: 'warn', BAYOU_LOG_FORMAT: 'json' },
+  });
+  try {
+    const base = await new Promise((resolve, reject) => {
+      let out = '';
+      primary.stdout.on('data', (d) => {
+        out += d;
+        const m = /Bayou listening on (http:\/\/\S+)/.exec(out);
+        if (m) resolve(m[1]);
+      });
+      primary.once('exit', (code) => reject(new Error(`bayou start exited with ${code}`)));
+    });
+    await sleep(1000);
+    const workers = childPids(primary.pid);
+    const rss0 = workers.reduce((a, p) => a + rssOf(p), 0);
+    const redis0 = await redisMemory(redis.port);
+    const keys0 = Number(/keys=(\d+)/.exec(await redisCommand(redis.port, 'INFO keyspace'))?.[1] ?? 0);
+    let held = null;
+    const r = await runScenario(
+      'connections',
+      {
+        url: `${base}/bayeux`,
+        clients: flags.idle,
+        ramp: 2000,
+        hold: flags.idleHold,
+        workers: Math.max(2, Math.ceil(flags.idle / 15000)),
+        localAddresses: parseAddresses('127.0.0.2-127.0.0.9'),
+        metricsUrl: 'off',
+      },
+      {
+        protocol: 'bayeux',
+        onWindow: async (event) => {
+          if (event !== 'open') {
+            held.cpu1 = workers.map((p) => cpuSeconds(p));
+            held.t1 = Date.now();
+            return;
+          }
+          await sleep(5000);
+          held = {
+            rss: workers.reduce((a, p) => a + rssOf(p), 0),
+            redis: await redisMemory(redis.port),
+            keys: Number(/keys=(\d+)/.exec(await redisCommand(redis.port, 'INFO keyspace'))?.[1] ?? 0),
+            cpu0: workers.map((p) => cpuSeconds(p)),
+            t0: Date.now(),
+          };
+        },
+      },
+    );
+    const n = r.sessions.connected;
+    const cpu = held.cpu1.reduce((a, c, i) => a + c - held.cpu0[i], 0);
+    return {
+      sessions: n,
+      failed: r.sessions.failed,
+      workers: workers.length,
+      rssPerSession: (held.rss - rss0) / n,
+      redisPerSession: (held.redis - redis0) / n,
+      redisKeys: held.keys - keys0,
+      idleCpuPercent: (cpu / ((held.t1 - held.t0) / 1000)) * 100,
+    };
+  } finally {
+    primary.kill('SIGTERM');
+    await new Promise((r) => {
+      if (primary.exitCode !== null) r();
+      else primary.once('exit', r);
+    });
+  }
+}
+
+// ---- main ----------------------------------------------------------------------------
+
+const redis = await startRedis();
+if (redis === null) {
+  log('cluster bench: no redis-server (set REDIS_SERVER_PATH or install it): skipped');
+  process.exit(0);
+}
+const parts = new Set(flags.only.split(','));
+const started = Date.now();
+const ws = { memory: [], redis: [] };
+const lp = { 'lp-1-memory': [], 'lp-1-redis': [], 'lp-3-balanced': [] };
+const commands = [];
+let idle = null;
+try {
+  for (let round = 0; round < flags.rounds; round++) {
+    log(`cluster bench round ${round + 1}/${flags.rounds}`);
+    for (const engine of !parts.has('ws') ? [] : round % 2 ? ['redis', 'memory'] : ['memory', 'redis']) {
+      const r = await wsEngine(engine, redis);
+      log(`  websocket ${engine}: ${JSON.stringify(r)}`);
+      ws[engine].push(r);
+    }
+    for (const variant of parts.has('lp') ? Object.keys(lp) : []) {
+      const r = await longPolling(variant, redis);
+      log(`  ${variant}: ${JSON.stringify(r)}`);
+      lp[variant].push(r);
+    }
+  }
+  for (const [nodes, subs] of parts.has('commands')
+    ? [
+        [1, 10],
+        [1, 1000],
+        [3, 10],
+        [3, 1000],
+      ]
+    : []) {
+    const r = await commandsPerPublish(nodes, Math.min(subs, flags.clients), redis);
+    log(`  commands: ${JSON.stringify(r)}`);
+    commands.push(r);
+  }
+  if (flags.idle > 0) {
+    idle = await idleSessions(redis);
+    log(`  idle: ${JSON.stringify(idle)}`);
+  }
+} finally {
+  redis.stop();
+}
+
+const f = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : '–');
+const med = (runs, key) => median(runs.map((r) => r[key]));
+const sp = (runs, key) => spread(runs.map((r) => r[key]));
+let commit = 'unknown';
+try {
+  commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+} catch {}
+const fanOut = (flags.clients * flags.roomsPerClient) / flags.rooms;
+const out = [];
+out.push(
+  `### Cluster bench (Node ${process.version}, ${cpus().length} CPUs, repository at ${commit}, ${Math.round((Date.now() - started) / 1000)} s, medians of ${flags.rounds} rounds)`,
+);
+if (parts.has('ws')) {
+  out.push('');
+  out.push(
+    `**WebSocket, one node**: chat, ${flags.clients} clients, ${flags.rooms} rooms × ${flags.roomsPerClient} per client (fan-out ${fanOut}), ${flags.rate} publishes/s.`,
+  );
+  out.push('');
+  out.push(
+    '| engine | delivered msg/s | node CPU µs per delivered msg | redis-server CPU µs per delivered msg | p99 ms | lost |',
+  );
+  out.push('|---|---|---|---|---|---|');
+  for (const e of ['memory', 'redis'])
+    out.push(
+      `| ${e} | ${Math.round(med(ws[e], 'delivered'))} | ${f(med(ws[e], 'nodeUs'), 2)} (±${f(sp(ws[e], 'nodeUs'), 0)}%) | ${e === 'memory' ? '–' : f(med(ws[e], 'redisUs'), 2)} | ${f(med(ws[e], 'p99'), 1)} | ${ws[e].reduce((a, r) => a + r.lost, 0)} |`,
+    );
+  out.push('');
+  out.push(
+    `Redis engine / memory engine, node CPU per delivered message: **${f(med(ws.redis, 'nodeUs') / med(ws.memory, 'nodeUs'), 2)}×**.`,
+  );
+}
+if (parts.has('commands')) {
+  out.push('');
+  out.push(
+    `**Redis commands per published message** (channel \`/bench/room/a\`, ${flags.publishes} publishes, heartbeats subtracted):`,
+  );
+  out.push('');
+  out.push(
+    '| nodes | subscribers | commands per publish | main commands per publish | subscribers missing messages |',
+  );
+  out.push('|---|---|---|---|---|');
+  for (const c of commands) {
+    const by = Object.entries(c.byCommand)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ');
+    out.push(`| ${c.nodes} | ${c.subscribers} | ${f(c.perPublish, 2)} | ${by} | ${c.missing} |`);
+  }
+}
+if (parts.has('lp')) {
+  out.push('');
+  out.push(
+    `**Long-polling**: chat, ${flags.lpClients} clients, fan-out ${(flags.lpClients * flags.roomsPerClient) / flags.rooms}, ${flags.lpRate} publishes/s; 3 nodes behind a round-robin balancer with no affinity (every request to the next node) against 1 node direct.`,
+  );
+  out.push('');
+  out.push(
+    '| setup | delivered msg/s | nodes CPU µs per delivered msg | redis-server µs | balancer µs | p50 ms | p99 ms | lost |',
+  );
+  out.push('|---|---|---|---|---|---|---|---|');
+  for (const [v, runs] of Object.entries(lp))
+    out.push(
+      `| ${v} | ${Math.round(med(runs, 'delivered'))} | ${f(med(runs, 'nodesUs'), 2)} | ${f(med(runs, 'redisUs'), 2)} | ${f(med(runs, 'balancerUs'), 2)} | ${f(med(runs, 'p50'), 1)} | ${f(med(runs, 'p99'), 1)} | ${runs.reduce((a, r) => a + r.lost, 0)} |`,
+    );
+}
+if (idle !== null) {
+  out.push('');
+  out.push(
+    `**Idle WebSocket sessions**: ${idle.sessions} sessions (${idle.failed} failed) on \`bayou start --workers ${idle.workers} --redis\`, each subscribed to one channel, held ${flags.idleHold / 1000} s with their heartbeats.`,
+  );
+  out.push('');
+  out.push(
+    '| RSS per session (all workers) | CPU while idle (all workers) | Redis memory per session | Redis keys added |',
+  );
+  out.push('|---|---|---|---|');
+  out.push(
+    `| ${f(idle.rssPerSession / 1024, 1)} KB | ${f(idle.idleCpuPercent, 1)}% of one core | ${f(idle.redisPerSession, 1)} bytes | ${idle.redisKeys} |`,
+  );
+}
+console.log(out.join('\n'));

@@ -1,0 +1,33 @@
+/**
+ * Keeps long-polling deliveries in order behind a balancer with no affinity. On one node,
+ * queued messages may ride along on any response of a session (a publish reply, say).
+ * In a cluster two responses of one session can travel different ways (each relayed by
+ * whichever node the balancer picked, through Redis) and reach the client in the other
+ * order, so a message could overtake the one before it. With this extension a
+ * long-polling session receives messages only in `/meta/connect` replies, which the
+ * client sends one after the other, so they arrive in the order they were queued.
+ * WebSocket sessions keep streaming (one connection, one order).
+ */
+import type { Message } from '@bayou/protocol';
+import type { Extension } from '../bayeux/extensions.js';
+import type { ServerSession } from '../session/session.js';
+
+export class OrderedLongPolling implements Extension {
+  readonly name = 'ordered-long-polling';
+  /** Sessions this extension switched to connect-only delivery (not those the ack extension did). */
+  private readonly switched = new WeakSet<ServerSession>();
+
+  incoming(message: Message, session: ServerSession | null): undefined {
+    if (session === null || message.channel !== '/meta/connect') return undefined;
+    const polling = (message as { connectionType?: unknown }).connectionType === 'long-polling';
+    if (polling && !session.metaConnectDeliveryOnly) {
+      session.metaConnectDeliveryOnly = true;
+      this.switched.add(session);
+    } else if (!polling && this.switched.has(session)) {
+      // It moved to a WebSocket: stream again.
+      session.metaConnectDeliveryOnly = false;
+      this.switched.delete(session);
+    }
+    return undefined;
+  }
+}

@@ -1,0 +1,93 @@
+/**
+ * The official CometD client (`cometd@9` in Node through `cometd-nodejs-client`) over
+ * long-polling against three nodes on one Redis behind the round-robin balancer: every
+ * request lands on the next node, and 100 messages arrive in order, none lost. In its
+ * own file because `adapt()` installs a global `window`.
+ */
+import { CometD, type Message } from 'cometd';
+import { adapt } from 'cometd-nodejs-client';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type Cluster,
+  eventually,
+  redisAvailable,
+  requireRedis,
+  sleep,
+  startCluster,
+} from './cluster-helpers.js';
+import { RedisServer } from './redis-server.js';
+
+adapt();
+requireRedis('cluster with the CometD client');
+
+const REPLY_MS = 5000;
+
+function within<T>(promise: Promise<T>, what: string): Promise<T> {
+  return Promise.race([
+    promise,
+    sleep(REPLY_MS).then(() => {
+      throw new Error(`${what}: nothing within ${REPLY_MS} ms`);
+    }),
+  ]);
+}
+
+let redis: RedisServer;
+let cluster: Cluster | null = null;
+let cometd: CometD | null = null;
+
+beforeAll(async () => {
+  if (redisAvailable) redis = await RedisServer.start();
+});
+afterAll(async () => {
+  await redis?.stop();
+});
+afterEach(async () => {
+  if (cometd !== null && !cometd.isDisconnected()) {
+    const c = cometd;
+    await within(new Promise((resolve) => c.disconnect(resolve)), 'disconnect').catch(() => undefined);
+  }
+  cometd = null;
+  await cluster?.close();
+  cluster = null;
+});
+
+describe.runIf(redisAvailable)('the CometD client through a round-robin balancer (no affinity)', () => {
+  it('handshakes, subscribes, publishes and receives 100 messages in order over long-polling, each request on the next node', async () => {
+    cluster = await startCluster(redis);
+    const c = new CometD();
+    cometd = c;
+    for (const type of c.getTransportTypes()) if (type !== 'long-polling') c.unregisterTransport(type);
+    c.configure({ url: cluster.url, logLevel: 'warn', backoffIncrement: 100 });
+
+    const handshake = await within(new Promise<Message>((resolve) => c.handshake(resolve)), 'handshake');
+    expect(handshake.successful).toBe(true);
+    const got: number[] = [];
+    const subscribed = await within(
+      new Promise<Message>((resolve) =>
+        c.subscribe('/stream/cometd', (m) => got.push((m.data as { n: number }).n), resolve),
+      ),
+      'subscribe',
+    );
+    expect(subscribed.successful).toBe(true);
+    const from = cluster.balancer.order.length;
+    for (let n = 0; n < 100; n++) {
+      const ack = await within(
+        new Promise<Message>((resolve) => c.publish('/stream/cometd', { n }, resolve)),
+        `publish ${n}`,
+      );
+      expect(ack.successful).toBe(true);
+    }
+    await eventually(() => expect(got.length).toBe(100));
+    await sleep(200);
+    expect(got).toEqual(Array.from({ length: 100 }, (_, i) => i));
+    expect(c.getTransport()?.type).toBe('long-polling');
+
+    // Every request went to a different node than the one before, and each node served its share.
+    const window = cluster.balancer.order.slice(from);
+    expect(window.length).toBeGreaterThanOrEqual(100);
+    expect(cluster.balancer.alternates(from)).toBe(true);
+    for (const node of cluster.nodes) {
+      expect(window.filter((name) => name === node.name).length).toBeGreaterThan(window.length / 4);
+    }
+  });
+});

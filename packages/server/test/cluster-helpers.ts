@@ -1,0 +1,124 @@
+/**
+ * Three (or n) Bayou nodes on one real Redis, each a `createServer({ redis })`, behind
+ * the round-robin balancer. Each cluster gets its own key prefix, so suites can share a
+ * redis-server. Engine timings are short so a dead node is noticed within a second.
+ */
+import type { Socket } from 'node:net';
+import { describe, it } from 'vitest';
+import { kernelOf } from '../src/bayou-app.js';
+import { type BayouServer, type CreateServerOptions, createServer, type RedisEngine } from '../src/index.js';
+import { ci, type RedisServer, redisServerPath } from './redis-server.js';
+import { RoundRobinBalancer } from './round-robin-balancer.js';
+
+export const redisAvailable = redisServerPath() !== null;
+
+/** Under CI a missing redis-server fails the suite; elsewhere the suite says why it has no tests. */
+export function requireRedis(suite: string): void {
+  if (!redisAvailable && ci) {
+    describe(suite, () => {
+      it('needs redis-server under CI', () => {
+        throw new Error('redis-server not found; scripts/services.mjs installs it through apt-get');
+      });
+    });
+  }
+}
+
+export interface Node {
+  name: string;
+  server: BayouServer;
+  base: string;
+  port: number;
+  engine: RedisEngine;
+  killed: boolean;
+  /** Every TCP connection the node accepted (upgraded WebSockets included). */
+  sockets: Set<Socket>;
+}
+
+export interface Cluster {
+  nodes: Node[];
+  balancer: RoundRobinBalancer;
+  /** The balancer's Bayeux endpoint. */
+  url: string;
+  /** Kills `node` as a crash would: its Redis connections drop without a goodbye, its HTTP server stops. */
+  kill(node: Node): Promise<void>;
+  close(): Promise<void>;
+}
+
+let prefixes = 0;
+
+export async function startCluster(
+  redis: RedisServer,
+  size = 3,
+  options: CreateServerOptions = {},
+  setup?: (server: BayouServer, index: number) => void,
+): Promise<Cluster> {
+  const keyPrefix = `c${process.pid}.${++prefixes}:`;
+  const nodes: Node[] = [];
+  for (let i = 0; i < size; i++) {
+    const server = await createServer({
+      host: '127.0.0.1',
+      port: 0,
+      timeout: 2000,
+      sweepInterval: 50,
+      maxInterval: 3000,
+      redis: redis.url,
+      redisEngine: {
+        keyPrefix,
+        heartbeatMs: 100,
+        nodeTtlMs: 1000,
+        commandTimeoutMs: 2000,
+        forwardTimeoutMs: 10_000,
+      },
+      ...options,
+    });
+    setup?.(server, i);
+    const sockets = new Set<Socket>();
+    server.app.server.on('connection', (socket: Socket) => {
+      sockets.add(socket);
+      socket.once('close', () => sockets.delete(socket));
+    });
+    const base = await server.listen();
+    const engine = kernelOf(server.bayou).engine as RedisEngine;
+    const port = Number(new URL(base).port);
+    nodes.push({ name: `node${i}`, server, base, port, engine, killed: false, sockets });
+  }
+  const balancer = await RoundRobinBalancer.start(nodes.map((n) => ({ name: n.name, port: n.port })));
+  return {
+    nodes,
+    balancer,
+    url: `${balancer.base}/bayeux`,
+    async kill(node) {
+      node.killed = true;
+      node.engine.disconnect();
+      const closed = new Promise<void>((resolve) => node.server.app.server.close(() => resolve()));
+      for (const socket of node.sockets) socket.destroy();
+      await closed;
+    },
+    async close() {
+      await balancer.close();
+      for (const n of nodes) {
+        if (n.killed) {
+          await n.server.close().catch(() => undefined);
+          continue;
+        }
+        n.server.app.server.closeAllConnections();
+        await n.server.close().catch(() => undefined);
+      }
+    },
+  };
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Retries `check` until it returns without throwing; rethrows after `timeoutMs`. */
+export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 8000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await check();
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+    }
+    await sleep(25);
+  }
+}
