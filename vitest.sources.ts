@@ -11,4 +11,5 @@ const entry = (dir: string): string =>
 export const sourceAliases = [
   { find: /^@bayou\/protocol$/, replacement: entry('protocol') },
   { find: /^@bayou\/server$/, replacement: entry('server') },
+  { find: /^@bayou\/client$/, replacement: entry('browser-client') },
 ];

@@ -5,15 +5,10 @@
  * default), every subscriber receives every message exactly once, in order, and no gap.
  * Over long-polling (every request to the next node) and over WebSocket.
  */
+
+import { BayouClient, longPolling, type Message, type WebSocketConstructor, websocket } from '@bayou/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import {
-  BayouClient,
-  longPolling,
-  type Message,
-  type WebSocketConstructor,
-  websocket,
-} from '../../browser-client/src/index.js';
 import {
   type Cluster,
   eventually,
