@@ -36,6 +36,9 @@ export async function createServer(options: CreateServerOptions = {}): Promise<B
     if (!records.some((r) => r.pattern === DEMO_PATTERN))
       pluginOptions.records = [...records, { pattern: DEMO_PATTERN }];
   }
+  // A standalone server answers health and readiness checks; an embedding app opts in.
+  pluginOptions.healthPath ??= '/healthz';
+  pluginOptions.readyPath ??= '/readyz';
   await app.register(bayou, pluginOptions);
   if (demoFeed) {
     const feed = new DemoFeed(app.bayou, demoFeed === true ? {} : demoFeed);

@@ -121,7 +121,10 @@ export interface BayouOptions {
    * `metricsRegistry` is given (the application serves its own registry).
    */
   metricsPath?: string | false;
-  /** Path of the health check, or `false`. Default `'/healthz'`. */
+  /**
+   * Path of the health check, or `false`. Opt-in when Bayou is a plugin in your app
+   * (default `false`); `createServer` and `bayou start` serve `'/healthz'`.
+   */
   healthPath?: string | false;
   /**
    * A prom-client `Registry` of the host application to add Bayou's metrics to (without
@@ -186,7 +189,7 @@ export const defaultOptions: ResolvedOptions = Object.freeze({
   historyTtl: 120_000,
   history: [] as HistoryRule[],
   metricsPath: '/metrics',
-  healthPath: '/healthz',
+  healthPath: false,
   limits: defaultLimits,
   trustClientSession: true,
 });

@@ -16,8 +16,6 @@ export class LimitsExtension implements Extension {
   readonly name = 'limits';
   /** The IP of each handshake in flight, until its reply says whether a session was made. */
   private readonly handshakes = new WeakMap<Message, string>();
-  /** The IP each session was counted under (kept off the session, which stays small). */
-  private readonly ipOf = new WeakMap<ServerSession, string>();
 
   constructor(readonly limiter: Limiter) {}
 
@@ -40,13 +38,14 @@ export class LimitsExtension implements Extension {
     this.handshakes.delete(request);
     if (reply.successful !== true || session === null) return;
     this.limiter.sessionOpened(ip);
-    this.ipOf.set(session, ip);
+    // The IP it was counted under, in the session's own field (a map entry would cost more).
+    session.countedIp = ip;
   }
 
   removed(session: ServerSession): void {
-    const ip = this.ipOf.get(session);
-    if (ip === undefined) return;
-    this.ipOf.delete(session);
+    const ip = session.countedIp;
+    if (ip === null) return;
+    session.countedIp = null;
     this.limiter.sessionClosed(ip);
   }
 }

@@ -43,7 +43,10 @@ export interface BayouPluginOptions extends BayouOptions {
    * `nodeTtlMs`…; see docs/cluster.md). Default: the engine's defaults.
    */
   redisEngine?: Omit<RedisEngineOptions, 'url' | 'redis'>;
-  /** Path of the readiness check (503 while the engine cannot serve), or `false`. Default `'/readyz'`. */
+  /**
+   * Path of the readiness check (503 while the engine cannot serve), or `false`. Opt-in in
+   * your own app (default `false`); `createServer` and `bayou start` serve `'/readyz'`.
+   */
   readyPath?: string | false;
 }
 
@@ -94,7 +97,7 @@ export function engineFrom(opts: Pick<BayouPluginOptions, 'engine' | 'redis' | '
 }
 
 const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstance, opts) => {
-  const { engine: given, redis, redisEngine, readyPath = '/readyz', ...rest } = opts;
+  const { engine: given, redis, redisEngine, readyPath = false, ...rest } = opts;
   if ((opts as { prefix?: unknown }).prefix !== undefined) {
     // fastify-plugin shares the parent's scope, where Fastify ignores `prefix` silently.
     throw new BayouError(

@@ -37,6 +37,8 @@ export interface ServerSession {
   holding: Map<string, Publication[]> | null;
   /** Queues one serialized message. */
   enqueue(json: string): void;
+  /** The client IP the limits extension counted this session under, or `null`. */
+  countedIp: string | null;
 }
 
 /** What a session needs from its node: where to schedule a flush and the queue bounds. */
@@ -74,6 +76,7 @@ export class Session implements ServerSession, Lifecycle {
   /** Whether deliveries carry their history position in `ext` (negotiated by replay). */
   wantsPositions = false;
   holding: Map<string, Publication[]> | null = null;
+  countedIp: string | null = null;
   private extState: Map<object, unknown> | null = null;
   /** Stamp of the last publication delivered, so one matching several patterns is queued once. */
   lastDelivery = 0;

@@ -46,6 +46,9 @@ export class WebSocketLink extends WebSocket implements SocketLink {
   /** Set right after the upgrade, before any event. */
   host!: LinkHost;
   request: RequestInfo = NO_REQUEST;
+  /** The client's IP once `request` is trimmed away (the socket holds the string anyway). */
+  ip: string | undefined = undefined;
+  secure = false;
   sessions: Session[] = NO_SESSIONS;
   /** Whether `request` was already cut down to what later handshakes may need. */
   trimmed = false;
@@ -197,7 +200,7 @@ function handleFrame(link: WebSocketLink, text: string): void | Promise<void> {
     link.send(JSON.stringify([{ successful: false, error: formatError('messageInvalid', args) }]));
     return;
   }
-  const ctx = createBatchContext('websocket', link.request, link, null, null);
+  const ctx = createBatchContext('websocket', requestOf(link), link, null, null);
   let pending: void | Promise<void>;
   try {
     pending = kernel.handleBatch(decoded.messages, ctx, text.includes('__proto__'));
@@ -218,6 +221,11 @@ function handleFrame(link: WebSocketLink, text: string): void | Promise<void> {
   finishFrame(link, ctx.replies, ctx.bound);
 }
 
+function requestOf(link: WebSocketLink): RequestInfo {
+  if (link.request !== NO_REQUEST || link.ip === undefined) return link.request;
+  return { ...NO_REQUEST, ip: link.ip, secure: link.secure };
+}
+
 function finishFrame(link: WebSocketLink, replies: string[], bound: Session[]): void {
   for (const s of bound) {
     if (link.sessions.includes(s)) continue;
@@ -227,9 +235,14 @@ function finishFrame(link: WebSocketLink, replies: string[], bound: Session[]): 
   if (bound.length > 0 && !link.trimmed) {
     // Only `authenticate` reads the headers, for later handshakes on this socket; the
     // limits need the client's IP.
-    link.request = link.host.keepHeaders
-      ? keepAfterHandshake(link.request)
-      : { ...NO_REQUEST, ip: link.request.ip, secure: link.request.secure === true };
+    if (link.host.keepHeaders) link.request = keepAfterHandshake(link.request);
+    else {
+      // No object per idle connection: the IP is kept in a field, the request summary
+      // rebuilt for the (rare) later frames that need one.
+      link.ip = link.request.ip;
+      link.secure = link.request.secure === true;
+      link.request = NO_REQUEST;
+    }
     link.trimmed = true;
   }
   if (replies.length > 0 && link.readyState === WebSocket.OPEN) link.send(`[${replies.join(',')}]`);
