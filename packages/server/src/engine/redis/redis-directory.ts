@@ -13,6 +13,8 @@ interface Pending {
   resolve(reply: ForwardResponse): void;
   reject(err: Error): void;
   timer: NodeJS.Timeout;
+  /** The node the batch went to. */
+  to: string;
 }
 
 type InboxMessage =
@@ -61,7 +63,7 @@ export class RedisDirectory implements SessionDirectory {
           new Error(`node ${nodeId} did not answer a forwarded batch in ${e.options.forwardTimeoutMs} ms`),
         );
       }, e.options.forwardTimeoutMs);
-      this.pending.set(id, { resolve, reject, timer });
+      this.pending.set(id, { resolve, reject, timer, to: nodeId });
     });
     // The engine may be closed (abandon) while the send below is awaited: that rejection
     // is handled by the caller of the promise returned below, not an unhandled one.
@@ -88,6 +90,17 @@ export class RedisDirectory implements SessionDirectory {
     else if (m.t === 'a') this.settle(m.id)?.resolve(m.reply);
     else if (m.t === 'e')
       this.settle(m.id)?.reject(new Error(`forwarded batch failed on its owner: ${m.error}`));
+  }
+
+  /**
+   * @internal A heartbeat found these nodes alive: batches waiting on any other node will
+   * never be answered (it died), so they fail now rather than at `forwardTimeoutMs`, and
+   * the receiving node answers their sessions as unknown.
+   */
+  reap(live: ReadonlySet<string>): void {
+    for (const [id, p] of [...this.pending]) {
+      if (!live.has(p.to)) this.settle(id)?.reject(new Error(`node ${p.to} died with a forwarded batch`));
+    }
   }
 
   /** @internal The engine stops: nobody will answer what is pending. */

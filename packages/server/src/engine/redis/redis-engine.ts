@@ -171,6 +171,7 @@ export class RedisEngine implements Engine, RedisCore {
     // (or Redis lost them all): do not take them for dead before they had the time to.
     if (Date.now() < this.graceUntil) for (const id of this.live) live.add(id);
     this.live = live;
+    this.directory.reap(live);
     return live;
   }
 
