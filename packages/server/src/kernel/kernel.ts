@@ -27,8 +27,6 @@ import { AckExtension } from '../extensions/ack-extension.js';
 import { ReplayExtension } from '../extensions/replay-extension.js';
 import type { ResolvedOptions } from '../options.js';
 import { ProviderRegistry } from '../records/provider-registry.js';
-import { recordEncoding } from '../records/record-codec.js';
-import { readRecordRequest } from '../records/record-options.js';
 import { RecordStore } from '../records/record-store.js';
 import { Outbound } from '../session/outbound.js';
 import type { ServerSession, Session, SessionHost } from '../session/session.js';
@@ -38,8 +36,9 @@ import type { RemovalReason, RequestInfo } from '../types.js';
 import { Connects } from './connects.js';
 import type { EventSink, ServiceHandler } from './events.js';
 import { HistoryRules } from './history-rules.js';
-import { andThen, errorFor } from './hooks.js';
+import { errorFor } from './hooks.js';
 import { ServiceRegistry } from './service-registry.js';
+import { Subscriptions } from './subscriptions.js';
 
 export interface KernelStats {
   messagesIn: number;
@@ -68,6 +67,7 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
   readonly extensions = new ExtensionPipeline();
   readonly services = new ServiceRegistry();
   readonly history: HistoryRules;
+  readonly subscriptions: Subscriptions;
   readonly stats: KernelStats = {
     messagesIn: 0,
     slowConsumers: 0,
@@ -115,6 +115,18 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
       ),
     );
     this.extensions.add(new ReplayExtension(engine.history));
+    this.subscriptions = new Subscriptions(
+      this.index,
+      this.records,
+      this.providers,
+      engine.broker,
+      this.extensions,
+      {
+        engineCall: (call, undo) => this.engineCall(call, undo),
+        extensionCall: (call) => this.extensionCall(call),
+        log,
+      },
+    );
   }
 
   /** The broker channel that carries direct deliveries to this node's sessions. */
@@ -244,102 +256,13 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
 
   // ---- subscriptions -------------------------------------------------------------------
 
-  /** Subscribes `session` to `name`; resolves with an error string when the engine failed. */
+  /** Subscribes `session` to `name`; resolves with an error string when it failed. */
   subscribe(session: Session, name: string, message: Message): MaybePromise<string | undefined> {
-    const info = parseChannel(name);
-    // A wildcard is never a record subject, even when it equals a record pattern.
-    const pattern = info?.wildcard === null ? this.records.patternFor(name) : undefined;
-    if (pattern !== undefined) {
-      session.subscriptions.add(name);
-      const first = this.records.subscribe(
-        session,
-        name,
-        pattern,
-        readRecordRequest(message.ext),
-        recordEncoding(session),
-      );
-      if (!first) return undefined;
-      return this.firstRecordSubscriber(session, name);
-    }
-    if (session.subscriptions.has(name)) return undefined;
-    const first = this.index.add(name, session);
-    const interest = first
-      ? this.engineCall(
-          () => this.engine.broker.subscribe(name),
-          () => {
-            this.index.remove(name, session);
-          },
-        )
-      : undefined;
-    if (info?.wildcard !== null || this.extensions.size === 0) return interest;
-    // A concrete channel: extensions (replay) may prepare what the subscriber missed.
-    return andThen(interest, (error) => {
-      if (error !== undefined) return error;
-      return andThen(
-        this.extensionCall(() => this.extensions.subscribing(session, name, message)),
-        (refused) => {
-          if (refused !== undefined) this.dropSubscription(session, name);
-          return refused;
-        },
-      );
-    });
-  }
-
-  /** Runs an extension step; a throw or rejection becomes the message's error. */
-  private extensionCall(call: () => MaybePromise<string | undefined>): MaybePromise<string | undefined> {
-    try {
-      const r = call();
-      return r instanceof Promise ? r.catch((err: unknown) => this.extensionFailed(err)) : r;
-    } catch (err) {
-      return this.extensionFailed(err);
-    }
+    return this.subscriptions.subscribe(session, name, message);
   }
 
   unsubscribe(session: Session, name: string): void {
-    if (!session.subscriptions.has(name)) return;
-    this.dropSubscription(session, name);
-  }
-
-  private firstRecordSubscriber(session: Session, subject: string): MaybePromise<string | undefined> {
-    const undo = (): void => {
-      session.subscriptions.delete(subject);
-      if (this.records.unsubscribe(session, subject)) this.lastRecordSubscriber(subject);
-    };
-    const steps: Promise<unknown>[] = [];
-    const interest = this.engine.broker.subscribe(subject);
-    if (interest instanceof Promise) steps.push(interest);
-    // In a cluster the image may live on another node: fetch it once.
-    if (!this.records.hasImage(subject)) {
-      steps.push(
-        this.engine.broker.recordImage(subject).then((image) => {
-          if (image !== null && !this.records.hasImage(subject)) this.records.apply(subject, image);
-        }),
-      );
-    }
-    const providing = this.providers.subscribed(subject);
-    if (providing !== undefined) steps.push(providing);
-    if (steps.length === 0) return undefined;
-    return Promise.all(steps).then(
-      () => undefined,
-      (err: unknown) => {
-        undo();
-        return errorFor(err, this.log, 'record subscription');
-      },
-    );
-  }
-
-  private lastRecordSubscriber(subject: string): void {
-    this.providers.unsubscribed(subject);
-    void Promise.resolve(this.engine.broker.unsubscribe(subject)).catch(() => undefined);
-  }
-
-  private dropSubscription(session: Session, name: string): void {
-    session.holding?.delete(name);
-    if (this.records.unsubscribe(session, name)) this.lastRecordSubscriber(name);
-    session.subscriptions.delete(name);
-    if (this.index.remove(name, session)) {
-      void Promise.resolve(this.engine.broker.unsubscribe(name)).catch(() => undefined);
-    }
+    this.subscriptions.unsubscribe(session, name);
   }
 
   /** Local subscribers of `channel`, plain and record. */
@@ -399,6 +322,16 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
     this.index.deliver(publication);
   }
 
+  /** Runs an extension step; a throw or rejection becomes the message's error. */
+  private extensionCall(call: () => MaybePromise<string | undefined>): MaybePromise<string | undefined> {
+    try {
+      const r = call();
+      return r instanceof Promise ? r.catch((err: unknown) => this.extensionFailed(err)) : r;
+    } catch (err) {
+      return this.extensionFailed(err);
+    }
+  }
+
   /** Runs an engine call; its failure undoes what was done and becomes `503::engine_unavailable`. */
   engineCall(call: () => MaybePromise<unknown>, undo: () => void): MaybePromise<string | undefined> {
     const failed = (err: unknown): string => {
@@ -452,7 +385,7 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
     transition(session, { type: 'remove' }, Date.now(), this.options.maxInterval);
     this.stats.removed[reason]++;
     this.registry.delete(session);
-    for (const name of [...session.subscriptions]) this.dropSubscription(session, name);
+    for (const name of [...session.subscriptions]) this.subscriptions.drop(session, name);
     session.queue = [];
     this.extensions.removed(session);
     this.emitSafe((e) => e.emit('session:removed', session as ServerSession, reason));
