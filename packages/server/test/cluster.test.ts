@@ -206,7 +206,13 @@ describe.runIf(redisAvailable)('three nodes on one Redis', () => {
     expect(firstDelivered - back).toBeLessThan(5000);
     streaming = false;
     await stream;
-    await sleep(200);
+    // The last acknowledged publishes may still be on their way: wait for them, not a fixed time.
+    await eventually(() => {
+      for (const sub of [ws, lp]) {
+        const got = numbers(sub.deliveries('/outage'));
+        for (const k of acked()) expect(got).toContain(k);
+      }
+    }, 5000);
 
     // Never successful:true for a message that went nowhere: every acked one was delivered.
     for (const sub of [ws, lp]) {
