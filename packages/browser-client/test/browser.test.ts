@@ -36,7 +36,7 @@ interface PageLog {
   multipleClients: boolean;
 }
 
-describe.skipIf(!available)('in headless Chromium', () => {
+describe('in headless Chromium', () => {
   let context: BrowserContext;
   let profile: string;
   const cleanup: (() => Promise<unknown> | unknown)[] = [];

@@ -7,7 +7,7 @@ import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from 'node:chil
 import { resolve } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, MemoryEngine } from '../src/index.js';
-import { redisAvailable, requireRedis } from './cluster-helpers.js';
+import { requireRedis } from './cluster-helpers.js';
 import { RedisServer } from './redis-server.js';
 
 requireRedis('cluster CLI');
@@ -102,7 +102,7 @@ describe('the redis option', () => {
   });
 });
 
-describe.runIf(redisAvailable)('bayou start with Redis', () => {
+describe('bayou start with Redis', () => {
   let redis: RedisServer;
   beforeAll(async () => {
     redis = await RedisServer.start();

@@ -72,7 +72,7 @@ function watched(url: string, transport: 'websocket' | 'long-polling'): Watched 
 
 const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
 
-describe.runIf(redisAvailable).each(['long-polling', 'websocket'] as const)(
+describe.each(['long-polling', 'websocket'] as const)(
   '@bayou/client over %s through the balancer, a node killed',
   (transport) => {
     it('re-handshakes on a survivor within 15 s and receives every message exactly once, in order, with no gap', async () => {

@@ -72,104 +72,101 @@ async function node(url: string, prefix: string): Promise<{ child: ChildProcess;
   return { child, port };
 }
 
-describe.runIf(redisAvailable).each(['long-polling', 'websocket'] as const)(
-  'SIGKILL of a bayou process (%s)',
-  (transport) => {
-    it('moves its clients to a survivor within 15 s; every message arrives exactly once, in order, no gap', async () => {
-      const prefix = `sigkill-${transport}-${process.pid}:`;
-      const nodes = [
-        await node(redis.url, prefix),
-        await node(redis.url, prefix),
-        await node(redis.url, prefix),
-      ];
-      balancer = await RoundRobinBalancer.start(nodes.map((n, i) => ({ name: `node${i}`, port: n.port })));
-      const url = `${balancer.base}/bayeux`;
-      const subs: { client: BayouClient; received: number[]; gaps: number; handshakes: string[] }[] = [];
-      for (let i = 0; i < 6; i++) {
-        const client = new BayouClient(url, {
-          transports: [transport === 'websocket' ? websocket : longPolling],
-          WebSocket: WebSocket as unknown as WebSocketConstructor,
-          minReconnectDelay: 50,
-          maxReconnectDelay: 500,
-        });
-        clients.push(client);
-        const w = { client, received: [] as number[], gaps: 0, handshakes: [] as string[] };
-        client.on('gap', () => {
-          w.gaps++;
-        });
-        client.use({
-          incoming(message) {
-            if (message.channel === '/meta/handshake' && message.successful === true)
-              w.handshakes.push(String(message.clientId));
-            return message;
-          },
-        });
-        const sub = client.subscribe('/numbered', (m) => w.received.push((m.data as { n: number }).n));
-        await client.connect();
-        await sub.ready;
-        subs.push(w);
-        await fetch(`${balancer.base}/healthz`); // the next session lands on another node
-      }
-      // Which process is which node: a handshake on each port names its node id.
-      const idOf = new Map<string, number>();
-      for (const [i, candidate] of nodes.entries()) {
-        const r = await fetch(`http://127.0.0.1:${candidate.port}/bayeux`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify([
-            { channel: '/meta/handshake', version: '1.0', supportedConnectionTypes: ['long-polling'] },
-          ]),
-        });
-        const [reply] = (await r.json()) as { clientId: string }[];
-        idOf.set(String(reply?.clientId).split('.')[0] as string, i);
-      }
-      const nodeOf = (c: BayouClient) => idOf.get(String(c.clientId).split('.')[0] as string) as number;
-      // The publisher talks to node 2 directly; the victim is another node owning subscribers.
-      const publisher = new BayouClient(`http://127.0.0.1:${(nodes[2] as { port: number }).port}/bayeux`, {
+describe.each(['long-polling', 'websocket'] as const)('SIGKILL of a bayou process (%s)', (transport) => {
+  it('moves its clients to a survivor within 15 s; every message arrives exactly once, in order, no gap', async () => {
+    const prefix = `sigkill-${transport}-${process.pid}:`;
+    const nodes = [
+      await node(redis.url, prefix),
+      await node(redis.url, prefix),
+      await node(redis.url, prefix),
+    ];
+    balancer = await RoundRobinBalancer.start(nodes.map((n, i) => ({ name: `node${i}`, port: n.port })));
+    const url = `${balancer.base}/bayeux`;
+    const subs: { client: BayouClient; received: number[]; gaps: number; handshakes: string[] }[] = [];
+    for (let i = 0; i < 6; i++) {
+      const client = new BayouClient(url, {
+        transports: [transport === 'websocket' ? websocket : longPolling],
         WebSocket: WebSocket as unknown as WebSocketConstructor,
+        minReconnectDelay: 50,
+        maxReconnectDelay: 500,
       });
-      clients.push(publisher);
-      await publisher.connect();
-      const victimIndex = nodeOf((subs.find((w) => nodeOf(w.client) !== 2) as (typeof subs)[number]).client);
-      const victimSubs = subs.filter((w) => nodeOf(w.client) === victimIndex);
-      expect(victimSubs.length).toBeGreaterThan(0);
-      const victimId = [...idOf].find(([, i]) => i === victimIndex)?.[0] as string;
+      clients.push(client);
+      const w = { client, received: [] as number[], gaps: 0, handshakes: [] as string[] };
+      client.on('gap', () => {
+        w.gaps++;
+      });
+      client.use({
+        incoming(message) {
+          if (message.channel === '/meta/handshake' && message.successful === true)
+            w.handshakes.push(String(message.clientId));
+          return message;
+        },
+      });
+      const sub = client.subscribe('/numbered', (m) => w.received.push((m.data as { n: number }).n));
+      await client.connect();
+      await sub.ready;
+      subs.push(w);
+      await fetch(`${balancer.base}/healthz`); // the next session lands on another node
+    }
+    // Which process is which node: a handshake on each port names its node id.
+    const idOf = new Map<string, number>();
+    for (const [i, candidate] of nodes.entries()) {
+      const r = await fetch(`http://127.0.0.1:${candidate.port}/bayeux`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify([
+          { channel: '/meta/handshake', version: '1.0', supportedConnectionTypes: ['long-polling'] },
+        ]),
+      });
+      const [reply] = (await r.json()) as { clientId: string }[];
+      idOf.set(String(reply?.clientId).split('.')[0] as string, i);
+    }
+    const nodeOf = (c: BayouClient) => idOf.get(String(c.clientId).split('.')[0] as string) as number;
+    // The publisher talks to node 2 directly; the victim is another node owning subscribers.
+    const publisher = new BayouClient(`http://127.0.0.1:${(nodes[2] as { port: number }).port}/bayeux`, {
+      WebSocket: WebSocket as unknown as WebSocketConstructor,
+    });
+    clients.push(publisher);
+    await publisher.connect();
+    const victimIndex = nodeOf((subs.find((w) => nodeOf(w.client) !== 2) as (typeof subs)[number]).client);
+    const victimSubs = subs.filter((w) => nodeOf(w.client) === victimIndex);
+    expect(victimSubs.length).toBeGreaterThan(0);
+    const victimId = [...idOf].find(([, i]) => i === victimIndex)?.[0] as string;
 
-      let n = 0;
-      let streaming = true;
-      const stream = (async () => {
-        while (streaming) {
-          const ok = await publisher.publish('/numbered', { n }).then(
-            () => true,
-            () => false,
-          );
-          if (ok) n++;
-          await sleep(20);
-        }
-      })();
-      await eventually(() => {
-        for (const w of subs) expect(w.received.length).toBeGreaterThan(10);
-      }, 15_000);
-
-      (nodes[victimIndex] as { child: ChildProcess }).child.kill('SIGKILL');
-      const killedAt = Date.now();
-      balancer.remove(`node${victimIndex}`);
-
-      for (const w of victimSubs) {
-        await eventually(() => expect(w.handshakes.length).toBeGreaterThanOrEqual(2), 15_000);
-        expect(Date.now() - killedAt).toBeLessThan(15_000);
-        expect(String(w.handshakes.at(-1)).split('.')[0]).not.toBe(victimId);
+    let n = 0;
+    let streaming = true;
+    const stream = (async () => {
+      while (streaming) {
+        const ok = await publisher.publish('/numbered', { n }).then(
+          () => true,
+          () => false,
+        );
+        if (ok) n++;
+        await sleep(20);
       }
-      await sleep(500);
-      streaming = false;
-      await stream;
-      await eventually(() => {
-        for (const w of subs) expect(w.received.length).toBeGreaterThanOrEqual(n);
-      }, 15_000);
-      for (const w of subs) {
-        expect(w.gaps).toBe(0);
-        expect(w.received).toEqual(Array.from({ length: n }, (_, i) => i));
-      }
-    }, 90_000);
-  },
-);
+    })();
+    await eventually(() => {
+      for (const w of subs) expect(w.received.length).toBeGreaterThan(10);
+    }, 15_000);
+
+    (nodes[victimIndex] as { child: ChildProcess }).child.kill('SIGKILL');
+    const killedAt = Date.now();
+    balancer.remove(`node${victimIndex}`);
+
+    for (const w of victimSubs) {
+      await eventually(() => expect(w.handshakes.length).toBeGreaterThanOrEqual(2), 15_000);
+      expect(Date.now() - killedAt).toBeLessThan(15_000);
+      expect(String(w.handshakes.at(-1)).split('.')[0]).not.toBe(victimId);
+    }
+    await sleep(500);
+    streaming = false;
+    await stream;
+    await eventually(() => {
+      for (const w of subs) expect(w.received.length).toBeGreaterThanOrEqual(n);
+    }, 15_000);
+    for (const w of subs) {
+      expect(w.gaps).toBe(0);
+      expect(w.received).toEqual(Array.from({ length: n }, (_, i) => i));
+    }
+  }, 90_000);
+});
