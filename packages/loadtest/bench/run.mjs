@@ -34,7 +34,7 @@ const DEFAULTS = {
   stormConcurrency: 100,
   stormServers: 'ws-batched,bayou,faye',
   restartClients: 10000,
-  restartLocalAddresses: '',
+  restartLocalAddresses: '127.0.0.2-127.0.0.9',
   localAddresses: '127.0.0.2-127.0.0.9',
   json: '',
   markdown: '',

@@ -95,7 +95,7 @@ export function stormTables(summary, servers, flags) {
   const r = summary['bayou/restart'];
   if (r) {
     rows.push(
-      `Restart: ${r.clients.median} @bayou/client clients (transports ${flags.restartTransports}, default backoff: full jitter 0.5–20 s) subscribed to Bayou; the server is killed (SIGKILL) and started again on its port. Times from the kill.`,
+      `Restart: ${r.clients.median} @bayou/client clients (transports ${flags.restartTransports}, default backoff: full jitter 0.5–20 s) subscribed to Bayou from ${flags.restartLocalAddresses ? `the source addresses ${flags.restartLocalAddresses}` : 'one source address (paced by the per-IP handshake limit)'}; the server is killed (SIGKILL) and started again on its port. Times from the kill.`,
       '',
       '| server | clients | server back after | resubscribed p50 | p99 | all | /metrics counts all after | not back |',
       '|---|---|---|---|---|---|---|---|',
