@@ -11,6 +11,7 @@ import { cpus } from 'node:os';
 import { parseAddresses, runScenario } from '../dist/index.js';
 import { runWithGenerator } from './generators/run-generator.mjs';
 import { cpuSeconds, median, parseFlags, SERVERS, spread, startServer } from './lib.mjs';
+import { fullSize, writeReadmeTable } from './readme-table.mjs';
 import { measureRestart, measureStorm } from './storm.mjs';
 import { renderTables } from './table.mjs';
 
@@ -38,6 +39,7 @@ const DEFAULTS = {
   localAddresses: '127.0.0.2-127.0.0.9',
   json: '',
   markdown: '',
+  readme: 'auto',
   quick: false,
 };
 const QUICK = { rounds: 1, clients: 200, rooms: 20, roomsPerClient: 10, measure: 2000, warmup: 500 };
@@ -308,4 +310,17 @@ const markdown = renderTables({
 });
 console.log(markdown);
 if (flags.markdown) writeFileSync(flags.markdown, `${markdown}\n`);
-if (flags.json) writeFileSync(flags.json, `${JSON.stringify({ flags, seconds, summary }, null, 2)}\n`);
+if (flags.json) {
+  writeFileSync(flags.json, `${JSON.stringify({ flags, seconds, command, machine, summary }, null, 2)}\n`);
+}
+// The root README quotes full-size runs only (--readme true forces it, false never).
+const readme = String(flags.readme);
+if (readme === 'true' || (readme === 'auto' && fullSize(flags))) {
+  log(
+    writeReadmeTable({ summary, flags, machine, command })
+      ? 'root README: comparison table written'
+      : 'root README: markers missing, table not written',
+  );
+} else if (readme === 'auto') {
+  log('root README: not written (a reduced run; full size is every default server, 3 rounds, no --quick)');
+}
