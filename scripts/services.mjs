@@ -1,5 +1,6 @@
 // Provisions the external programs the test suites need (headless Chromium for browser
-// tests, redis-server for the Redis engine suites, which start their own on a free port),
+// tests, redis-server for the Redis engine suites, which start their own on a free port,
+// nginx for the cluster suite that runs the shipped deploy/cluster/nginx.conf),
 // installing them through apt-get when missing. Under CI a service that cannot be
 // provisioned is a failure, never a silent skip: the suites that need it check the
 // variables exported here and fail when they are absent under CI=true.
@@ -10,7 +11,9 @@ import { delimiter, join } from 'node:path';
 let aptUpdated = false;
 function aptInstall(pkgs) {
   const sudo = process.getuid?.() === 0 ? [] : ['sudo'];
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  // RUNLEVEL=1: invoke-rc.d starts no service (redis-server, nginx) after installing it;
+  // the tests start their own, on their own ports.
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive', RUNLEVEL: '1' };
   const exec = (args) =>
     spawnSync(sudo[0] ?? args[0], sudo.length ? args : args.slice(1), { stdio: 'inherit', env });
   if (!aptUpdated) {
@@ -25,6 +28,7 @@ function aptInstall(pkgs) {
 const wanted = {
   chromium: existsSync(new URL('../packages/browser-client/test', import.meta.url)),
   redis: existsSync(new URL('../packages/server/test/engine-redis.test.ts', import.meta.url)),
+  nginx: existsSync(new URL('../packages/server/test/cluster-nginx.test.ts', import.meta.url)),
 };
 
 /** The first `name` on PATH (or in the usual sbin directories), or undefined. */
@@ -54,6 +58,16 @@ export async function provisionServices({ ci }) {
     }
     if (path !== undefined) env.REDIS_SERVER_PATH = path;
     else if (ci) throw new Error('redis-server is not on PATH after installing it');
+  }
+  if (wanted.nginx) {
+    let path = process.env.NGINX_PATH || findProgram('nginx');
+    if (path === undefined) {
+      console.log('[services] installing nginx through apt-get');
+      if (!aptInstall(['nginx']) && ci) throw new Error('nginx could not be installed');
+      path = findProgram('nginx');
+    }
+    if (path !== undefined) env.NGINX_PATH = path;
+    else if (ci) throw new Error('nginx is not on PATH after installing it');
   }
   return { env, stop: async () => {} };
 }
