@@ -18,6 +18,7 @@ import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
 import { parseAddresses, runScenario } from '../dist/index.js';
+import { runWithGenerator } from './generators/run-generator.mjs';
 import { cpuSeconds, median, parseFlags, spread } from './lib.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -31,6 +32,7 @@ const DEFAULTS = {
   measure: 5000,
   lpClients: 1000,
   lpRate: 50,
+  lpGenerator: 'lean',
   publishes: 500,
   only: 'ws,lp,commands',
   idle: 0,
@@ -171,9 +173,10 @@ async function startNodes(count, redis) {
 
 // ---- 1. WebSocket CPU per delivered message ------------------------------------------
 
-async function chatRun(url, transport, rate, clients, pids) {
+async function chatRun(url, transport, rate, clients, pids, generator = 'lean') {
   const cpu = { before: [], after: [] };
-  const result = await runScenario(
+  const result = await runWithGenerator(
+    generator,
     'chat',
     {
       url,
@@ -325,7 +328,7 @@ async function longPolling(variant, redis) {
   try {
     const url = balancer ? balancer.url : nodes[0].url;
     const pids = [...nodes.map((n) => n.pid), redis.pid, ...(balancer ? [balancer.pid] : [])];
-    const r = await chatRun(url, 'long-polling', flags.lpRate, flags.lpClients, pids);
+    const r = await chatRun(url, 'long-polling', flags.lpRate, flags.lpClients, pids, flags.lpGenerator);
     const nodesUs = r.cpuUs.slice(0, count).reduce((a, b) => a + b, 0);
     return {
       variant,
@@ -537,7 +540,7 @@ if (parts.has('commands')) {
 if (parts.has('lp')) {
   out.push('');
   out.push(
-    `**Long-polling**: chat, ${flags.lpClients} clients, fan-out ${(flags.lpClients * flags.roomsPerClient) / flags.rooms}, ${flags.lpRate} publishes/s; 3 nodes behind a round-robin balancer with no affinity (every request to the next node) against 1 node direct.`,
+    `**Long-polling**: chat, ${flags.lpClients} clients, fan-out ${(flags.lpClients * flags.roomsPerClient) / flags.rooms}, ${flags.lpRate} publishes/s, ${flags.lpGenerator} generator; 3 nodes behind a round-robin balancer with no affinity (every request to the next node) against 1 node direct.`,
   );
   out.push('');
   out.push(
