@@ -40,6 +40,18 @@ function findProgram(name) {
   return undefined;
 }
 
+/** Finds `program` (installing Debian's `pkg` when missing) and names it in `env[envVar]`. */
+function provisionProgram(program, pkg, envVar, { ci, env }) {
+  let path = process.env[envVar] || findProgram(program);
+  if (path === undefined) {
+    console.log(`[services] installing ${pkg} through apt-get`);
+    if (!aptInstall([pkg]) && ci) throw new Error(`${pkg} could not be installed`);
+    path = findProgram(program);
+  }
+  if (path !== undefined) env[envVar] = path;
+  else if (ci) throw new Error(`${program} is not on PATH after installing it`);
+}
+
 export async function provisionServices({ ci }) {
   const env = {};
   if (wanted.chromium) {
@@ -49,25 +61,7 @@ export async function provisionServices({ ci }) {
     }
     if (existsSync('/usr/bin/chromium')) env.CHROMIUM_PATH = '/usr/bin/chromium';
   }
-  if (wanted.redis) {
-    let path = process.env.REDIS_SERVER_PATH || findProgram('redis-server');
-    if (path === undefined) {
-      console.log('[services] installing redis-server through apt-get');
-      if (!aptInstall(['redis-server']) && ci) throw new Error('redis-server could not be installed');
-      path = findProgram('redis-server');
-    }
-    if (path !== undefined) env.REDIS_SERVER_PATH = path;
-    else if (ci) throw new Error('redis-server is not on PATH after installing it');
-  }
-  if (wanted.nginx) {
-    let path = process.env.NGINX_PATH || findProgram('nginx');
-    if (path === undefined) {
-      console.log('[services] installing nginx through apt-get');
-      if (!aptInstall(['nginx']) && ci) throw new Error('nginx could not be installed');
-      path = findProgram('nginx');
-    }
-    if (path !== undefined) env.NGINX_PATH = path;
-    else if (ci) throw new Error('nginx is not on PATH after installing it');
-  }
+  if (wanted.redis) provisionProgram('redis-server', 'redis-server', 'REDIS_SERVER_PATH', { ci, env });
+  if (wanted.nginx) provisionProgram('nginx', 'nginx', 'NGINX_PATH', { ci, env });
   return { env, stop: async () => {} };
 }

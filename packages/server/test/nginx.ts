@@ -7,31 +7,15 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { delimiter, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import { freePort, programPath } from './programs.js';
 
 export const shippedConfig = resolve(import.meta.dirname, '../../../deploy/cluster/nginx.conf');
 
 /** The nginx program, or null when this machine has none. */
 export function nginxPath(): string | null {
-  const given = process.env.NGINX_PATH;
-  if (given) return existsSync(given) ? given : null;
-  const dirs = [...(process.env.PATH ?? '').split(delimiter), '/usr/sbin', '/usr/local/sbin'];
-  for (const dir of dirs) if (dir && existsSync(join(dir, 'nginx'))) return join(dir, 'nginx');
-  return null;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done, fail) => {
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', done);
-  });
-  const address = server.address();
-  await new Promise((done) => server.close(done));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
+  return programPath('nginx', 'NGINX_PATH');
 }
 
 /** The shipped configuration, pointed at `upstreams` (loopback ports) and `port`. */

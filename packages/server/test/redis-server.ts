@@ -5,33 +5,18 @@
  * scripts/services.mjs) names the program; under CI=true a missing one is a failure.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { freePort, programPath } from './programs.js';
 
 export const ci = process.env.CI === 'true' || process.env.CI === '1';
 
 /** The redis-server program, or null when this machine has none. */
 export function redisServerPath(): string | null {
-  const given = process.env.REDIS_SERVER_PATH;
-  if (given) return existsSync(given) ? given : null;
-  const dirs = [...(process.env.PATH ?? '').split(delimiter), '/usr/sbin', '/usr/local/sbin'];
-  for (const dir of dirs) if (dir && existsSync(join(dir, 'redis-server'))) return join(dir, 'redis-server');
-  return null;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
+  return programPath('redis-server', 'REDIS_SERVER_PATH');
 }
 
 /** Whether a Redis answers PING on `port`. */
