@@ -1,8 +1,9 @@
 /** The bayou-loadtest command: parse, run, print, write --json/--html, return the exit code. */
 import { writeFile } from 'node:fs/promises';
 import { ExitCodes, LoadtestError } from './errors.js';
+import { helpText } from './help-text.js';
 import { renderHtml } from './html-report.js';
-import { helpText, parseArgs, redactOptions } from './options.js';
+import { parseArgs, redactOptions } from './options.js';
 import { progressLine, renderReport } from './report.js';
 import { runScenario } from './runner.js';
 

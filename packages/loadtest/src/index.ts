@@ -3,18 +3,15 @@ export { bayeuxWebSocket } from './bayeux-ws-driver.js';
 export type { DeliverySink, Driver, DriverFactory, DriverOptions } from './driver.js';
 export { driverFor, type Protocol } from './drivers.js';
 export { ExitCodes, LoadtestError, type LoadtestErrorCode, LoadtestErrors } from './errors.js';
+export { helpText } from './help-text.js';
 export { type ChartSpec, chartSpecs, renderHtml } from './html-report.js';
 export { fetchServerSample, parsePrometheus, type ServerSample } from './metrics.js';
+export { headerMap, parseAddresses, parseDuration, parseHeader } from './option-values.js';
 export {
   DEFAULTS,
   type FeedSource,
-  headerMap,
-  helpText,
   type LoadtestOptions,
-  parseAddresses,
   parseArgs,
-  parseDuration,
-  parseHeader,
   redactOptions,
   resolveOptions,
   type Scenario,

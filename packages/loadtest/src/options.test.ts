@@ -1,16 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { LoadtestErrors } from './errors.js';
-import {
-  DEFAULTS,
-  flagName,
-  headerMap,
-  helpText,
-  OPTION_SPECS,
-  parseAddresses,
-  parseArgs,
-  parseDuration,
-  resolveOptions,
-} from './options.js';
+import { helpText } from './help-text.js';
+import { headerMap, parseAddresses, parseDuration } from './option-values.js';
+import { DEFAULTS, flagName, OPTION_SPECS, parseArgs, resolveOptions } from './options.js';
 
 describe('options', () => {
   it('parses durations with units and bare milliseconds', () => {

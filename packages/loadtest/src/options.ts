@@ -3,6 +3,14 @@
  * parser, `--help` and `resolveOptions()` all read this table, so they cannot drift apart.
  */
 import { LoadtestError, LoadtestErrors } from './errors.js';
+import {
+  checkPrefix,
+  headerMap,
+  parseAddresses,
+  parseDuration,
+  parseExt,
+  parseHeader,
+} from './option-values.js';
 
 export type Scenario = 'chat' | 'feed' | 'connections';
 export type Transport = 'websocket' | 'long-polling';
@@ -84,7 +92,7 @@ type Kind =
   | 'header'
   | 'json'
   | 'prefix';
-interface OptionSpec {
+export interface OptionSpec {
   key: keyof LoadtestOptions;
   kind: Kind;
   help: string;
@@ -223,108 +231,10 @@ export function redactOptions(o: Readonly<LoadtestOptions>): LoadtestOptions {
   };
 }
 
-/** The generator writes these itself; `--header` may not set them. */
-const RESERVED_HEADERS = new Set([
-  'host',
-  'content-type',
-  'content-length',
-  'transfer-encoding',
-  'connection',
-  'upgrade',
-  'cookie',
-  'sec-websocket-key',
-  'sec-websocket-version',
-  'sec-websocket-extensions',
-]);
-
-/** Parses one `--header name:value`. */
-export function parseHeader(text: string): [string, string] {
-  const colon = text.indexOf(':');
-  const name = colon < 0 ? '' : text.slice(0, colon).trim();
-  const value = colon < 0 ? '' : text.slice(colon + 1).trim();
-  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name) || /[\r\n\0]/.test(value)) {
-    throw new LoadtestError(LoadtestErrors.INVALID_OPTION, `--header needs name:value, got ${text}`);
-  }
-  if (RESERVED_HEADERS.has(name.toLowerCase())) {
-    throw new LoadtestError(
-      LoadtestErrors.INVALID_OPTION,
-      `--header cannot set ${name}: the generator sets it`,
-    );
-  }
-  return [name, value];
-}
-
-/** `--header` values as a header map (a repeated name keeps its last value). */
-export function headerMap(headers: readonly string[]): Record<string, string> {
-  return Object.fromEntries(headers.map(parseHeader));
-}
-
-function parseExt(raw: string): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = JSON.parse(raw);
-  } catch {
-    throw new LoadtestError(LoadtestErrors.INVALID_OPTION, `--handshake-ext is not JSON: ${raw}`);
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new LoadtestError(
-      LoadtestErrors.INVALID_OPTION,
-      `--handshake-ext must be a JSON object, got ${raw}`,
-    );
-  }
-  return value as Record<string, unknown>;
-}
-
-function checkPrefix(prefix: string): string {
-  if (prefix === '') return prefix;
-  const segments = prefix.split('/').slice(1);
-  if (
-    !prefix.startsWith('/') ||
-    segments.some((s) => !/^[A-Za-z0-9_.~-]+$/.test(s)) ||
-    segments[0] === 'meta' ||
-    segments[0] === 'service'
-  ) {
-    throw new LoadtestError(
-      LoadtestErrors.INVALID_OPTION,
-      `--channel-prefix is /segment[/segment…] (letters, digits, - _ . ~; not /meta or /service), got ${prefix}`,
-    );
-  }
-  return prefix;
-}
-
 /** camelCase key → --kebab-case flag (without the dashes); a spec may name its flag itself. */
 export function flagName(key: string): string {
   const spec = OPTION_SPECS.find((s) => s.key === key);
   return spec?.flag ?? key.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase());
-}
-
-/** Parses '10ms', '5s', '2m', '1h' or a bare number of milliseconds. */
-export function parseDuration(text: string): number {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
-  if (!m) throw new LoadtestError(LoadtestErrors.INVALID_OPTION, `not a duration: ${text}`);
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] ?? 'ms'] ?? 1;
-  return Math.round(Number(m[1]) * unit);
-}
-
-/** Expands '127.0.0.2-127.0.0.9,10.0.0.1' into every address of the ranges (IPv4). */
-export function parseAddresses(text: string): string[] {
-  const out: string[] = [];
-  for (const part of text.split(',').filter((p) => p.trim() !== '')) {
-    const [from, to] = part.trim().split('-');
-    const a = ipv4ToInt(from!);
-    const b = to === undefined ? a : ipv4ToInt(to);
-    if (b < a || b - a > 65_535) throw new LoadtestError(LoadtestErrors.INVALID_OPTION, `bad range ${part}`);
-    for (let n = a; n <= b; n++) out.push([n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.'));
-  }
-  return out;
-}
-
-function ipv4ToInt(ip: string): number {
-  const parts = ip.split('.').map(Number);
-  if (parts.length !== 4 || parts.some((p) => !Number.isInteger(p) || p < 0 || p > 255)) {
-    throw new LoadtestError(LoadtestErrors.INVALID_OPTION, `not an IPv4 address: ${ip}`);
-  }
-  return ((parts[0]! << 24) | (parts[1]! << 16) | (parts[2]! << 8) | parts[3]!) >>> 0;
 }
 
 function convert(spec: OptionSpec, raw: string): LoadtestOptions[keyof LoadtestOptions] {
@@ -450,72 +360,4 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
         : value;
   }
   return { scenario, options: options as Partial<LoadtestOptions>, help };
-}
-
-function formatDefault(spec: OptionSpec): string {
-  const v = DEFAULTS[spec.key];
-  if (spec.key === 'metricsUrl') return '/metrics on the origin of --url';
-  if (spec.kind === 'ms') return `${v}ms`;
-  if (Array.isArray(v)) return v.length === 0 ? 'none' : v.join(',');
-  if (v === '' || v === null) return 'none';
-  return String(v);
-}
-
-const SCENARIO_HELP: Record<Scenario, string[]> = {
-  chat: [
-    'CometD benchmark: every client joins --rooms-per-client random rooms of --rooms (channels /chat/<n>);',
-    'messages go from a random client to one of its rooms, every member receives them. Publishing:',
-    '--batches of --batch-size with --pause (default), --rate N (open loop) or --max-outstanding N',
-    '(closed loop); with --duration, for that long after --warmup.',
-  ],
-  feed: [
-    'clients watch --subjects-per-client of --subjects subjects updated --rate times a second.',
-    '--source publisher: the generator publishes on /feed/<n> (any Bayeux server);',
-    "--source demo: a Bayou server's --demo-feed produces /demo/prices/<SYMBOL> records.",
-  ],
-  connections: [
-    'ramps up to --clients idle sessions at --ramp per second, each subscribed to /loadtest/idle,',
-    "holds them for --hold, and reports the connect rate and (with /metrics) the server's memory per session.",
-  ],
-};
-
-/** `--help`: every scenario and option; `helpText('chat')`: that scenario and the options it reads. */
-export function helpText(scenario?: Scenario): string {
-  if (scenario !== undefined) {
-    const lines = [
-      `usage: bayou-loadtest ${scenario} [options]`,
-      '',
-      ...SCENARIO_HELP[scenario].map((l) => `  ${l}`),
-      '',
-      'options (durations take ms, s, m, h):',
-    ];
-    for (const spec of OPTION_SPECS) {
-      if (spec.scenarios && !spec.scenarios.includes(scenario)) continue;
-      lines.push(`  ${`--${flagName(spec.key)}`.padEnd(22)} ${spec.help} (default ${formatDefault(spec)})`);
-    }
-    lines.push('', 'exit code: 0 ok, 1 loss/duplicates/failed sessions, 2 usage, 3 --max-latency exceeded');
-    return lines.join('\n');
-  }
-  return fullHelp();
-}
-
-function fullHelp(): string {
-  const lines = [
-    'usage: bayou-loadtest <chat|feed|connections> [options]',
-    '       bayou-loadtest <chat|feed|connections> --help   (that scenario and its options)',
-    '',
-    '  chat         CometD benchmark: clients in random rooms, messages to random rooms',
-    '  feed         clients watch --subjects-per-client of --subjects subjects updated --rate times a second;',
-    "               --source publisher: the driver publishes them; --source demo: the server's demo feed does",
-    '  connections  ramp to --clients idle sessions at --ramp/s, hold, report memory per session',
-    '',
-    'options (durations take ms, s, m, h):',
-  ];
-  for (const spec of OPTION_SPECS) {
-    const flag = `--${flagName(spec.key)}`.padEnd(22);
-    const only = spec.scenarios ? ` [${spec.scenarios.join(', ')}]` : '';
-    lines.push(`  ${flag} ${spec.help}${only} (default ${formatDefault(spec)})`);
-  }
-  lines.push('', 'exit code: 0 ok, 1 loss/duplicates/failed sessions, 2 usage, 3 --max-latency exceeded');
-  return lines.join('\n');
 }

@@ -1,7 +1,8 @@
 /** Runs one part of a scenario (all of it with one worker) against a fresh driver. */
 import type { PartContext, PartResult, Slice } from './context.js';
 import type { DriverFactory } from './driver.js';
-import { headerMap, type LoadtestOptions, type Scenario } from './options.js';
+import { headerMap } from './option-values.js';
+import type { LoadtestOptions, Scenario } from './options.js';
 import { runChat } from './scenarios/chat.js';
 import { runConnections } from './scenarios/connections.js';
 import { DemoFeedTracker } from './scenarios/demo-feed.js';
