@@ -7,12 +7,14 @@
  * endpoint is served from the raw `node:http` request instead; every other request (the
  * app's routes, WebSocket upgrades, preflights) goes to Fastify as before.
  *
- * Fastify stays the path whenever it could make a difference: with any lifecycle hook, with
- * `trustProxy` (Fastify computes `request.ip` and the protocol), over HTTP/2, while the app
+ * The client's IP and protocol are what Fastify's `request.ip` and `request.protocol` would
+ * say, `trustProxy` included (the same `@fastify/proxy-addr` rules). Fastify stays the path
+ * whenever it could make a difference: with any lifecycle hook, over HTTP/2, while the app
  * is closing (Fastify answers 503), and when the server's request listener is not Fastify's
  * alone. The choice is made once, when the app is ready.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import proxyAddr from '@fastify/proxy-addr';
 import type { FastifyInstance } from 'fastify';
 
 /** Fastify's request lifecycle hooks: any of them in the endpoint's scope keeps it in Fastify. */
@@ -30,11 +32,19 @@ const LIFECYCLE_HOOKS = [
 ] as const;
 
 type Listener = (req: IncomingMessage, res: ServerResponse) => void;
+/** Serves one request; `ip` and `secure` as Fastify's `request.ip` and `request.protocol` say. */
+export type DirectServe = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  ip: string | undefined,
+  secure: boolean,
+) => void;
+type Trust = (address: string, hop: number) => boolean;
 
 export interface DirectEndpointOptions {
   /** The endpoint's path: `POST <path>` and `POST <path>/…` are served directly. */
   path: string;
-  serve: Listener;
+  serve: DirectServe;
   /** True once the app is closing: requests then go to Fastify. */
   closing: () => boolean;
 }
@@ -46,17 +56,29 @@ export function servedDirectly(app: FastifyInstance): boolean {
   return served.has(app);
 }
 
+/** A Fastify internal kept under a symbol (`lib/symbols.js`), found by its description. */
+function internal(instance: FastifyInstance, description: string): unknown {
+  const key = Object.getOwnPropertySymbols(instance).find((s) => s.description === description);
+  return key === undefined ? undefined : (instance as unknown as Record<symbol, unknown>)[key];
+}
+
+/** The options the app was created with (`trustProxy` is not in `initialConfig`). */
+function fastifyOptions(app: FastifyInstance): { trustProxy?: unknown } | undefined {
+  const options = internal(app, 'fastify.options');
+  return typeof options === 'object' && options !== null ? (options as { trustProxy?: unknown }) : undefined;
+}
+
 /**
  * Why the endpoint of `scope` cannot be served directly, or `null` when it can. Reads
  * Fastify's hook lists of the scope (there is no public accessor); if they cannot be found
- * the answer is "cannot", so a future Fastify never loses the app's hooks.
+ * (or the app's options, for `trustProxy`) the answer is "cannot", so a future Fastify
+ * never loses the app's hooks.
  */
 export function directPathRefusal(app: FastifyInstance, scope: FastifyInstance): string | null {
-  const config = app.initialConfig as { http2?: boolean; trustProxy?: unknown };
+  const config = app.initialConfig as { http2?: boolean };
   if (config.http2 === true) return 'HTTP/2';
-  if (config.trustProxy !== undefined && config.trustProxy !== false) return 'trustProxy is set';
-  const key = Object.getOwnPropertySymbols(scope).find((s) => s.description === 'fastify.hooks');
-  const hooks = key === undefined ? undefined : (scope as unknown as Record<symbol, unknown>)[key];
+  if (fastifyOptions(app) === undefined) return 'the app options cannot be read';
+  const hooks = internal(scope, 'fastify.hooks');
   if (typeof hooks !== 'object' || hooks === null) return 'the scope hooks cannot be read';
   for (const name of LIFECYCLE_HOOKS) {
     const list = (hooks as Record<string, unknown>)[name];
@@ -88,13 +110,14 @@ export function directEndpoint(
     const base = options.path.replace(/\/$/, '');
     const exact = options.path;
     const { serve, closing } = options;
+    const { ip, secure } = peerOf(fastifyOptions(app)?.trustProxy);
     const dispatch: Listener = function dispatch(req, res) {
       if (req.method === 'POST' && !closing()) {
         const url = req.url ?? '';
         const q = url.indexOf('?');
         const path = q < 0 ? url : url.slice(0, q);
         if (path === exact || (path.startsWith(base) && path.charCodeAt(base.length) === 47)) {
-          serve(req, res);
+          serve(req, res, ip(req), secure(req));
           return;
         }
       }
@@ -104,4 +127,45 @@ export function directEndpoint(
     server.on('request', dispatch);
     served.add(app);
   });
+}
+
+/** Fastify's reading of its `trustProxy` option (`lib/request.js`), as one trust function. */
+function trustOf(trustProxy: unknown): Trust | null {
+  if (trustProxy === undefined || trustProxy === false || trustProxy === null) return null;
+  if (typeof trustProxy === 'function') return trustProxy as Trust;
+  if (trustProxy === true) return () => true;
+  // Fastify fails closed on a hop count: the immediate peer cannot be checked.
+  if (typeof trustProxy === 'number') return () => false;
+  if (typeof trustProxy === 'string') return proxyAddr.compile(trustProxy.split(',').map((it) => it.trim()));
+  return proxyAddr.compile(trustProxy as string[]);
+}
+
+function lastEntry(value: string): string {
+  const comma = value.lastIndexOf(',');
+  return comma < 0 ? value.trim() : value.slice(comma + 1).trim();
+}
+
+const encrypted = (req: IncomingMessage): boolean =>
+  (req.socket as { encrypted?: boolean }).encrypted === true;
+
+/** `request.ip` and `request.protocol === 'https'` as Fastify computes them under `trustProxy`. */
+export function peerOf(trustProxy: unknown): {
+  ip: (req: IncomingMessage) => string | undefined;
+  secure: (req: IncomingMessage) => boolean;
+} {
+  const trust = trustOf(trustProxy);
+  if (trust === null) return { ip: (req) => req.socket.remoteAddress, secure: encrypted };
+  return {
+    ip: (req) => {
+      const all = proxyAddr.all(req, trust);
+      return all[all.length - 1];
+    },
+    secure: (req) => {
+      const proto = req.headers['x-forwarded-proto'];
+      const peer = req.socket.remoteAddress;
+      if (typeof proto === 'string' && proto !== '' && peer !== undefined && trust(peer, 0))
+        return lastEntry(proto) === 'https';
+      return encrypted(req);
+    },
+  };
 }

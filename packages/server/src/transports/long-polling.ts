@@ -196,7 +196,7 @@ export interface LongPolling {
    * Serves a `POST` to the endpoint from the raw `node:http` request, without Fastify's
    * routing, body parsing and reply (see `http/direct-endpoint.ts` for when it is used).
    */
-  serveDirect(req: IncomingMessage, res: ServerResponse): void;
+  serveDirect(req: IncomingMessage, res: ServerResponse, ip: string | undefined, secure: boolean): void;
 }
 
 export function createLongPolling(kernel: TransportKernel, options: LongPollOptions): LongPolling {
@@ -253,7 +253,12 @@ export function createLongPolling(kernel: TransportKernel, options: LongPollOpti
     }
   }
 
-  function serveDirect(req: IncomingMessage, res: ServerResponse): void {
+  function serveDirect(
+    req: IncomingMessage,
+    res: ServerResponse,
+    ip: string | undefined,
+    secure: boolean,
+  ): void {
     const reply = new DirectReply(res);
     const form = bodyKind(req.headers);
     if (form === UNSUPPORTED) {
@@ -283,8 +288,7 @@ export function createLongPolling(kernel: TransportKernel, options: LongPollOpti
           return;
         }
         const text = form === FORM ? formMessage(body) : body;
-        const secure = (req.socket as { encrypted?: boolean }).encrypted === true;
-        handlePoll(kernel, options, browserIds, text, req, req.socket.remoteAddress, secure, reply, res);
+        handlePoll(kernel, options, browserIds, text, req, ip, secure, reply, res);
       } catch (err) {
         kernel.log.error({ err }, 'long-poll request failed');
         if (!reply.sent) reply.send(500, '{"error":"internal error"}');
