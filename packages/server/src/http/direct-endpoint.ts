@@ -1,17 +1,18 @@
 /**
  * The long-polling endpoint's direct path. Each long-poll is a full HTTP request/response
  * cycle, and Fastify's per-request machinery (routing, request and reply objects, the hook
- * runner, content-type parsing, reply serialization) cost about as much as the Bayeux work
- * itself. When nothing of the application can run on the endpoint's requests — no request
- * lifecycle hook (`onRequest`, `preParsing`, … `onResponse`) in its scope — a `POST` to the
- * endpoint is served from the raw `node:http` request instead; every other request (the
- * app's routes, WebSocket upgrades, preflights) goes to Fastify as before.
+ * runner, content-type parsing, reply serialization) is a sizeable part of its cost. When
+ * nothing of the application can run on the endpoint's requests — no request lifecycle
+ * hook (`onRequest`, `preParsing`, … `onResponse`) in its scope — a `POST` to the endpoint
+ * is served from the raw `node:http` request instead; every other request (the app's
+ * routes, WebSocket upgrades, preflights) goes to Fastify as before.
  *
- * The client's IP and protocol are what Fastify's `request.ip` and `request.protocol` would
- * say, `trustProxy` included (the same `@fastify/proxy-addr` rules). Fastify stays the path
- * whenever it could make a difference: with any lifecycle hook, over HTTP/2, while the app
- * is closing (Fastify answers 503), and when the server's request listener is not Fastify's
- * alone. The choice is made once, when the app is ready.
+ * The client's IP and protocol are what Fastify's `request.ip` and `request.protocol`
+ * would say, `trustProxy` included (the same `@fastify/proxy-addr` rules). Fastify stays
+ * the path whenever it could make a difference: with any lifecycle hook, with `rewriteUrl`
+ * or a `serverFactory`, over HTTP/2, while the app is closing (Fastify answers 503), and
+ * when the server's request listener is not Fastify's alone. The choice is made once, when
+ * the app is ready.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import proxyAddr from '@fastify/proxy-addr';
@@ -63,7 +64,9 @@ function internal(instance: FastifyInstance, description: string): unknown {
 }
 
 /** The options the app was created with (`trustProxy` is not in `initialConfig`). */
-function fastifyOptions(app: FastifyInstance): { trustProxy?: unknown } | undefined {
+function fastifyOptions(
+  app: FastifyInstance,
+): { trustProxy?: unknown; rewriteUrl?: unknown; serverFactory?: unknown } | undefined {
   const options = internal(app, 'fastify.options');
   return typeof options === 'object' && options !== null ? (options as { trustProxy?: unknown }) : undefined;
 }
@@ -77,7 +80,11 @@ function fastifyOptions(app: FastifyInstance): { trustProxy?: unknown } | undefi
 export function directPathRefusal(app: FastifyInstance, scope: FastifyInstance): string | null {
   const config = app.initialConfig as { http2?: boolean };
   if (config.http2 === true) return 'HTTP/2';
-  if (fastifyOptions(app) === undefined) return 'the app options cannot be read';
+  const own = fastifyOptions(app);
+  if (own === undefined) return 'the app options cannot be read';
+  if (own.rewriteUrl !== undefined) return 'rewriteUrl is set';
+  // A serverFactory's own request listener may do its own work before Fastify's.
+  if (own.serverFactory !== undefined) return 'serverFactory is set';
   const hooks = internal(scope, 'fastify.hooks');
   if (typeof hooks !== 'object' || hooks === null) return 'the scope hooks cannot be read';
   for (const name of LIFECYCLE_HOOKS) {
