@@ -1,7 +1,7 @@
 /**
  * The long-polling endpoint's direct path. Each long-poll is a full HTTP request/response
  * cycle, and Fastify's per-request machinery (routing, request and reply objects, the hook
- * runner, content-type parsing, reply serialization) is a sizeable part of its cost. When
+ * runner, content-type parsing, reply serialization) is about a tenth of its cost. When
  * nothing of the application can run on the endpoint's requests — no request lifecycle
  * hook (`onRequest`, `preParsing`, … `onResponse`) in its scope — a `POST` to the endpoint
  * is served from the raw `node:http` request instead; every other request (the app's
