@@ -20,8 +20,9 @@ import { AuthExtension } from '../extensions/auth-extension.js';
 import { LimitsExtension } from '../extensions/limits-extension.js';
 import { Limiter } from '../limits/limiter.js';
 import { type BayouOptions, type ResolvedOptions, resolveOptions } from '../options.js';
-import { longPollingRoutes } from '../transports/long-polling.js';
+import { createLongPolling } from '../transports/long-polling.js';
 import { WebSocketTransport } from '../transports/websocket.js';
+import { directEndpoint } from './direct-endpoint.js';
 import { createMetrics } from './metrics.js';
 
 declare module 'fastify' {
@@ -158,11 +159,19 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
   let draining = false;
 
   const ws = options.transports.includes('websocket') ? new WebSocketTransport(app, kernel, options) : null;
+  const longPolling = options.transports.includes('long-polling') ? createLongPolling(kernel, options) : null;
   // The endpoint's routes live in their own scope, so their body parsers stay out of the app.
   await app.register(
     async (scope) => {
       ws?.route(scope);
-      if (options.transports.includes('long-polling')) await longPollingRoutes(kernel, options)(scope);
+      if (longPolling === null) return;
+      await longPolling.routes(scope);
+      // Long-poll POSTs skip Fastify's per-request machinery when no app hook can see them.
+      directEndpoint(app, scope, {
+        path: options.path,
+        serve: longPolling.serveDirect,
+        closing: () => draining,
+      });
     },
     { logLevel: ROUTE_LOG_LEVEL },
   );

@@ -7,10 +7,10 @@
  * A batch naming a session of another live node is forwarded to that node through the
  * engine's session directory, and its reply relayed: no sticky sessions are needed.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { decodeBatch, formatError } from '@bayou/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { createBatchContext } from '../bayeux/batch-context.js';
+import { type BatchContext, createBatchContext } from '../bayeux/batch-context.js';
 import type { ForwardRequest, ForwardResponse } from '../engine/engine.js';
 import type { ResolvedOptions } from '../options.js';
 import { RandomIds } from '../random-ids.js';
@@ -29,7 +29,16 @@ type LongPollOptions = Pick<
   'path' | 'allowedOrigins' | 'maxPayloadBytes' | 'maxBatchMessages'
 >;
 
-type Send = (status: number, body: string) => void;
+/**
+ * Where a long-poll's answer goes: a Fastify reply, the raw response of the direct path,
+ * or the reply to a forwarded batch. `bytes` is the body's UTF-8 length when known.
+ */
+export interface PollReply {
+  /** Adds a response header (before `send`). */
+  header(name: string, value: string): void;
+  send(status: number, body: string, bytes?: number): void;
+  readonly sent: boolean;
+}
 
 export class LongPollExchange implements PendingPoll {
   readonly replies: string[] = [];
@@ -37,7 +46,7 @@ export class LongPollExchange implements PendingPoll {
   session: Session | null = null;
 
   constructor(
-    private readonly send: Send,
+    private readonly reply: PollReply,
     readonly kernel: TransportKernel,
   ) {}
 
@@ -46,14 +55,15 @@ export class LongPollExchange implements PendingPoll {
     this.done = true;
     const all = this.replies.length > 0 ? this.replies.concat(messages) : messages;
     const body = `[${all.join(',')}]`;
-    this.kernel.outbound.countResponse(all.length, Buffer.byteLength(body));
-    this.send(200, body);
+    const bytes = Buffer.byteLength(body);
+    this.kernel.outbound.countResponse(all.length, bytes);
+    this.reply.send(200, body, bytes);
   }
 
   fail(status: number, error: string): void {
     if (this.done) return;
     this.done = true;
-    this.send(status, JSON.stringify({ error }));
+    this.reply.send(status, JSON.stringify({ error }));
   }
 
   /** Watches for the client going away while the connect is held. */
@@ -73,22 +83,38 @@ function onPollClosed(this: TaggedResponse): void {
   exchange.kernel.connects.pollAborted(exchange.session, exchange);
 }
 
-function readCookie(header: string | undefined, name: string): string | null {
+/** The value of cookie `name` in a `Cookie` header, or `null`; scans without splitting. */
+export function readCookie(header: string | undefined, name: string): string | null {
   if (header === undefined) return null;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim() || null;
+  let from = 0;
+  for (;;) {
+    const at = header.indexOf(name, from);
+    if (at < 0) return null;
+    from = at + name.length;
+    let before = at - 1;
+    while (before >= 0 && (header[before] === ' ' || header[before] === '\t')) before--;
+    if (before >= 0 && header[before] !== ';') continue;
+    let eq = from;
+    while (header[eq] === ' ' || header[eq] === '\t') eq++;
+    if (header[eq] !== '=') continue;
+    const end = header.indexOf(';', eq);
+    return header.slice(eq + 1, end < 0 ? header.length : end).trim() || null;
   }
-  return null;
 }
 
 /**
  * Sets the CORS headers `corsFor` grants (none for no-Origin and same-origin requests,
  * credentials only for listed origins) and says whether to serve the request.
  */
-function applyCors(req: FastifyRequest, reply: FastifyReply, allowed: readonly string[]): boolean {
-  const answer = corsFor(allowed, req.headers.origin, req.headers.host);
-  for (const [name, value] of Object.entries(answer.headers)) reply.header(name, value);
+function applyCors(
+  headers: IncomingHttpHeaders,
+  reply: { header(name: string, value: string): unknown },
+  allowed: readonly string[],
+): boolean {
+  // Requests without Origin (and most same-origin ones) cost no allocation.
+  if (headers.origin === undefined) return true;
+  const answer = corsFor(allowed, headers.origin, headers.host);
+  for (const name in answer.headers) reply.header(name, answer.headers[name] as string);
   return answer.allowed;
 }
 
@@ -120,17 +146,73 @@ function drainRequest(raw: IncomingMessage): void {
   raw.resume();
 }
 
-export function longPollingRoutes(kernel: TransportKernel, options: LongPollOptions) {
+const JSON_TYPE = 'application/json;charset=utf-8';
+
+/** A Fastify reply as a `PollReply`. */
+class FastifyPollReply implements PollReply {
+  constructor(private readonly reply: FastifyReply) {}
+
+  header(name: string, value: string): void {
+    this.reply.header(name, value);
+  }
+
+  send(status: number, body: string): void {
+    this.reply.code(status).header('content-type', JSON_TYPE).send(body);
+  }
+
+  get sent(): boolean {
+    return this.reply.sent;
+  }
+}
+
+/** The raw `ServerResponse` of the direct path as a `PollReply`: one `writeHead`, one `end`. */
+class DirectReply implements PollReply {
+  /** Extra headers as name, value, name, value… (`writeHead`'s flat form). */
+  private head: string[] | null = null;
+  sent = false;
+
+  constructor(private readonly res: ServerResponse) {}
+
+  header(name: string, value: string): void {
+    if (this.head === null) this.head = [name, value];
+    else this.head.push(name, value);
+  }
+
+  send(status: number, body: string, bytes = Buffer.byteLength(body)): void {
+    if (this.sent) return;
+    this.sent = true;
+    const head = this.head ?? [];
+    head.push('content-type', JSON_TYPE, 'content-length', String(bytes));
+    this.res.writeHead(status, head);
+    this.res.end(body);
+  }
+}
+
+/** What `createLongPolling` gives the plugin. */
+export interface LongPolling {
+  /** Registers `POST <path>` (and `<path>/*`) and the CORS preflight in Fastify `scope`. */
+  routes(scope: FastifyInstance): Promise<void>;
+  /**
+   * Serves a `POST` to the endpoint from the raw `node:http` request, without Fastify's
+   * routing, body parsing and reply (see `http/direct-endpoint.ts` for when it is used).
+   */
+  serveDirect(req: IncomingMessage, res: ServerResponse, ip: string | undefined, secure: boolean): void;
+}
+
+export function createLongPolling(kernel: TransportKernel, options: LongPollOptions): LongPolling {
   kernel.forwardHandler = (request) => runForwarded(kernel, options, request);
   const browserIds = new RandomIds(12);
-  return async function routes(scope: FastifyInstance): Promise<void> {
+  const tooLarge = {
+    error: formatError('messageTooLarge', [options.maxPayloadBytes]),
+    message: `request body larger than ${options.maxPayloadBytes} bytes`,
+  };
+  const tooLargeBody = JSON.stringify(tooLarge);
+
+  async function routes(scope: FastifyInstance): Promise<void> {
     scope.setErrorHandler((err: Error & { statusCode?: number; code?: string }, req, reply) => {
       if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || err.statusCode === 413) {
         // The answer goes out first; the rest of the body is then read within a bound.
-        reply.code(413).send({
-          error: formatError('messageTooLarge', [options.maxPayloadBytes]),
-          message: `request body larger than ${options.maxPayloadBytes} bytes`,
-        });
+        reply.code(413).send(tooLarge);
         drainRequest(req.raw);
         return;
       }
@@ -144,24 +226,155 @@ export function longPollingRoutes(kernel: TransportKernel, options: LongPollOpti
       done(null, body),
     );
     scope.addContentTypeParser('application/x-www-form-urlencoded', asText, (_req, body, done) => {
-      done(null, new URLSearchParams(body as unknown as string).get('message') ?? '');
+      done(null, formMessage(body as unknown as string));
     });
     // CometD's client appends the message type to the URL (`/bayeux/connect`) by default.
     for (const url of [options.path, `${options.path.replace(/\/$/, '')}/*`]) {
       scope.options(url, (req, reply) => preflight(options, req, reply));
       scope.post(url, { bodyLimit: options.maxPayloadBytes }, (req, reply) => {
-        if (!applyCors(req, reply, options.allowedOrigins)) {
+        if (!applyCors(req.headers, reply, options.allowedOrigins)) {
           reply.code(403).send({ error: 'origin not allowed' });
           return;
         }
-        handlePoll(kernel, options, browserIds, req, reply);
+        const text = typeof req.body === 'string' ? req.body : '';
+        const secure = req.protocol === 'https';
+        handlePoll(
+          kernel,
+          options,
+          browserIds,
+          text,
+          req.raw,
+          req.ip,
+          secure,
+          new FastifyPollReply(reply),
+          reply.raw,
+        );
       });
     }
+  }
+
+  function serveDirect(
+    req: IncomingMessage,
+    res: ServerResponse,
+    ip: string | undefined,
+    secure: boolean,
+  ): void {
+    const reply = new DirectReply(res);
+    const form = bodyKind(req.headers);
+    if (form === UNSUPPORTED) {
+      reply.send(415, UNSUPPORTED_BODY);
+      drainRequest(req);
+      return;
+    }
+    const declared = req.headers['content-length'];
+    if (declared !== undefined && Number(declared) > options.maxPayloadBytes) {
+      reply.send(413, tooLargeBody);
+      drainRequest(req);
+      return;
+    }
+    readBody(req, options.maxPayloadBytes, (body) => {
+      if (body === TOO_LARGE) {
+        reply.send(413, tooLargeBody);
+        drainRequest(req);
+        return;
+      }
+      if (body === null) {
+        if (!res.destroyed) reply.send(400, '{"error":"request body could not be read"}');
+        return;
+      }
+      try {
+        if (!applyCors(req.headers, reply, options.allowedOrigins)) {
+          reply.send(403, '{"error":"origin not allowed"}');
+          return;
+        }
+        const text = form === FORM ? formMessage(body) : body;
+        handlePoll(kernel, options, browserIds, text, req, ip, secure, reply, res);
+      } catch (err) {
+        kernel.log.error({ err }, 'long-poll request failed');
+        if (!reply.sent) reply.send(500, '{"error":"internal error"}');
+      }
+    });
+  }
+
+  return { routes, serveDirect };
+}
+
+function formMessage(body: string): string {
+  return new URLSearchParams(body).get('message') ?? '';
+}
+
+const TEXT = 0;
+const FORM = 1;
+const UNSUPPORTED = 2;
+const UNSUPPORTED_BODY = '{"error":"Unsupported Media Type"}';
+
+/**
+ * How the direct path reads a body, by its `Content-Type` as the Fastify route's parsers
+ * would: JSON or text as is, a form's `message` field, anything else refused (415). A
+ * request without one is read as empty when it has no body (then answered 400).
+ */
+function bodyKind(headers: IncomingHttpHeaders): number {
+  const type = headers['content-type'];
+  if (type === undefined) {
+    const length = headers['content-length'];
+    return headers['transfer-encoding'] === undefined && (length === undefined || length === '0')
+      ? TEXT
+      : UNSUPPORTED;
+  }
+  if (type === 'application/json') return TEXT;
+  const semi = type.indexOf(';');
+  const media = (semi < 0 ? type : type.slice(0, semi)).trim().toLowerCase();
+  if (media === 'application/json' || media === 'text/plain') return TEXT;
+  return media === 'application/x-www-form-urlencoded' ? FORM : UNSUPPORTED;
+}
+
+const TOO_LARGE = Symbol('too large');
+
+/**
+ * Reads a request body as UTF-8, decoding once at the end. Answers `TOO_LARGE` as soon as
+ * it passes `limit` bytes (the rest is left for the caller to drain), `null` when the
+ * request fails before its end.
+ */
+function readBody(
+  req: IncomingMessage,
+  limit: number,
+  done: (body: string | typeof TOO_LARGE | null) => void,
+): void {
+  let first: Buffer | null = null;
+  let more: Buffer[] | null = null;
+  let size = 0;
+  const onData = (chunk: Buffer): void => {
+    size += chunk.length;
+    if (size > limit) {
+      stop();
+      done(TOO_LARGE);
+      return;
+    }
+    if (first === null) first = chunk;
+    else if (more === null) more = [first, chunk];
+    else more.push(chunk);
   };
+  const onEnd = (): void => {
+    stop();
+    if (more !== null) done(Buffer.concat(more, size).toString('utf8'));
+    else done(first === null ? '' : first.toString('utf8'));
+  };
+  const onError = (): void => {
+    stop();
+    done(null);
+  };
+  const stop = (): void => {
+    req.off('data', onData);
+    req.off('end', onEnd);
+    req.off('error', onError);
+  };
+  req.on('data', onData);
+  req.on('end', onEnd);
+  req.on('error', onError);
 }
 
 function preflight(options: LongPollOptions, req: FastifyRequest, reply: FastifyReply): FastifyReply {
-  if (!applyCors(req, reply, options.allowedOrigins))
+  if (!applyCors(req.headers, reply, options.allowedOrigins))
     return reply.code(403).send({ error: 'origin not allowed' });
   reply.header('access-control-allow-methods', 'POST, OPTIONS');
   reply.header(
@@ -172,31 +385,31 @@ function preflight(options: LongPollOptions, req: FastifyRequest, reply: Fastify
   return reply.code(204).send();
 }
 
-function sendVia(reply: FastifyReply): Send {
-  return (status, body) => {
-    reply.code(status).header('content-type', 'application/json;charset=utf-8').send(body);
-  };
-}
-
+/** A body in hand, on either path: decode, cookie, then run here or on the owner node. */
 function handlePoll(
   kernel: TransportKernel,
   options: LongPollOptions,
   browserIds: RandomIds,
-  req: FastifyRequest,
-  reply: FastifyReply,
+  text: string,
+  raw: IncomingMessage,
+  ip: string | undefined,
+  secure: boolean,
+  reply: PollReply,
+  res: ServerResponse,
 ): void {
-  const text = typeof req.body === 'string' ? req.body : '';
   const decoded = decodeBatch(text);
   if (!decoded.ok) {
-    reply.code(400).send({ error: decoded.reason });
+    reply.send(400, JSON.stringify({ error: decoded.reason }));
     return;
   }
   if (decoded.messages.length > options.maxBatchMessages) {
-    reply.code(400).send({ error: `too many messages in one request (max ${options.maxBatchMessages})` });
+    reply.send(
+      400,
+      JSON.stringify({ error: `too many messages in one request (max ${options.maxBatchMessages})` }),
+    );
     return;
   }
-  let browserId = readCookie(req.headers.cookie, BROWSER_COOKIE);
-  const secure = req.protocol === 'https';
+  let browserId = readCookie(raw.headers.cookie, BROWSER_COOKIE);
   if (browserId === null) {
     browserId = browserIds.next();
     reply.header(
@@ -204,13 +417,13 @@ function handlePoll(
       `${BROWSER_COOKIE}=${browserId}; Path=/; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`,
     );
   }
-  const info = requestInfo('long-polling', req.raw, req.ip, browserId, secure);
+  const info = requestInfo('long-polling', raw, ip, browserId, secure);
   const owner = kernel.ownedElsewhere((decoded.messages[0] as { clientId?: unknown } | null)?.clientId);
   if (owner !== null) {
-    void forwardPoll(kernel, owner, { text, messages: decoded.messages, info, browserId }, reply);
+    void forwardPoll(kernel, owner, { text, messages: decoded.messages, info, browserId }, reply, res);
     return;
   }
-  runPoll(kernel, decoded.messages, text, info, browserId, sendVia(reply), reply.raw);
+  runPoll(kernel, decoded.messages, text, info, browserId, reply, res);
 }
 
 interface Incoming {
@@ -225,10 +438,10 @@ async function forwardPoll(
   kernel: TransportKernel,
   owner: string,
   poll: Incoming,
-  reply: FastifyReply,
+  reply: PollReply,
+  res: ServerResponse,
 ): Promise<void> {
-  const local = (): void =>
-    runPoll(kernel, poll.messages, poll.text, poll.info, poll.browserId, sendVia(reply), reply.raw);
+  const local = (): void => runPoll(kernel, poll.messages, poll.text, poll.info, poll.browserId, reply, res);
   try {
     if (!(await kernel.isAlive(owner))) return local();
     const headers: Record<string, string> = {};
@@ -244,10 +457,21 @@ async function forwardPoll(
       remoteAddress: poll.info.ip ?? poll.info.remoteAddress,
       browserId: poll.browserId,
     });
-    sendVia(reply)(answer.status, answer.body);
+    reply.send(answer.status, answer.body);
   } catch (err) {
     kernel.log.warn({ err, owner }, 'forwarding a long-poll failed; answering here');
     if (!reply.sent) local();
+  }
+}
+
+/** The answer to a forwarded batch, relayed to the node that received it. */
+class ForwardedReply implements PollReply {
+  sent = false;
+  constructor(private readonly resolve: (response: ForwardResponse) => void) {}
+  header(): void {}
+  send(status: number, body: string): void {
+    this.sent = true;
+    this.resolve({ status, body });
   }
 }
 
@@ -271,8 +495,15 @@ function runForwarded(
       ip: request.remoteAddress,
       browserId: request.browserId,
     };
-    const send: Send = (status, body) => resolve({ status, body });
-    runPoll(kernel, decoded.messages, request.body, info, request.browserId, send, null);
+    runPoll(
+      kernel,
+      decoded.messages,
+      request.body,
+      info,
+      request.browserId,
+      new ForwardedReply(resolve),
+      null,
+    );
   });
 }
 
@@ -282,20 +513,12 @@ function runPoll(
   text: string,
   info: RequestInfo,
   browserId: string | null,
-  send: Send,
+  reply: PollReply,
   raw: ServerResponse | null,
 ): void {
-  const exchange = new LongPollExchange(send, kernel);
+  const exchange = new LongPollExchange(reply, kernel);
   // Handlers write into the exchange's replies, so a held connect answers with them.
   const ctx = createBatchContext('long-polling', info, null, exchange, browserId, exchange.replies);
-  const finish = (): void => {
-    if (ctx.held && ctx.session?.held?.poll === exchange) exchange.hold(ctx.session, raw);
-    // Queued deliveries ride along, unless they travel only in connect replies.
-    else if (!ctx.held)
-      exchange.respond(
-        ctx.session !== null && !ctx.session.metaConnectDeliveryOnly ? ctx.session.drain() : [],
-      );
-  };
   let pending: void | Promise<void>;
   try {
     pending = kernel.handleBatch(messages, ctx, text.includes('__proto__'));
@@ -304,10 +527,21 @@ function runPoll(
     exchange.fail(500, 'internal error');
     return;
   }
-  if (pending === undefined) finish();
+  if (pending === undefined) finishPoll(exchange, ctx, raw);
   else
-    pending.then(finish, (err: unknown) => {
-      kernel.log.error({ err }, 'long-poll batch failed');
-      exchange.fail(500, 'internal error');
-    });
+    pending.then(
+      () => finishPoll(exchange, ctx, raw),
+      (err: unknown) => {
+        kernel.log.error({ err }, 'long-poll batch failed');
+        exchange.fail(500, 'internal error');
+      },
+    );
+}
+
+/** After the batch: hold the connect, or answer with the replies and what is queued. */
+function finishPoll(exchange: LongPollExchange, ctx: BatchContext, raw: ServerResponse | null): void {
+  if (ctx.held && ctx.session?.held?.poll === exchange) exchange.hold(ctx.session, raw);
+  // Queued deliveries ride along, unless they travel only in connect replies.
+  else if (!ctx.held)
+    exchange.respond(ctx.session !== null && !ctx.session.metaConnectDeliveryOnly ? ctx.session.drain() : []);
 }
