@@ -180,6 +180,9 @@ async function measureLongPolling(name, generator) {
       rateMsgPerSec: lat.deliveredPerSecond,
       rateCpuUsPerMsg: perMsg(lat),
       ratePerFrame: lat.deliveriesPerFrame,
+      // What one request/response cycle costs: a server that answers sooner sends fewer
+      // messages per response, so its CPU per message rises even when a cycle costs the same.
+      rateCpuUsPerResponse: perMsg(lat) * lat.deliveriesPerFrame,
       p50: lat.latency.p50,
       rateP99: lat.latency.p99,
       lost: lostIn(sat) + lostIn(lat),
