@@ -7,7 +7,8 @@
 // 3. long-polling through a round-robin balancer with no affinity, 3 nodes, against 1 node
 //    direct: server CPU per delivered message and latency percentiles.
 // Every server runs in its own process; CPU is utime+stime from /proc over the measured
-// window. `--idle N` (off by default) adds N idle WebSocket sessions on `bayou start
+// window; the WebSocket part warms up `--ws-warmup` ms (10 s) first, and `--profile DIR`
+// writes each of its nodes' CPU profiles over the measured window. `--idle N` (off by default) adds N idle WebSocket sessions on `bayou start
 // --workers <idle-workers> --redis`, held `--idle-hold` ms: RSS per session, CPU while idle,
 // Redis memory per session. Needs redis-server (REDIS_SERVER_PATH or PATH); without one it says so and exits 0.
 import { execFileSync, fork, spawn } from 'node:child_process';
@@ -234,7 +235,9 @@ async function wsEngine(engine, redis) {
     const profile = (event) => {
       if (!flags.profile) return;
       const file = join(flags.profile, `ws-${engine}-${Date.now()}.cpuprofile`);
-      node.send(event === 'open' ? { type: 'profile', action: 'start' } : { type: 'profile', action: 'stop', file });
+      node.send(
+        event === 'open' ? { type: 'profile', action: 'start' } : { type: 'profile', action: 'stop', file },
+      );
     };
     const r = await chatRun(
       node.url,

@@ -28,7 +28,9 @@ process.on('SIGINT', () => process.exit(0));
 
 // The profile side channel: { type: 'profile', action: 'start' } starts the V8 CPU profiler,
 // { type: 'profile', action: 'stop', file } writes what it sampled since to `file` (for
-// profiling only a measured window; `node --cpu-prof` covers the whole process life).
+// profiling only a measured window; `node --cpu-prof` covers the whole process life). With
+// BAYOU_HEAP_SAMPLE set, `file`.heapprofile also gets what was allocated meanwhile (collected
+// objects included).
 let profiler = null;
 process.on('message', async (m) => {
   if (m?.type !== 'profile') return;
@@ -42,7 +44,12 @@ process.on('message', async (m) => {
     profiler.connect();
     await post('Profiler.enable');
     await post('Profiler.start');
-    if (process.env.BAYOU_HEAP_SAMPLE) await post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+    if (process.env.BAYOU_HEAP_SAMPLE)
+      await post('HeapProfiler.startSampling', {
+        samplingInterval: 4096,
+        includeObjectsCollectedByMajorGC: true,
+        includeObjectsCollectedByMinorGC: true,
+      });
   } else if (m.action === 'stop' && profiler !== null) {
     const { profile } = await post('Profiler.stop');
     const { writeFileSync } = await import('node:fs');
