@@ -8,9 +8,9 @@
 //    direct: server CPU per delivered message and latency percentiles.
 // Every server runs in its own process; CPU is utime+stime from /proc over the measured
 // window; the WebSocket part warms up `--ws-warmup` ms (10 s) first, and `--profile DIR`
-// writes each of its nodes' CPU profiles over the measured window. `--idle N` (off by default) adds N idle WebSocket sessions on `bayou start
-// --workers <idle-workers> --redis`, held `--idle-hold` ms: RSS per session, CPU while idle,
-// Redis memory per session. Needs redis-server (REDIS_SERVER_PATH or PATH); without one it says so and exits 0.
+// writes each of its nodes' CPU profiles over the measured window. `--idle N` (off by
+// default) adds N idle WebSocket sessions on `bayou start --workers <idle-workers> --redis`,
+// held `--idle-hold` ms: RSS per session, CPU while idle, Redis memory per session. Needs redis-server (REDIS_SERVER_PATH or PATH); without one it says so and exits 0.
 import { execFileSync, fork, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
