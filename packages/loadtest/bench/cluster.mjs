@@ -239,14 +239,10 @@ async function wsEngine(engine, redis) {
         event === 'open' ? { type: 'profile', action: 'start' } : { type: 'profile', action: 'stop', file },
       );
     };
-    const r = await chatRun(
-      node.url,
-      'websocket',
-      flags.rate,
-      flags.clients,
-      [node.pid, redis.pid],
-      { warmup: flags.wsWarmup, onWindow: profile },
-    );
+    const r = await chatRun(node.url, 'websocket', flags.rate, flags.clients, [node.pid, redis.pid], {
+      warmup: flags.wsWarmup,
+      onWindow: profile,
+    });
     return {
       engine,
       delivered: r.delivered,
