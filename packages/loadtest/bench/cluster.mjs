@@ -7,9 +7,10 @@
 // 3. long-polling through a round-robin balancer with no affinity, 3 nodes, against 1 node
 //    direct: server CPU per delivered message and latency percentiles.
 // Every server runs in its own process; CPU is utime+stime from /proc over the measured
-// window. `--idle N` (off by default) adds N idle WebSocket sessions on `bayou start
-// --workers <idle-workers> --redis`, held `--idle-hold` ms: RSS per session, CPU while idle,
-// Redis memory per session. Needs redis-server (REDIS_SERVER_PATH or PATH); without one it says so and exits 0.
+// window; the WebSocket part warms up `--ws-warmup` ms (10 s) first, and `--profile DIR`
+// writes each of its nodes' CPU profiles over the measured window. `--idle N` (off by
+// default) adds N idle WebSocket sessions on `bayou start --workers <idle-workers> --redis`,
+// held `--idle-hold` ms: RSS per session, CPU while idle, Redis memory per session. Needs redis-server (REDIS_SERVER_PATH or PATH); without one it says so and exits 0.
 import { execFileSync, fork, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
@@ -29,6 +30,11 @@ const DEFAULTS = {
   roomsPerClient: 10,
   rate: 200,
   warmup: 1000,
+  // The WebSocket part runs 200 publications/s: the Redis engine's per-publication code
+  // (ioredis, the engine's publish and receive) is still being optimized by V8 a few
+  // seconds in, so a short warm-up would count compiling as the engine's cost.
+  wsWarmup: 10000,
+  profile: '',
   measure: 5000,
   lpClients: 1000,
   lpRate: 50,
@@ -42,6 +48,7 @@ const DEFAULTS = {
 };
 const QUICK = {
   rounds: 1,
+  wsWarmup: 3000,
   clients: 200,
   rooms: 20,
   rate: 100,
@@ -149,6 +156,7 @@ function forkScript(script, args) {
       resolve({
         pid: child.pid,
         url: m.url,
+        send: (message) => child.send(message),
         port: Number(new URL(m.url).port),
         stop: () =>
           new Promise((done) => {
@@ -173,7 +181,14 @@ async function startNodes(count, redis) {
 
 // ---- 1. WebSocket CPU per delivered message ------------------------------------------
 
-async function chatRun(url, transport, rate, clients, pids, generator = 'lean') {
+async function chatRun(
+  url,
+  transport,
+  rate,
+  clients,
+  pids,
+  { generator = 'lean', warmup = flags.warmup, onWindow = () => {} } = {},
+) {
   const cpu = { before: [], after: [] };
   const result = await runWithGenerator(
     generator,
@@ -188,7 +203,7 @@ async function chatRun(url, transport, rate, clients, pids, generator = 'lean') 
       batchSize: 10,
       rate,
       duration: flags.measure,
-      warmup: flags.warmup,
+      warmup,
       drain: 5000,
       metricsUrl: 'off',
       localAddresses: [],
@@ -197,6 +212,7 @@ async function chatRun(url, transport, rate, clients, pids, generator = 'lean') 
       protocol: 'bayeux',
       onWindow: (event) => {
         cpu[event === 'open' ? 'before' : 'after'] = pids.map((pid) => cpuSeconds(pid));
+        onWindow(event);
       },
     },
   );
@@ -214,7 +230,19 @@ async function chatRun(url, transport, rate, clients, pids, generator = 'lean') 
 async function wsEngine(engine, redis) {
   const [node] = await startNodes(1, engine === 'redis' ? redis : null);
   try {
-    const r = await chatRun(node.url, 'websocket', flags.rate, flags.clients, [node.pid, redis.pid]);
+    // `--profile DIR`: the node's CPU profile over the measured window only, one file per run
+    // (summarize with `node bench/profile-summary.mjs <file> 30`).
+    const profile = (event) => {
+      if (!flags.profile) return;
+      const file = join(flags.profile, `ws-${engine}-${Date.now()}.cpuprofile`);
+      node.send(
+        event === 'open' ? { type: 'profile', action: 'start' } : { type: 'profile', action: 'stop', file },
+      );
+    };
+    const r = await chatRun(node.url, 'websocket', flags.rate, flags.clients, [node.pid, redis.pid], {
+      warmup: flags.wsWarmup,
+      onWindow: profile,
+    });
     return {
       engine,
       delivered: r.delivered,
@@ -328,7 +356,9 @@ async function longPolling(variant, redis) {
   try {
     const url = balancer ? balancer.url : nodes[0].url;
     const pids = [...nodes.map((n) => n.pid), redis.pid, ...(balancer ? [balancer.pid] : [])];
-    const r = await chatRun(url, 'long-polling', flags.lpRate, flags.lpClients, pids, flags.lpGenerator);
+    const r = await chatRun(url, 'long-polling', flags.lpRate, flags.lpClients, pids, {
+      generator: flags.lpGenerator,
+    });
     const nodesUs = r.cpuUs.slice(0, count).reduce((a, b) => a + b, 0);
     return {
       variant,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodePublication } from './redis-broker.js';
+import { decodePublication, newEpoch } from './redis-broker.js';
 
 describe('decodePublication', () => {
   it('reads a publication with its position, keeping newlines of the payload', () => {
@@ -23,5 +23,18 @@ describe('decodePublication', () => {
   it('refuses what is not a publication', () => {
     expect(decodePublication('garbage')).toBeNull();
     expect(decodePublication('a\nb\nc\nd')).toBeNull();
+  });
+});
+
+describe('newEpoch', () => {
+  it('never repeats within a process and stays one line of URL-safe characters', () => {
+    const epochs = Array.from({ length: 10_000 }, () => newEpoch());
+    expect(new Set(epochs).size).toBe(epochs.length);
+    for (const e of epochs) expect(e).toMatch(/^[A-Za-z0-9_-]{9,}$/);
+  });
+
+  it('shares its random part within a process, so a fresh epoch costs no random draw', () => {
+    const [a, b] = [newEpoch(), newEpoch()];
+    expect(a.slice(0, 8)).toBe(b.slice(0, 8));
   });
 });

@@ -20,8 +20,19 @@ import { LATEST, PUBLISH, PUBLISH_RECORD, type RedisClient, runScript, SINCE } f
 /** How many recent publication ids a node remembers to drop duplicate copies. */
 const RECENT_IDS = 512;
 
+/** Drawn once per process; `newEpoch` appends a counter, so no draw per publish. */
+const EPOCH_BASE = randomBytes(6).toString('base64url');
+let epochs = 0;
+
+/**
+ * A fresh epoch, for Redis to take when a channel's history is missing (the scripts use
+ * it only then): unique across nodes (random part) and within one (counter), so a history
+ * lost twice never comes back under an epoch clients already hold. Cheap enough to build
+ * for every publish, unlike drawing random bytes each time.
+ */
 export function newEpoch(): string {
-  return randomBytes(6).toString('base64url');
+  epochs = (epochs + 1) % Number.MAX_SAFE_INTEGER;
+  return `${EPOCH_BASE}${epochs.toString(36)}`;
 }
 
 /** Splits a wire publication; null when it is not one. */
