@@ -11,6 +11,7 @@ import { isWorker, onPrimaryShutdown, reportListening, runWorkers } from './clus
 import { buildServer } from './config/build-server.js';
 import { UsageError, usage } from './config/flags.js';
 import { type ResolvedCli, resolveCli } from './config/resolve-config.js';
+import { tuneRuntime } from './runtime-tuning.js';
 
 export const WORKERS_NEED_REDIS =
   '--workers needs --redis (or BAYOU_REDIS_URL): each worker is a separate node with its own sessions, ' +
@@ -60,6 +61,8 @@ async function main(): Promise<void> {
     return;
   }
 
+  // This process is the server's own: V8 settings for it (runtime-tuning.ts).
+  tuneRuntime();
   let built: Awaited<ReturnType<typeof buildServer>>;
   try {
     built = await buildServer(cli.config);

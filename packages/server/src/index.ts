@@ -79,6 +79,7 @@ export { RandomIds } from './random-ids.js';
 export { DEMO_PATTERN, type DemoFeedOptions, demoSymbol } from './records/demo-feed.js';
 export type { Provider } from './records/provider-registry.js';
 export type { RecordPattern, RecordRequest } from './records/record-options.js';
+export { tuneRuntime } from './runtime-tuning.js';
 export type { ServerSession } from './session/session.js';
 export type { SessionState } from './session/session-lifecycle.js';
 export {

@@ -11,7 +11,10 @@ if (baseline && !process.env.BAYOU_BASELINE) {
   );
   process.exit(2);
 }
-const { createServer } = await import(baseline ? process.env.BAYOU_BASELINE : '@bayou/server');
+const { createServer, tuneRuntime } = await import(baseline ? process.env.BAYOU_BASELINE : '@bayou/server');
+// As `bayou start` does for its own process (the V8 settings of runtime-tuning.ts); an
+// older baseline build may have none.
+tuneRuntime?.();
 
 const server = await createServer({
   host: '127.0.0.1',
