@@ -49,6 +49,11 @@ export function fullSize(flags) {
   );
 }
 
+/** The command as a reader would type it: where the run saved its files is beside the point. */
+function publicCommand(command) {
+  return command.replace(/\s--(json|markdown|readme)(?:=|\s+)\S+/g, '');
+}
+
 /** The markdown between the markers. */
 export function readmeTable({ summary, flags, machine, command }) {
   const rows = [
@@ -76,7 +81,7 @@ export function readmeTable({ summary, flags, machine, command }) {
     rows.push(`| ${LABELS[name] ?? name} | ${cells.map((c) => bold(name, c)).join(' | ')} |`);
   }
   return [
-    `\`${command}\` (${machine}; medians of ${flags.rounds} interleaved rounds; 1,000 clients, fan-out ≈ 100, 50-byte messages; "lost" counts messages lost or duplicated in all of a server's rows). Server CPU is per delivered message; "standard client" is a browser-like \`node:http\` client with cookies and Chrome's headers, "lean" the load tester's own pipelined driver. Every row, the storm and restart rows and the method: [\`packages/loadtest\`](packages/loadtest#the-comparison-bench).`,
+    `\`${publicCommand(command)}\` (${machine}; medians of ${flags.rounds} interleaved rounds; 1,000 clients, fan-out ≈ 100, 50-byte messages; "lost" counts messages lost or duplicated in all of a server's rows). Server CPU is per delivered message; "standard client" is a browser-like \`node:http\` client with cookies and Chrome's headers, "lean" the load tester's own pipelined driver. Every row, the storm and restart rows and the method: [\`packages/loadtest\`](packages/loadtest#the-comparison-bench).`,
     '',
     ...rows,
   ].join('\n');
