@@ -27,7 +27,10 @@ function socket(buffered = 0) {
   const frames: string[] = [];
   const link: SocketLink & { frames: string[] } = {
     frames,
-    sendText: (f: Buffer) => frames.push(f.toString()),
+    sendText: (f: Buffer | string) => {
+      frames.push(f.toString());
+      return Buffer.byteLength(f);
+    },
     get bufferedAmount() {
       return buffered;
     },
@@ -102,12 +105,15 @@ describe('Outbound', () => {
 });
 
 describe('Outbound frames', () => {
-  it('encodes the frame of a message reaching many sessions alone in a turn once, and each mixed frame anew', async () => {
+  it('encodes the frame of a message reaching many sessions alone in a turn once, and hands a mixed frame over as text', async () => {
     vi.useFakeTimers();
     const { session } = setup();
-    const sent: Buffer[] = [];
+    const sent: (Buffer | string)[] = [];
     const link = (): SocketLink => ({
-      sendText: (b: Buffer) => sent.push(b),
+      sendText: (b: Buffer | string) => {
+        sent.push(b);
+        return Buffer.byteLength(b);
+      },
       bufferedAmount: 0,
       end: () => undefined,
     });
@@ -123,6 +129,7 @@ describe('Outbound frames', () => {
       `[${json},{"channel":"/y","data":2}]`,
     ]);
     expect(sent[0]).toBe(sent[1]);
+    expect(typeof sent[2]).toBe('string');
     vi.useRealTimers();
   });
 });

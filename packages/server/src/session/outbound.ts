@@ -84,7 +84,7 @@ export class Outbound {
   sendFrame(session: Session, messages: string[]): void {
     const socket = session.socket;
     if (socket === null) return;
-    let data: Buffer;
+    let bytes: number;
     if (messages.length === 1) {
       // One publication reaching many sessions alone in a turn: encode its frame once.
       const only = messages[0] as string;
@@ -92,12 +92,11 @@ export class Outbound {
         this.lastSingle = only;
         this.lastSingleFrame = Buffer.from(`[${only}]`, 'utf8');
       }
-      data = this.lastSingleFrame;
-    } else data = Buffer.from(`[${messages.join(',')}]`, 'utf8');
+      bytes = socket.sendText(this.lastSingleFrame);
+    } else bytes = socket.sendText(`[${messages.join(',')}]`);
     this.stats.messagesOut += messages.length;
-    this.stats.bytesOut += data.length;
+    this.stats.bytesOut += bytes;
     this.stats.frames++;
-    socket.sendText(data);
     if (socket.bufferedAmount > this.maxBufferedBytes) this.overflow(session);
   }
 

@@ -12,7 +12,7 @@ import {
 } from './session-lifecycle.js';
 
 const MAX = 10_000;
-const socket = (): SocketLink => ({ sendText: () => undefined, bufferedAmount: 0, end: () => undefined });
+const socket = (): SocketLink => ({ sendText: () => 0, bufferedAmount: 0, end: () => undefined });
 const heldOn = (poll: boolean, deadline = 500): HeldConnect => ({
   id: '1',
   deadline,

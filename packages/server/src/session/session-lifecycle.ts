@@ -18,8 +18,12 @@
 
 /** A WebSocket as the session sees it. */
 export interface SocketLink {
-  /** Sends one text frame, already encoded (so its size in bytes is known). */
-  sendText(data: Buffer): void;
+  /**
+   * Sends one text frame: an encoded payload (the same `Buffer` may go to many links in a
+   * row) or the text of one, encoded straight into the frame. Returns the payload's size
+   * in bytes.
+   */
+  sendText(data: Buffer | string): number;
   readonly bufferedAmount: number;
   /** Ends the link; `code`/`reason` as in a WebSocket close. */
   end(code: number, reason: string): void;

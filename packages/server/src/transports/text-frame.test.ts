@@ -25,6 +25,15 @@ describe('textFrame', () => {
       const payload = Buffer.alloc(length, 'a');
       if (length > 0) payload[length - 1] = 0x7a;
       expect(textFrame(payload).equals(wsFrame(payload))).toBe(true);
+      // The same payload handed over as text is encoded straight into the frame.
+      expect(textFrame(payload.toString('utf8')).equals(wsFrame(payload))).toBe(true);
     });
   }
+
+  it('encodes text with multi-byte characters, its length counted in bytes', () => {
+    const text = `[${JSON.stringify({ channel: '/ch', data: 'é→🙂'.repeat(40) })}]`;
+    const payload = Buffer.from(text, 'utf8');
+    expect(payload.length).toBeGreaterThan(text.length);
+    expect(textFrame(text).equals(wsFrame(payload))).toBe(true);
+  });
 });

@@ -63,24 +63,37 @@ export class WebSocketLink extends WebSocket implements SocketLink {
    * header and the payload as two buffers (a corked `writev`); with compression off (always,
    * here) its sender queues nothing, so writing the frame whole is what it would send, at
    * less cost per frame. A payload sent to many sockets in a row (one publication reaching
-   * sessions alone in a turn) is framed once.
+   * sessions alone in a turn) is framed once; a text is encoded straight into its frame.
    */
-  sendText(data: Buffer): void {
-    if (this.readyState !== WebSocket.OPEN) return;
-    if (data !== lastPayload) {
-      lastPayload = data;
-      lastFrame = textFrame(data);
+  sendText(data: Buffer | string): number {
+    let frame: Buffer;
+    let length: number;
+    if (typeof data === 'string') {
+      length = Buffer.byteLength(data);
+      if (this.readyState !== WebSocket.OPEN) return length;
+      frame = textFrame(data, length);
+    } else {
+      length = data.length;
+      if (this.readyState !== WebSocket.OPEN) return length;
+      if (data !== lastPayload) {
+        lastPayload = data;
+        lastFrame = textFrame(data, length);
+      }
+      frame = lastFrame;
     }
-    (this as unknown as { _socket: Socket })._socket.write(lastFrame);
+    (this as unknown as { _socket: Socket })._socket.write(frame);
+    return length;
   }
 }
 
 let lastPayload: Buffer | null = null;
 let lastFrame: Buffer = Buffer.alloc(0);
 
-/** An unmasked, final text frame (RFC 6455 §5.2) holding `payload`, in one buffer. */
-export function textFrame(payload: Buffer): Buffer {
-  const length = payload.length;
+/**
+ * An unmasked, final text frame (RFC 6455 §5.2) holding `payload` (`length` bytes; a string
+ * is encoded as UTF-8), in one buffer.
+ */
+export function textFrame(payload: Buffer | string, length = Buffer.byteLength(payload)): Buffer {
   const headerLength = length < 126 ? 2 : length < 65536 ? 4 : 10;
   const frame = Buffer.allocUnsafe(headerLength + length);
   frame[0] = 0x81;
@@ -93,7 +106,8 @@ export function textFrame(payload: Buffer): Buffer {
     frame.writeUInt32BE(Math.floor(length / 2 ** 32), 2);
     frame.writeUInt32BE(length >>> 0, 6);
   }
-  payload.copy(frame, headerLength);
+  if (typeof payload === 'string') frame.write(payload, headerLength, length, 'utf8');
+  else payload.copy(frame, headerLength);
   return frame;
 }
 
