@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readCookie } from './long-polling.js';
+import { readCookie } from './http-request.js';
 
 describe('readCookie', () => {
   it('finds a cookie by its exact name, wherever it stands in the header', () => {
