@@ -11,14 +11,24 @@
 // writes each of its nodes' CPU profiles over the measured window. `--idle N` (off by
 // default) adds N idle WebSocket sessions on `bayou start --workers <idle-workers> --redis`,
 // held `--idle-hold` ms: RSS per session, CPU while idle, Redis memory per session. Needs redis-server (REDIS_SERVER_PATH or PATH); without one it says so and exits 0.
-import { execFileSync, fork, spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
+import { execFileSync, spawn } from 'node:child_process';
 import { cpus } from 'node:os';
-import { delimiter, dirname, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
 import { parseAddresses, runScenario } from '../dist/index.js';
+import {
+  childPids,
+  commandStats,
+  diff,
+  forkScript,
+  redisCommand,
+  redisMemory,
+  rssOf,
+  startNodes,
+  startRedis,
+  total,
+} from './cluster-processes.mjs';
 import { runWithGenerator } from './generators/run-generator.mjs';
 import { cpuSeconds, median, parseFlags, spread } from './lib.mjs';
 
@@ -68,116 +78,6 @@ if (argFlags.help) {
 const flags = argFlags.quick ? { ...argFlags, ...QUICK } : argFlags;
 const log = (text) => process.stderr.write(`${text}\n`);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-// ---- processes -------------------------------------------------------------------------
-
-function redisServerPath() {
-  if (process.env.REDIS_SERVER_PATH && existsSync(process.env.REDIS_SERVER_PATH))
-    return process.env.REDIS_SERVER_PATH;
-  for (const dir of [...(process.env.PATH ?? '').split(delimiter), '/usr/sbin', '/usr/local/sbin'])
-    if (dir && existsSync(join(dir, 'redis-server'))) return join(dir, 'redis-server');
-  return null;
-}
-
-async function freePort() {
-  const s = createServer();
-  await new Promise((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address();
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
-/** Sends one inline command to Redis and resolves with the raw reply text. */
-function redisCommand(port, command) {
-  return new Promise((resolve, reject) => {
-    const socket = createConnection({ host: '127.0.0.1', port });
-    let data = '';
-    socket.on('error', reject);
-    socket.on('connect', () => socket.write(`${command}\r\n`));
-    socket.on('data', (chunk) => {
-      data += chunk;
-      const m = /^\$(\d+)\r\n/.exec(data);
-      if ((m && Buffer.byteLength(data) >= m[0].length + Number(m[1]) + 2) || (!m && data.includes('\r\n'))) {
-        socket.destroy();
-        resolve(data);
-      }
-    });
-  });
-}
-
-async function startRedis() {
-  const program = redisServerPath();
-  if (program === null) return null;
-  const port = await freePort();
-  const child = spawn(
-    program,
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-    {
-      stdio: 'ignore',
-    },
-  );
-  for (let i = 0; i < 200; i++) {
-    const pong = await redisCommand(port, 'PING').catch(() => '');
-    if (pong.startsWith('+PONG')) break;
-    await sleep(25);
-  }
-  return {
-    port,
-    pid: child.pid,
-    url: `redis://127.0.0.1:${port}`,
-    stop: () => child.kill('SIGKILL'),
-  };
-}
-
-/** Total calls per command from INFO commandstats. */
-async function commandStats(port) {
-  const text = await redisCommand(port, 'INFO commandstats');
-  const calls = {};
-  for (const m of text.matchAll(/cmdstat_([a-z|]+):calls=(\d+)/g)) calls[m[1]] = Number(m[2]);
-  return calls;
-}
-
-function diff(after, before) {
-  const out = {};
-  for (const [k, v] of Object.entries(after)) if (v - (before[k] ?? 0) > 0) out[k] = v - (before[k] ?? 0);
-  return out;
-}
-const total = (calls) => Object.values(calls).reduce((a, b) => a + b, 0);
-
-/** A script of bench/ in its own process; resolves once it reports its URL. */
-function forkScript(script, args) {
-  const child = fork(join(here, script), args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${script} did not start`)), 15_000);
-    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
-    child.on('message', (m) => {
-      if (m?.type !== 'listening') return;
-      clearTimeout(timer);
-      resolve({
-        pid: child.pid,
-        url: m.url,
-        send: (message) => child.send(message),
-        port: Number(new URL(m.url).port),
-        stop: () =>
-          new Promise((done) => {
-            child.removeAllListeners('exit');
-            child.once('exit', done);
-            child.kill('SIGTERM');
-            setTimeout(() => child.kill('SIGKILL'), 3000).unref();
-          }),
-      });
-    });
-  });
-}
-
-let prefixes = 0;
-async function startNodes(count, redis) {
-  const prefix = `bench${process.pid}.${++prefixes}:`;
-  const nodes = [];
-  for (let i = 0; i < count; i++)
-    nodes.push(await forkScript('servers/bayou-node.mjs', redis ? [redis.url, prefix] : ['memory']));
-  return nodes;
-}
 
 // ---- 1. WebSocket CPU per delivered message ------------------------------------------
 
@@ -377,27 +277,6 @@ async function longPolling(variant, redis) {
 }
 
 // ---- 4. idle sessions across workers (opt-in) ------------------------------------------
-
-function childPids(pid) {
-  try {
-    return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
-      .trim()
-      .split('\n')
-      .map(Number);
-  } catch {
-    return [];
-  }
-}
-
-function rssOf(pid) {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) * 1024 : 0;
-}
-
-async function redisMemory(port) {
-  const text = await redisCommand(port, 'INFO memory');
-  return Number(/used_memory:(\d+)/.exec(text)?.[1] ?? 0);
-}
 
 async function idleSessions(redis) {
   const cli = join(here, '../../server/dist/cli.js');
