@@ -13,6 +13,7 @@ import {
   type Cluster,
   eventually,
   type Node,
+  numberedStream,
   redisAvailable,
   requireRedis,
   sleep,
@@ -96,15 +97,7 @@ describe.each(['long-polling', 'websocket'] as const)(
       expect(moved.length).toBeLessThan(subs.length);
       const publisher = cluster.nodes.find((n) => n !== victim) as Node;
 
-      let n = 0;
-      let streaming = true;
-      const stream = (async () => {
-        while (streaming) {
-          const position = await publisher.server.bayou.publish('/numbered/stream', { n }).catch(() => null);
-          if (position !== null) n++;
-          await sleep(20);
-        }
-      })();
+      const stream = numberedStream((data) => publisher.server.bayou.publish('/numbered/stream', data));
       await eventually(() => {
         for (const w of subs) expect(w.received.length).toBeGreaterThan(10);
       });
@@ -122,8 +115,7 @@ describe.each(['long-polling', 'websocket'] as const)(
       if (transport === 'long-polling') for (const w of moved) expect(w.unknown).toBeGreaterThan(0);
 
       await sleep(500);
-      streaming = false;
-      await stream;
+      const n = await stream.stop();
       await eventually(() => {
         for (const w of subs) expect(w.received.length).toBeGreaterThanOrEqual(n);
       }, 10_000);

@@ -122,3 +122,45 @@ export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 800
     await sleep(25);
   }
 }
+
+export interface NumberedStream {
+  /** Messages acknowledged so far: they carry `n` = 0 … sent − 1, in order. */
+  readonly sent: number;
+  /** Stops publishing; resolves with the final count once the last publish settled. */
+  stop(): Promise<number>;
+}
+
+/**
+ * Publishes `{ n }` every `everyMs` through `publish` until stopped; a publish that fails
+ * (its node or Redis gone) is tried again with the same `n`, so the acknowledged messages
+ * are exactly 0 … sent − 1.
+ */
+export function numberedStream(
+  publish: (data: { n: number }) => Promise<unknown>,
+  everyMs = 20,
+): NumberedStream {
+  let sent = 0;
+  let streaming = true;
+  const loop = (async () => {
+    while (streaming) {
+      if (
+        await publish({ n: sent }).then(
+          () => true,
+          () => false,
+        )
+      )
+        sent++;
+      await sleep(everyMs);
+    }
+  })();
+  return {
+    get sent() {
+      return sent;
+    },
+    async stop() {
+      streaming = false;
+      await loop;
+      return sent;
+    },
+  };
+}

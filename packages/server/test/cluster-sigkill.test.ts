@@ -9,7 +9,7 @@ import { resolve } from 'node:path';
 import { BayouClient, longPolling, type WebSocketConstructor, websocket } from '@bayou/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { eventually, redisAvailable, requireRedis, sleep } from './cluster-helpers.js';
+import { eventually, numberedStream, redisAvailable, requireRedis, sleep } from './cluster-helpers.js';
 import { RedisServer } from './redis-server.js';
 import { RoundRobinBalancer } from './round-robin-balancer.js';
 
@@ -133,18 +133,7 @@ describe.each(['long-polling', 'websocket'] as const)('SIGKILL of a bayou proces
     expect(victimSubs.length).toBeGreaterThan(0);
     const victimId = [...idOf].find(([, i]) => i === victimIndex)?.[0] as string;
 
-    let n = 0;
-    let streaming = true;
-    const stream = (async () => {
-      while (streaming) {
-        const ok = await publisher.publish('/numbered', { n }).then(
-          () => true,
-          () => false,
-        );
-        if (ok) n++;
-        await sleep(20);
-      }
-    })();
+    const stream = numberedStream((data) => publisher.publish('/numbered', data));
     await eventually(() => {
       for (const w of subs) expect(w.received.length).toBeGreaterThan(10);
     }, 15_000);
@@ -159,8 +148,7 @@ describe.each(['long-polling', 'websocket'] as const)('SIGKILL of a bayou proces
       expect(String(w.handshakes.at(-1)).split('.')[0]).not.toBe(victimId);
     }
     await sleep(500);
-    streaming = false;
-    await stream;
+    const n = await stream.stop();
     await eventually(() => {
       for (const w of subs) expect(w.received.length).toBeGreaterThanOrEqual(n);
     }, 15_000);

@@ -10,6 +10,7 @@ import {
   type Cluster,
   eventually,
   type Node,
+  numberedStream,
   redisAvailable,
   requireRedis,
   sleep,
@@ -371,15 +372,7 @@ describe('three nodes on one Redis', () => {
     expect(moved.length).toBeLessThan(resuming.length);
     const publisherNode = cluster.nodes.find((node) => node !== victim) as Node;
 
-    let n = 0;
-    let streaming = true;
-    const stream = (async () => {
-      while (streaming) {
-        const position = await publisherNode.server.bayou.publish('/resume', { n }).catch(() => null);
-        if (position !== null) n++;
-        await sleep(20);
-      }
-    })();
+    const stream = numberedStream((data) => publisherNode.server.bayou.publish('/resume', data));
     await eventually(() => {
       for (const c of resuming) expect(c.received.length).toBeGreaterThan(10);
     });
@@ -392,8 +385,7 @@ describe('three nodes on one Redis', () => {
       expect(c.unknownSession).toBeGreaterThan(0);
     }
     await sleep(500);
-    streaming = false;
-    await stream;
+    const n = await stream.stop();
     await eventually(() => {
       for (const c of resuming) expect(c.received.length).toBeGreaterThanOrEqual(n);
     }, 10_000);
