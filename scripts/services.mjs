@@ -54,13 +54,7 @@ function provisionProgram(program, pkg, envVar, { ci, env }) {
 
 export async function provisionServices({ ci }) {
   const env = {};
-  if (wanted.chromium) {
-    if (!existsSync('/usr/bin/chromium')) {
-      console.log('[services] installing chromium through apt-get');
-      if (!aptInstall(['chromium']) && ci) throw new Error('chromium could not be installed');
-    }
-    if (existsSync('/usr/bin/chromium')) env.CHROMIUM_PATH = '/usr/bin/chromium';
-  }
+  if (wanted.chromium) provisionProgram('chromium', 'chromium', 'CHROMIUM_PATH', { ci, env });
   if (wanted.redis) provisionProgram('redis-server', 'redis-server', 'REDIS_SERVER_PATH', { ci, env });
   if (wanted.nginx) provisionProgram('nginx', 'nginx', 'NGINX_PATH', { ci, env });
   return { env, stop: async () => {} };
