@@ -2,6 +2,7 @@
 // medians and spreads.
 import { execFileSync, fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -50,6 +51,7 @@ export function startServer(name, execArgv = [], env = {}) {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
+  if (serverCpus !== null) setAffinity(child.pid, serverCpus);
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${name} did not start`)), 15_000);
     child.once('error', reject);
@@ -98,6 +100,60 @@ function killChild(child) {
     child.once('exit', () => resolve());
     child.kill('SIGKILL');
   });
+}
+
+/** CPUs the servers are pinned to (a taskset list), or null when nobody is pinned. */
+let serverCpus = null;
+
+/**
+ * `--server-cpus LIST`: every server started from now on runs on LIST, and this process (the
+ * generator) on the other CPUs, as a load generator on its own machine would. Returns the
+ * generator's list. Needs `taskset` (util-linux).
+ */
+export function pinServers(list) {
+  const all = cpus().length;
+  const chosen = new Set(parseCpuList(list, all));
+  const rest = [...Array(all).keys()].filter((c) => !chosen.has(c));
+  if (rest.length === 0) {
+    throw new Error(
+      `--server-cpus ${list} leaves no CPU for the generator (this machine has ${all}: 0-${all - 1})`,
+    );
+  }
+  serverCpus = [...chosen].join(',');
+  setAffinity(process.pid, rest.join(','));
+  return rest.join(',');
+}
+
+/** `0,2-3` → [0, 2, 3]; every CPU must exist on this machine. */
+export function parseCpuList(list, all) {
+  const out = [];
+  for (const part of String(list).split(',')) {
+    const m = /^(\d+)(?:-(\d+))?$/.exec(part.trim());
+    if (!m) throw new Error(`--server-cpus: "${part}" is not a CPU number or range (e.g. 0 or 0-1)`);
+    const lo = Number(m[1]);
+    const hi = m[2] === undefined ? lo : Number(m[2]);
+    if (hi < lo || hi >= all)
+      throw new Error(`--server-cpus: ${part} is outside this machine's CPUs 0-${all - 1}`);
+    for (let c = lo; c <= hi; c++) out.push(c);
+  }
+  return out;
+}
+
+/** Pins every thread of `pid` to `list` (a taskset CPU list). */
+function setAffinity(pid, list) {
+  try {
+    execFileSync('taskset', ['--all-tasks', '--pid', '--cpu-list', list, String(pid)], { stdio: 'ignore' });
+  } catch (error) {
+    throw new Error(
+      `could not pin process ${pid} to CPUs ${list} with taskset (util-linux): ${error.message}`,
+    );
+  }
+}
+
+/** This process's own user + system CPU in seconds. */
+export function ownCpuSeconds() {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1e6;
 }
 
 /** utime + stime of a process in seconds, from /proc/<pid>/stat. */

@@ -10,7 +10,16 @@ import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { parseAddresses, runScenario } from '../dist/index.js';
 import { runWithGenerator } from './generators/run-generator.mjs';
-import { cpuSeconds, median, parseFlags, SERVERS, spread, startServer } from './lib.mjs';
+import {
+  cpuSeconds,
+  median,
+  ownCpuSeconds,
+  parseFlags,
+  pinServers,
+  SERVERS,
+  spread,
+  startServer,
+} from './lib.mjs';
 import { fullSize, writeReadmeTable } from './readme-table.mjs';
 import { measureRestart, measureStorm } from './storm.mjs';
 import { renderTables } from './table.mjs';
@@ -37,6 +46,7 @@ const DEFAULTS = {
   restartClients: 10000,
   restartLocalAddresses: '127.0.0.2-127.0.0.9',
   localAddresses: '127.0.0.2-127.0.0.9',
+  serverCpus: '',
   json: '',
   markdown: '',
   readme: 'auto',
@@ -66,6 +76,15 @@ const quick = Object.fromEntries(
   Object.entries(QUICK).filter(([k]) => !given.has(k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`))),
 );
 const flags = argFlags.quick ? { ...argFlags, ...quick } : argFlags;
+let generatorCpus = '';
+if (flags.serverCpus) {
+  try {
+    generatorCpus = pinServers(flags.serverCpus);
+  } catch (error) {
+    console.error(error.message);
+    process.exit(2);
+  }
+}
 const localAddresses = flags.localAddresses ? parseAddresses(flags.localAddresses) : [];
 const fanOut = (flags.clients * flags.roomsPerClient) / flags.rooms;
 const chatBase = {
@@ -151,10 +170,16 @@ async function measureChat(name, transport) {
 async function measureLongPolling(name, generator) {
   const server = await startServer(name);
   const cpu = {};
+  // The generator runs in this process (the lean one with --workers 1, the standard one
+  // always): its CPU over the same window shows when it, not the server, sets the pace.
+  const gen = {};
   const onWindow = (event) => {
     cpu[event] = cpuSeconds(server.pid);
+    gen[event] = { cpu: ownCpuSeconds(), at: performance.now() };
   };
   const perMsg = (r) => ((cpu.close - cpu.open) * 1e6) / Math.max(1, r.deliveredInWindow);
+  const genPerMsg = (r) => ((gen.close.cpu - gen.open.cpu) * 1e6) / Math.max(1, r.deliveredInWindow);
+  const genCores = () => ((gen.close.cpu - gen.open.cpu) * 1000) / (gen.close.at - gen.open.at);
   const lostIn = (r) => r.messages.lost + r.messages.duplicated + r.sessions.failed + r.sessions.lost;
   try {
     const base = { ...chatBase, url: server.url, transport: 'long-polling', progress: false };
@@ -169,6 +194,8 @@ async function measureLongPolling(name, generator) {
       perFrame: sat.deliveriesPerFrame,
       cpuUsPerMsg: perMsg(sat),
       p99: sat.latency.p99,
+      genCpuUsPerMsg: genPerMsg(sat),
+      genCores: genCores(),
     };
     const lat = await runWithGenerator(
       generator,
@@ -298,7 +325,10 @@ let commit = 'unknown';
 try {
   commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
 } catch {}
-const machine = `Node ${process.version}, ${cpus().length} CPUs, repository at ${commit}`;
+const pinned = flags.serverCpus
+  ? `, servers pinned to CPU ${flags.serverCpus} and the generator to CPU ${generatorCpus}`
+  : '';
+const machine = `Node ${process.version}, ${cpus().length} CPUs${pinned}, repository at ${commit}`;
 const markdown = renderTables({
   summary,
   servers,

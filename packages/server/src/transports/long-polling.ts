@@ -7,7 +7,7 @@
  * A batch naming a session of another live node is forwarded to that node through the
  * engine's session directory, and its reply relayed: no sticky sessions are needed.
  */
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { decodeBatch, formatError } from '@bayou/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type BatchContext, createBatchContext } from '../bayeux/batch-context.js';
@@ -29,7 +29,7 @@ import {
   UNSUPPORTED,
   UNSUPPORTED_BODY,
 } from './http-request.js';
-import { corsFor, requestInfo } from './request-info.js';
+import { requestInfo } from './request-info.js';
 import type { TransportKernel } from './transport-kernel.js';
 
 const BROWSER_COOKIE = 'BAYEUX_BROWSER';

@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+// @ts-expect-error: a plain ES module of the bench, without declarations
+import { parseCpuList } from '../bench/lib.mjs';
+// @ts-expect-error: a plain ES module of the bench, without declarations
+import { renderTables } from '../bench/table.mjs';
+
+const row = (median: number) => ({ median, spread: 0, values: [median] });
+const lp = (cpuUsPerMsg: number, msgPerSec: number, genCpuUsPerMsg: number, genCores: number) => ({
+  msgPerSec: row(msgPerSec),
+  cpuUsPerMsg: row(cpuUsPerMsg),
+  genCpuUsPerMsg: row(genCpuUsPerMsg),
+  genCores: row(genCores),
+  rateCpuUsPerMsg: row(cpuUsPerMsg * 1.5),
+  lost: row(0),
+});
+
+describe('bench --server-cpus', () => {
+  it('reads single CPUs, ranges and lists', () => {
+    expect(parseCpuList('0', 2)).toEqual([0]);
+    expect(parseCpuList('0-2,5', 8)).toEqual([0, 1, 2, 5]);
+  });
+
+  it('names the fix for a CPU the machine does not have or a malformed list', () => {
+    expect(() => parseCpuList('2', 2)).toThrow(/outside this machine's CPUs 0-1/);
+    expect(() => parseCpuList('1-0', 2)).toThrow(/outside/);
+    expect(() => parseCpuList('a', 2)).toThrow(/not a CPU number or range/);
+  });
+});
+
+describe('bench long-polling table', () => {
+  const text: string = renderTables({
+    summary: {
+      'lp-floor/long-polling/standard': lp(15, 28000, 41, 1.15),
+      'bayou/long-polling/standard': lp(20, 27000, 40, 1.12),
+      'faye/long-polling/standard': lp(30, 29000, 36, 1.07),
+    },
+    servers: [],
+    lpServers: ['lp-floor', 'bayou', 'faye'],
+    generators: ['standard'],
+    stormServers: [],
+    flags: {
+      rounds: 3,
+      rate: 20000,
+      clients: 1000,
+      rooms: 100,
+      roomsPerClient: 10,
+      messageSize: 50,
+      outstanding: 5000,
+      measure: 5000,
+      warmup: 2000,
+      latencyDuration: 5000,
+      idle: 0,
+      stormClients: 0,
+    },
+    seconds: 1,
+    command: 'pnpm bench',
+    fanOut: 100,
+    machine: 'test',
+  });
+
+  it("shows the generator's own CPU next to each server's", () => {
+    const bayou = text.split('\n').find((l) => l.startsWith('| Bayou | standard'));
+    expect(bayou).toContain('| 40.00 ±0% | 1.12 ±0% |');
+  });
+
+  it('gives the ceiling a server-bound saturation run would have against Faye', () => {
+    // Faye 30 µs / Bayou 20 µs per message: at most 1.50× Faye's rate; the floor 30 / 15 = 2.00×.
+    expect(text).toContain('the generator was busy 1.12 cores, 40.0 µs per delivered message against Bayou');
+    expect(text).toContain("caps Bayou at 1.50× Faye's rate, and the raw floor at 2.00×");
+  });
+});
