@@ -66,7 +66,9 @@ export interface BayouOptions {
   maxInterval?: number;
   /**
    * ms a held long-poll waits, once it has something to send, for more to send in the same
-   * response (one shared timer). Default `3`; `0` answers at the end of the event-loop turn.
+   * response (one shared timer), when the event loop is saturated (≥ 90% busy over the last
+   * ~100 ms). Otherwise, and always with `0`, it is answered at the end of the event-loop
+   * turn. Default `3`.
    */
   longPollDelay?: number;
   /** Period of the shared sweep that ends held connects and expires sessions. Default `1000`. */

@@ -89,18 +89,45 @@ describe('long-poll connects', () => {
 });
 
 describe('longPollDelay', () => {
-  it('answers a held long-poll with what arrives within the delay, in one response', async () => {
+  /** Keeps this process's event loop busy, as a saturated server's is. */
+  const saturate = (ms: number) => {
+    const until = performance.now() + ms;
+    while (performance.now() < until) {
+      // busy on purpose
+    }
+  };
+
+  it('answers at the end of the turn while the event loop is not saturated, and gathers for the delay once it is', async () => {
     const { server, base } = await startServer({ timeout: 5000, longPollDelay: 300 });
     const id = await handshake(base);
     await post(base, [connect(id)]);
     await post(base, [{ channel: '/meta/subscribe', clientId: id, subscription: '/d' }]);
-    const pending = post(base, [connect(id)]);
-    await eventually(() => server.bayou.stats().heldLongPolls === 1);
+    const held = async () => {
+      const pending = post(base, [connect(id)]);
+      await eventually(() => server.bayou.stats().heldLongPolls === 1);
+      // Wrapped: an async function returning the promise itself would wait for the answer.
+      return { pending };
+    };
+
+    // An idle loop: the delay is not worth its latency, the first message goes at once.
+    let { pending } = await held();
     server.bayou.publish('/d', 1);
     await new Promise((r) => setTimeout(r, 30));
     server.bayou.publish('/d', 2);
-    const response = await pending;
-    expect(response.body.map((m) => m.data ?? m.channel)).toEqual([1, 2, '/meta/connect']);
+    expect((await pending).body.map((m) => m.data ?? m.channel)).toEqual([1, '/meta/connect']);
+    // The second waited in the queue and answers the next connect at once.
+    expect((await post(base, [connect(id)])).body.map((m) => m.data ?? m.channel)).toEqual([
+      2,
+      '/meta/connect',
+    ]);
+
+    // A saturated loop: what arrives within the delay shares one response.
+    ({ pending } = await held());
+    saturate(500);
+    server.bayou.publish('/d', 3);
+    await new Promise((r) => setTimeout(r, 30));
+    server.bayou.publish('/d', 4);
+    expect((await pending).body.map((m) => m.data ?? m.channel)).toEqual([3, 4, '/meta/connect']);
     await server.close();
   });
 });

@@ -3,7 +3,7 @@ import { Outbound } from './outbound.js';
 import { Session, type SessionHost } from './session.js';
 import { type SocketLink, transition } from './session-lifecycle.js';
 
-function setup(longPollDelay = 0, maxBufferedBytes = 1 << 20) {
+function setup(longPollDelay = 0, maxBufferedBytes = 1 << 20, saturated = true) {
   const completed: Session[] = [];
   const overflowed: Session[] = [];
   const outbound = new Outbound(
@@ -14,6 +14,7 @@ function setup(longPollDelay = 0, maxBufferedBytes = 1 << 20) {
     (s) => overflowed.push(s),
     maxBufferedBytes,
     longPollDelay,
+    () => saturated,
   );
   const host: SessionHost = {
     scheduleFlush: (s) => outbound.schedule(s),
@@ -57,10 +58,7 @@ describe('Outbound', () => {
     expect(outbound.stats).toMatchObject({ messagesOut: 3, frames: 1 });
   });
 
-  it('answers a held long-poll once, after the shared delay, with what arrived meanwhile', async () => {
-    vi.useFakeTimers();
-    const { completed, session } = setup(3);
-    const s = session();
+  const holdPoll = (s: Session) =>
     transition(
       s,
       {
@@ -70,6 +68,12 @@ describe('Outbound', () => {
       0,
       10_000,
     );
+
+  it('answers a held long-poll once, after the shared delay, with what arrived meanwhile, when the loop is saturated', async () => {
+    vi.useFakeTimers();
+    const { completed, session } = setup(3);
+    const s = session();
+    holdPoll(s);
     s.enqueue('a');
     await vi.advanceTimersByTimeAsync(1);
     s.enqueue('b');
@@ -77,6 +81,18 @@ describe('Outbound', () => {
     await vi.advanceTimersByTimeAsync(5);
     expect(completed).toEqual([s]);
     expect(s.queue).toEqual(['a', 'b']);
+  });
+
+  it('answers a held long-poll at the end of the turn when the loop is not saturated', async () => {
+    vi.useFakeTimers();
+    const { completed, session } = setup(3, 1 << 20, false);
+    const s = session();
+    holdPoll(s);
+    s.enqueue('a');
+    expect(completed).toEqual([]);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(completed).toEqual([s]);
+    expect(s.queue).toEqual(['a']);
   });
 
   it('keeps deliveries for the next connect reply when they travel only in connect replies', async () => {

@@ -1,10 +1,12 @@
 /**
  * The per-turn flusher: sessions that got messages during this event-loop turn are
  * flushed once, together, in a `setImmediate` — one WebSocket frame per session per turn,
- * however many messages arrived. A held long-poll waits `longPollDelay` ms more (one
+ * however many messages arrived. A held long-poll is answered in that same flush, unless
+ * the event loop is saturated (`LoadGauge`): then it waits `longPollDelay` ms more (one
  * shared timer for all of them) so that its response, which costs a request/response
  * cycle, carries what arrives in the next moments too.
  */
+import { LoadGauge } from './load-gauge.js';
 import type { Session } from './session.js';
 
 export interface FlushStats {
@@ -49,6 +51,8 @@ export class Outbound {
     private readonly overflow: (session: Session) => void,
     private readonly maxBufferedBytes: number,
     private readonly longPollDelay: number,
+    /** Whether the event loop is saturated: only then do held long-polls wait for more. */
+    private readonly saturated: () => boolean = new LoadGauge().busy,
   ) {}
 
   schedule(session: Session): void {
@@ -70,7 +74,7 @@ export class Outbound {
     // Long-polling, or acknowledged delivery: messages leave with a connect reply.
     const held = session.held;
     if (held === null) return;
-    if (held.poll === null || this.longPollDelay === 0) {
+    if (held.poll === null || this.longPollDelay === 0 || !this.saturated()) {
       this.completePoll(session);
       return;
     }
