@@ -67,8 +67,12 @@ describe('bench long-polling table', () => {
   it('says what the 2× Faye saturation target would ask of the generator', () => {
     // Faye at 30 µs per message on one core: 33,333 msg/s; twice that at the generator's
     // 40 µs per message is 2.67 cores of generator.
-    expect(text).toContain('the generator was busy 1.12 cores at 40.0 µs per delivered message against Bayou');
-    expect(text).toContain('would deliver about 33,333 msg/s, and twice that would take this generator 2.7 cores');
+    expect(text).toContain(
+      'the generator was busy 1.12 cores at 40.0 µs per delivered message against Bayou',
+    );
+    expect(text).toContain(
+      'would deliver about 33,333 msg/s, and twice that would take this generator 2.7 cores',
+    );
     expect(text).toContain('this machine has 2');
   });
 });
