@@ -12,6 +12,7 @@ import { existsSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
+import { CHROMIUM_PATH, chromiumOptions } from '../../../scripts/chromium.mjs';
 import { createGridServer } from '../dist/grid-server.js';
 
 const { values } = parseArgs({
@@ -22,9 +23,8 @@ const ROW_COUNTS = [100, 1_000, 10_000];
 const WARMUP_MS = 1500;
 const LAYOUTS = ['virtual', 'plain'];
 
-const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-if (!existsSync(executablePath)) {
-  console.error(`Chromium not found at ${executablePath}: apt-get install -y chromium, or set CHROMIUM_PATH`);
+if (!existsSync(CHROMIUM_PATH)) {
+  console.error(`Chromium not found at ${CHROMIUM_PATH}: apt-get install -y chromium, or set CHROMIUM_PATH`);
   process.exit(1);
 }
 
@@ -93,19 +93,7 @@ async function measure(browser, base, layout, rows, visibleOnly) {
 
 const server = await createGridServer({ host: '127.0.0.1', port: 0, symbols: 10_000, rate: 1 });
 const base = await server.listen();
-const browser = await chromium.launch({
-  executablePath,
-  headless: true,
-  args: [
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-quic',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-  ],
-});
+const browser = await chromium.launch(chromiumOptions());
 const results = [];
 try {
   for (const layout of LAYOUTS) {

@@ -1,8 +1,8 @@
 /** Shared pieces of the grid tests: the grid server on 127.0.0.1 and headless Chromium. */
-import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { BayouServer } from '@bayou/server';
 import { type Browser, chromium } from 'playwright-core';
+import { chromiumOptions } from '../../../scripts/chromium.mjs';
 import { createGridServer, type GridServerOptions } from '../src/server/grid-server.js';
 
 export const packageDir = fileURLToPath(new URL('..', import.meta.url));
@@ -16,29 +16,10 @@ export async function startGrid(
   return { server, url };
 }
 
-const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-
 /** Headless Debian Chromium; a missing browser fails the suite (never a skip, never a download). */
 export async function launchChromium(): Promise<Browser> {
-  if (!existsSync(executablePath)) {
-    throw new Error(
-      `Chromium not found at ${executablePath}: install it (apt-get install -y chromium) or set CHROMIUM_PATH`,
-    );
-  }
   // launch() gives the browser a fresh temporary profile and removes it on close.
-  return chromium.launch({
-    executablePath,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  return chromium.launch(chromiumOptions());
 }
 
 export async function waitFor(

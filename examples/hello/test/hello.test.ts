@@ -2,36 +2,18 @@
  * The hello world in Chromium: the page served by server.mjs prints a time that the server
  * published on /time, and then the next one.
  */
-import { existsSync } from 'node:fs';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumOptions } from '../../../scripts/chromium.mjs';
 import { startHello } from '../server.mjs';
 
-const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const published: string[] = [];
 let hello: { url: string; close: () => Promise<void> };
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!existsSync(executablePath)) {
-    throw new Error(
-      `Chromium not found at ${executablePath}: install it (apt-get install -y chromium) or set CHROMIUM_PATH`,
-    );
-  }
   hello = await startHello({ port: 0, host: '127.0.0.1', onPublish: (t: string) => published.push(t) });
-  browser = await chromium.launch({
-    executablePath,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await chromium.launch(chromiumOptions());
 });
 
 afterAll(async () => {

@@ -13,16 +13,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { CHROMIUM_PATH, chromiumOptions } from '../../../scripts/chromium.mjs';
 import { type ProxyMode, startBayou, TestProxy, waitFor } from './helpers.js';
 
-const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const available = existsSync(executablePath);
+const available = existsSync(CHROMIUM_PATH);
 
 // Never a silent skip: without Chromium the suite fails and says how to get it.
 if (!available) {
   describe('browser tests', () => {
     it('need Chromium under CI', () => {
-      throw new Error(`Chromium not found at ${executablePath}; the test script installs it through apt-get`);
+      throw new Error(`Chromium not found at ${CHROMIUM_PATH}; the test script installs it through apt-get`);
     });
   });
 }
@@ -43,19 +43,7 @@ describe('in headless Chromium', () => {
 
   beforeAll(async () => {
     profile = mkdtempSync(join(tmpdir(), 'bayou-chromium-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath,
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    context = await chromium.launchPersistentContext(profile, chromiumOptions());
   });
   afterAll(async () => {
     await context?.close();

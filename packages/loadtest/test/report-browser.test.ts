@@ -13,10 +13,10 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumOptions } from '../../../scripts/chromium.mjs';
 import { renderHtml } from '../src/html-report.js';
 import { runScenario } from '../src/runner.js';
 
-const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SCREENSHOT = join(import.meta.dirname, '../docs/report.png');
 const dir = mkdtempSync(join(tmpdir(), 'bayou-report-'));
 let server: ChildProcess | undefined;
@@ -24,11 +24,6 @@ let browser: Browser;
 let file: string;
 
 beforeAll(async () => {
-  if (!existsSync(executablePath)) {
-    throw new Error(
-      `Chromium not found at ${executablePath}: install it (apt-get install -y chromium) or set CHROMIUM_PATH`,
-    );
-  }
   const cli = join(
     dirname(createRequire(import.meta.url).resolve('@bayou/server/package.json')),
     'dist/cli.js',
@@ -66,19 +61,7 @@ beforeAll(async () => {
   expect(result.serverSeries.length).toBeGreaterThanOrEqual(2);
   file = join(dir, 'report.html');
   await writeFile(file, renderHtml(result));
-  browser = await chromium.launch({
-    executablePath,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await chromium.launch(chromiumOptions());
 }, 60_000);
 
 afterAll(async () => {

@@ -6,7 +6,7 @@
  * the README, the page comes from another origin than the Bayou server, which runs its
  * demo feed and allows that origin (`--allowed-origins`). The quotes must show prices.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -14,9 +14,9 @@ import { type BayouServer, createServer } from '@bayou/server';
 import { build } from 'esbuild';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumOptions } from '../../../scripts/chromium.mjs';
 
 const pkg = join(import.meta.dirname, '..');
-const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const work = join(pkg, '.tmp', `readme-${process.pid}`);
 const HTML =
   '<!doctype html><meta charset="utf-8"><div id="root"></div><script type="module" src="/app.js"></script>';
@@ -36,11 +36,6 @@ function readmeExample(): { command: string; code: string } {
 }
 
 beforeAll(async () => {
-  if (!existsSync(executablePath)) {
-    throw new Error(
-      `Chromium not found at ${executablePath}: install it (apt-get install -y chromium) or set CHROMIUM_PATH`,
-    );
-  }
   const { command, code } = readmeExample();
   expect(command).toContain('--demo-feed');
   expect(command).toContain('--allowed-origins');
@@ -78,19 +73,7 @@ beforeAll(async () => {
     logLevel: 'error',
   });
   bundle = out.outputFiles[0]?.text as string;
-  browser = await chromium.launch({
-    executablePath,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await chromium.launch(chromiumOptions());
 }, 60_000);
 
 afterAll(async () => {
