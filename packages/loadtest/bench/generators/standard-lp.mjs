@@ -49,7 +49,12 @@ function decode(res, body) {
   }
 }
 
-class StandardClient {
+/** What a write on a keep-alive socket the server had just closed fails with. */
+function staleSocketError(error) {
+  return error.code === 'ECONNRESET' || error.code === 'EPIPE' || error.message === 'socket hang up';
+}
+
+export class StandardClient {
   constructor(driver, index) {
     this.driver = driver;
     this.index = index;
@@ -63,10 +68,17 @@ class StandardClient {
     });
   }
 
-  /** POSTs a Bayeux batch; resolves with the parsed reply array (rejects on HTTP or JSON errors). */
-  post(body) {
+  /**
+   * POSTs a Bayeux batch; resolves with the parsed reply array (rejects on HTTP or JSON
+   * errors). Like a browser, it sends the request again, once, when it failed on a reused
+   * keep-alive socket before any response came: the server had closed that idle socket as
+   * the request went out (Node's default `keepAliveTimeout` is 5 s, about how long this
+   * client's second socket idles between publishes), so the server never saw the request.
+   */
+  post(body, retried = false) {
     const d = this.driver;
     return new Promise((resolve, reject) => {
+      let responded = false;
       const headers = { ...d.headers, 'Content-Length': Buffer.byteLength(body) };
       const cookie = this.jar.header(d.url.pathname);
       if (cookie) headers.Cookie = cookie;
@@ -80,6 +92,7 @@ class StandardClient {
           headers,
         },
         (res) => {
+          responded = true;
           const chunks = [];
           res.on('data', (c) => chunks.push(c));
           res.on('error', reject);
@@ -94,7 +107,12 @@ class StandardClient {
           });
         },
       );
-      req.on('error', reject);
+      req.on('error', (error) => {
+        if (!responded && !retried && req.reusedSocket && staleSocketError(error)) {
+          this.driver.staleRetries++;
+          this.post(body, true).then(resolve, reject);
+        } else reject(error);
+      });
       req.end(body);
     });
   }
@@ -125,6 +143,8 @@ class StandardClient {
 export class StandardLpDriver {
   closing = false;
   clients = [];
+  /** Requests sent again after their reused keep-alive socket turned out closed. */
+  staleRetries = 0;
 
   constructor(options) {
     if (options.records) throw new Error('the standard long-polling generator does not decode records');
