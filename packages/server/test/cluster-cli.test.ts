@@ -5,10 +5,9 @@
  */
 import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createServer, MemoryEngine } from '../src/index.js';
-import { requireRedis } from './cluster-helpers.js';
-import { RedisServer } from './redis-server.js';
+import { redisPerFile, requireRedis } from './cluster-helpers.js';
 
 requireRedis('cluster CLI');
 
@@ -103,16 +102,10 @@ describe('the redis option', () => {
 });
 
 describe('bayou start with Redis', () => {
-  let redis: RedisServer;
-  beforeAll(async () => {
-    redis = await RedisServer.start();
-  });
-  afterAll(async () => {
-    await redis?.stop();
-  });
+  const redis = redisPerFile();
 
   it('--workers 2 --redis runs two nodes on one port and stops them all on SIGTERM', async () => {
-    const s = start(['--host', '127.0.0.1', '--port', '0', '--workers', '2', '--redis', redis.url]);
+    const s = start(['--host', '127.0.0.1', '--port', '0', '--workers', '2', '--redis', redis().url]);
     const [, base] = await s.waitFor(/Bayou listening on (http:\/\/[^\s]+) .*with 2 workers/);
     const url = `${base}/bayeux`;
     const nodes = new Set<string>();
@@ -126,13 +119,13 @@ describe('bayou start with Redis', () => {
 
   it('reads BAYOU_REDIS_URL and the key prefix, and joins other nodes on that Redis', async () => {
     const a = start(['--host', '127.0.0.1', '--port', '0'], {
-      BAYOU_REDIS_URL: redis.url,
+      BAYOU_REDIS_URL: redis().url,
       BAYOU_REDIS_PREFIX: 'cli-test:',
     });
     const [, base] = await a.waitFor(/Bayou listening on (http:\/\/[^\s]+) /);
     expect((await fetch(`${base}/readyz`)).status).toBe(200);
     const { Redis } = await import('ioredis');
-    const admin = new Redis(redis.port, '127.0.0.1');
+    const admin = new Redis(redis().port, '127.0.0.1');
     try {
       expect(await admin.zcard('cli-test:{ctl}:nodes')).toBe(1);
     } finally {

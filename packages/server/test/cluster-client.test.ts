@@ -7,34 +7,28 @@
  */
 
 import { BayouClient, longPolling, type Message, type WebSocketConstructor, websocket } from '@bayou/client';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import {
   type Cluster,
+  disconnectAll,
   eventually,
   type Node,
   numberedStream,
-  redisAvailable,
+  redisPerFile,
   requireRedis,
   sleep,
   startCluster,
 } from './cluster-helpers.js';
-import { RedisServer } from './redis-server.js';
 
 requireRedis('cluster with @bayou/client');
 
-let redis: RedisServer;
+const redis = redisPerFile();
 let cluster: Cluster | null = null;
 const clients: BayouClient[] = [];
 
-beforeAll(async () => {
-  if (redisAvailable) redis = await RedisServer.start();
-});
-afterAll(async () => {
-  await redis?.stop();
-});
 afterEach(async () => {
-  for (const c of clients.splice(0)) await Promise.race([c.disconnect().catch(() => undefined), sleep(1000)]);
+  await disconnectAll(clients);
   await cluster?.close();
   cluster = null;
 });
@@ -77,7 +71,7 @@ describe.each(['long-polling', 'websocket'] as const)(
   '@bayou/client over %s through the balancer, a node killed',
   (transport) => {
     it('re-handshakes on a survivor within 15 s and receives every message exactly once, in order, with no gap', async () => {
-      cluster = await startCluster(redis, 3, { historySize: 1000 });
+      cluster = await startCluster(redis(), 3, { historySize: 1000 });
       const subs: Watched[] = [];
       for (let i = 0; i < 6; i++) {
         const w = watched(cluster.url, transport);

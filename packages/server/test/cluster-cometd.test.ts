@@ -6,16 +6,15 @@
  */
 import { CometD, type Message } from 'cometd';
 import { adapt } from 'cometd-nodejs-client';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import {
   type Cluster,
   eventually,
-  redisAvailable,
+  redisPerFile,
   requireRedis,
   sleep,
   startCluster,
 } from './cluster-helpers.js';
-import { RedisServer } from './redis-server.js';
 
 adapt();
 requireRedis('cluster with the CometD client');
@@ -31,16 +30,10 @@ function within<T>(promise: Promise<T>, what: string): Promise<T> {
   ]);
 }
 
-let redis: RedisServer;
+const redis = redisPerFile();
 let cluster: Cluster | null = null;
 let cometd: CometD | null = null;
 
-beforeAll(async () => {
-  if (redisAvailable) redis = await RedisServer.start();
-});
-afterAll(async () => {
-  await redis?.stop();
-});
 afterEach(async () => {
   if (cometd !== null && !cometd.isDisconnected()) {
     const c = cometd;
@@ -53,7 +46,7 @@ afterEach(async () => {
 
 describe('the CometD client through a round-robin balancer (no affinity)', () => {
   it('handshakes, subscribes, publishes and receives 100 messages in order over long-polling, each request on the next node', async () => {
-    cluster = await startCluster(redis);
+    cluster = await startCluster(redis());
     const c = new CometD();
     cometd = c;
     for (const type of c.getTransportTypes()) if (type !== 'long-polling') c.unregisterTransport(type);

@@ -4,10 +4,11 @@
  * redis-server. Engine timings are short so a dead node is noticed within a second.
  */
 import type { Socket } from 'node:net';
-import { describe, it } from 'vitest';
+import type { BayouClient } from '@bayou/client';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { kernelOf } from '../src/bayou-app.js';
 import { type BayouServer, type CreateServerOptions, createServer, type RedisEngine } from '../src/index.js';
-import { ci, type RedisServer, redisServerPath } from './redis-server.js';
+import { ci, RedisServer, redisServerPath } from './redis-server.js';
 import { RoundRobinBalancer } from './round-robin-balancer.js';
 
 export const redisAvailable = redisServerPath() !== null;
@@ -21,6 +22,30 @@ export function requireRedis(suite: string): void {
       });
     });
   }
+}
+
+/**
+ * One redis-server for the test file (or the `describe` it is called in): started before
+ * its tests when there is one, stopped after them. The getter gives the running server,
+ * and fails the test that asks for it when there is none.
+ */
+export function redisPerFile(): () => RedisServer {
+  let redis: RedisServer | undefined;
+  beforeAll(async () => {
+    if (redisAvailable) redis = await RedisServer.start();
+  });
+  afterAll(async () => {
+    await redis?.stop();
+  });
+  return () => {
+    if (redis === undefined) throw new Error('no redis-server running: scripts/services.mjs installs it');
+    return redis;
+  };
+}
+
+/** Disconnects and forgets every client of `clients`, giving each at most 1 s. */
+export async function disconnectAll(clients: BayouClient[]): Promise<void> {
+  for (const c of clients.splice(0)) await Promise.race([c.disconnect().catch(() => undefined), sleep(1000)]);
 }
 
 export interface Node {

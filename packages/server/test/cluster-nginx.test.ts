@@ -6,35 +6,28 @@
  * file's topology without Docker (no Docker engine runs on the test machines).
  */
 import { BayouClient, longPolling, type WebSocketConstructor, websocket } from '@bayou/client';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import {
   type Cluster,
+  disconnectAll,
   eventually,
-  redisAvailable,
+  redisPerFile,
   requireRedis,
-  sleep,
   startCluster,
 } from './cluster-helpers.js';
 import { Nginx } from './nginx.js';
-import { RedisServer } from './redis-server.js';
 
 // Without nginx, Nginx.start throws and each test fails, saying how to get it.
 requireRedis('three nodes behind nginx');
 
-let redis: RedisServer;
+const redis = redisPerFile();
 let cluster: Cluster | null = null;
 let nginx: Nginx | null = null;
 const clients: BayouClient[] = [];
 
-beforeAll(async () => {
-  if (redisAvailable) redis = await RedisServer.start();
-});
-afterAll(async () => {
-  await redis?.stop();
-});
 afterEach(async () => {
-  for (const c of clients.splice(0)) await Promise.race([c.disconnect().catch(() => undefined), sleep(1000)]);
+  await disconnectAll(clients);
   await nginx?.stop();
   nginx = null;
   await cluster?.close();
@@ -54,7 +47,7 @@ describe.each(['long-polling', 'websocket'] as const)(
   'three nodes behind the shipped nginx.conf (%s)',
   (transport) => {
     it('delivers 100 published messages in order, none lost, with requests spread over every node', async () => {
-      cluster = await startCluster(redis);
+      cluster = await startCluster(redis());
       nginx = await Nginx.start(cluster.nodes.map((n) => n.port));
       const url = `${nginx.base}/bayeux`;
 

@@ -7,28 +7,28 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { BayouClient, longPolling, type WebSocketConstructor, websocket } from '@bayou/client';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { eventually, numberedStream, redisAvailable, requireRedis, sleep } from './cluster-helpers.js';
-import { RedisServer } from './redis-server.js';
+import {
+  disconnectAll,
+  eventually,
+  numberedStream,
+  redisPerFile,
+  requireRedis,
+  sleep,
+} from './cluster-helpers.js';
 import { RoundRobinBalancer } from './round-robin-balancer.js';
 
 requireRedis('cluster of bayou processes killed with SIGKILL');
 
 const cli = resolve(import.meta.dirname, '../dist/cli.js');
-let redis: RedisServer;
+const redis = redisPerFile();
 const children: ChildProcess[] = [];
 const clients: BayouClient[] = [];
 let balancer: RoundRobinBalancer | null = null;
 
-beforeAll(async () => {
-  if (redisAvailable) redis = await RedisServer.start();
-});
-afterAll(async () => {
-  await redis?.stop();
-});
 afterEach(async () => {
-  for (const c of clients.splice(0)) await Promise.race([c.disconnect().catch(() => undefined), sleep(1000)]);
+  await disconnectAll(clients);
   await balancer?.close();
   balancer = null;
   for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
@@ -76,9 +76,9 @@ describe.each(['long-polling', 'websocket'] as const)('SIGKILL of a bayou proces
   it('moves its clients to a survivor within 15 s; every message arrives exactly once, in order, no gap', async () => {
     const prefix = `sigkill-${transport}-${process.pid}:`;
     const nodes = [
-      await node(redis.url, prefix),
-      await node(redis.url, prefix),
-      await node(redis.url, prefix),
+      await node(redis().url, prefix),
+      await node(redis().url, prefix),
+      await node(redis().url, prefix),
     ];
     balancer = await RoundRobinBalancer.start(nodes.map((n, i) => ({ name: `node${i}`, port: n.port })));
     const url = `${balancer.base}/bayeux`;

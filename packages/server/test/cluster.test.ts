@@ -5,13 +5,13 @@
  * off a dead node, and the clients of a dead node handshaking again elsewhere.
  */
 import Faye from 'faye';
-import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import {
   type Cluster,
   eventually,
   type Node,
   numberedStream,
-  redisAvailable,
+  redisPerFile,
   requireRedis,
   sleep,
   startCluster,
@@ -72,17 +72,11 @@ async function metric(base: string, name: string): Promise<number> {
 const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
 const numbers = (msgs: Msg[]): number[] => msgs.map((m) => (m.data as { n: number }).n);
 
-let redis: RedisServer;
+const redis = redisPerFile();
 let cluster: Cluster | null = null;
 const clients: TestClient[] = [];
 const fayes: FayeClient[] = [];
 
-beforeAll(async () => {
-  if (redisAvailable) redis = await RedisServer.start();
-});
-afterAll(async () => {
-  await redis?.stop();
-});
 afterEach(async () => {
   for (const c of clients.splice(0)) await c.close();
   for (const f of fayes.splice(0)) await Promise.race([Promise.resolve(f.disconnect()), sleep(500)]);
@@ -99,7 +93,7 @@ async function client(node: Node, transport: Transport): Promise<TestClient> {
 
 describe('three nodes on one Redis', () => {
   it('a publish on one node reaches exact, /* and /** subscribers on the two others, over WebSocket and long-polling', async () => {
-    cluster = await startCluster(redis);
+    cluster = await startCluster(redis());
     const [n0, n1, n2] = cluster.nodes as [Node, Node, Node];
     const names = ['/game/table', '/game/*', '/game/**', '/**'];
     const subscribers: { c: TestClient; name: string; where: string }[] = [];
@@ -133,7 +127,7 @@ describe('three nodes on one Redis', () => {
   });
 
   it('serves the Faye client over long-polling through the balancer: every request on the next node, 100 messages in order', async () => {
-    cluster = await startCluster(redis);
+    cluster = await startCluster(redis());
     const { client: faye } = fayeOverLongPolling(cluster.url);
     fayes.push(faye);
     const got: number[] = [];
@@ -233,7 +227,7 @@ describe('three nodes on one Redis', () => {
     const running = new Map<string, { node: number; timer: NodeJS.Timeout }>();
     const killedNodes = new Set<number>();
     cluster = await startCluster(
-      redis,
+      redis(),
       3,
       { records: [{ pattern: '/rec/*' }], providerLease: 600 },
       (server, index) => {
@@ -293,7 +287,7 @@ describe('three nodes on one Redis', () => {
   });
 
   it('a node killed during a numbered stream: its long-polling clients get 402 with handshake advice from the others and handshake again within 15 s', async () => {
-    cluster = await startCluster(redis);
+    cluster = await startCluster(redis());
     const fayeClients = range(6).map(() => fayeOverLongPolling(cluster?.url as string));
     const received = fayeClients.map(() => [] as number[]);
     for (const [i, f] of fayeClients.entries()) {
@@ -357,7 +351,7 @@ describe('three nodes on one Redis', () => {
   });
 
   it('a node killed during a numbered stream: clients that resume (ack + replay) get every message exactly once, in order', async () => {
-    cluster = await startCluster(redis, 3, { historySize: 1000 });
+    cluster = await startCluster(redis(), 3, { historySize: 1000 });
     const resuming = range(6).map(() => new ResumingClient(cluster?.url as string, '/resume'));
     for (const c of resuming) {
       await c.start();
