@@ -24,6 +24,14 @@ describe('recovery (replay extension)', () => {
     c.on('subscription', (channel, status) => statuses.push(`${channel} ${status}`));
     return { c, gaps, statuses };
   }
+  /** Connects `c` and subscribes it to /news; `got` collects the data delivered there. */
+  const subscribeNews = async (c: ReturnType<typeof setup>['c']) => {
+    await Promise.all([c.connect(), tick(50)]);
+    const got: unknown[] = [];
+    const sub = c.subscribe('/news', (m) => got.push(m.data));
+    await tick(20);
+    return { got, sub };
+  };
   const outage = async (during: () => void) => {
     server.setDown(true);
     await tick(10);
@@ -34,10 +42,7 @@ describe('recovery (replay extension)', () => {
 
   it('recovers what a subscription missed while its session was gone, in order, once', async () => {
     const { c, gaps, statuses } = setup();
-    await Promise.all([c.connect(), tick(50)]);
-    const got: unknown[] = [];
-    const sub = c.subscribe('/news', (m) => got.push(m.data));
-    await tick(20);
+    const { got, sub } = await subscribeNews(c);
     expect(sub.status).toBe('live');
     server.publish('/news', 1);
     server.publish('/news', 2);
@@ -58,10 +63,7 @@ describe('recovery (replay extension)', () => {
 
   it('drops a message it has seen by its position, and accepts a new epoch', async () => {
     const { c } = setup();
-    await Promise.all([c.connect(), tick(50)]);
-    const got: unknown[] = [];
-    c.subscribe('/news', (m) => got.push(m.data));
-    await tick(20);
+    const { got } = await subscribeNews(c);
     server.publish('/news', 1);
     server.publish('/news', 2);
     await tick(20);
@@ -78,10 +80,7 @@ describe('recovery (replay extension)', () => {
   it('emits gap with the range and marks the subscription when history cannot cover it', async () => {
     const { c, gaps } = setup();
     server.historySize = 2;
-    await Promise.all([c.connect(), tick(50)]);
-    const got: unknown[] = [];
-    const sub = c.subscribe('/news', (m) => got.push(m.data));
-    await tick(20);
+    const { got, sub } = await subscribeNews(c);
     server.publish('/news', 1);
     await tick(20);
     await outage(() => {
@@ -98,10 +97,7 @@ describe('recovery (replay extension)', () => {
 
   it('reports a gap, not silence, when a restart lost the history, and follows the new epoch', async () => {
     const { c, gaps } = setup();
-    await Promise.all([c.connect(), tick(50)]);
-    const got: unknown[] = [];
-    c.subscribe('/news', (m) => got.push(m.data));
-    await tick(20);
+    const { got } = await subscribeNews(c);
     server.publish('/news', 1);
     server.publish('/news', 2);
     await tick(20);
@@ -147,10 +143,7 @@ describe('recovery (replay extension)', () => {
       server = harness.renew();
       const { c, gaps, statuses } = setup({ recover });
       server.replay = replay;
-      await Promise.all([c.connect(), tick(50)]);
-      const got: unknown[] = [];
-      c.subscribe('/news', (m) => got.push(m.data));
-      await tick(20);
+      const { got } = await subscribeNews(c);
       await outage(() => server.publish('/news', 'missed'));
       server.publish('/news', 'live');
       await tick(20);

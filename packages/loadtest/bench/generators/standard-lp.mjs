@@ -109,7 +109,7 @@ export class StandardClient {
       );
       req.on('error', (error) => {
         if (!responded && !retried && req.reusedSocket && staleSocketError(error)) {
-          this.driver.staleRetries++;
+          d.staleRetries++;
           this.post(body, true).then(resolve, reject);
         } else reject(error);
       });
