@@ -1,15 +1,16 @@
 #!/usr/bin/env node
 // The comparison bench (`pnpm bench`): the same chat scenario against Bayou, Faye,
 // Socket.IO and two raw-ws floors, each in its own process, interleaved over several rounds;
-// long-polling against Bayou, Faye and a raw node:http floor with two generators (the lean
-// driver and a browser-like standard client), at saturation and at a fixed rate; and the
+// long-polling against Bayou, Faye and a raw node:http floor with three generators (the lean
+// driver and browser-like standard clients on node:http and on undici), at saturation and at
+// a fixed rate; and the
 // connection storm and restart rows of storm.mjs. Prints medians with their spread and
 // ratios to the floors. See README.md.
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { parseAddresses, runScenario } from '../dist/index.js';
-import { runWithGenerator } from './generators/run-generator.mjs';
+import { GENERATORS, runWithGenerator } from './generators/run-generator.mjs';
 import {
   cpuSeconds,
   median,
@@ -39,7 +40,7 @@ const DEFAULTS = {
   idleRamp: 5000,
   servers: 'ws-batched,ws-frame,bayou,faye,socketio',
   lpServers: 'lp-floor,bayou,faye',
-  lpGenerators: 'lean,standard',
+  lpGenerators: 'lean,standard,undici',
   stormClients: 10000,
   stormConcurrency: 100,
   stormServers: 'ws-batched,bayou,faye',
@@ -164,13 +165,13 @@ async function measureChat(name, transport) {
 }
 
 /**
- * Long-polling with one generator (lean or standard): saturation (closed loop), then an open
+ * Long-polling with one generator (lean, standard or undici): saturation (closed loop), then an open
  * loop at --rate delivered msg/s; server CPU per delivered message over each measured window.
  */
 async function measureLongPolling(name, generator) {
   const server = await startServer(name);
   const cpu = {};
-  // The generator runs in this process (the lean one with --workers 1, the standard one
+  // The generator runs in this process (the lean one with --workers 1, the standard ones
   // always): its CPU over the same window shows when it, not the server, sets the pace.
   const gen = {};
   const onWindow = (event) => {
@@ -274,7 +275,7 @@ function rotate(list, by) {
 const started = Date.now();
 const servers = flags.servers.split(',').filter((s) => SERVERS[s]);
 const lpServers = flags.lpServers.split(',').filter((s) => SERVERS[s]);
-const generators = flags.lpGenerators.split(',').filter((g) => g === 'lean' || g === 'standard');
+const generators = flags.lpGenerators.split(',').filter((g) => g in GENERATORS);
 const stormServers = flags.stormServers.split(',').filter((s) => SERVERS[s]);
 const results = {};
 for (let round = 0; round < flags.rounds; round++) {

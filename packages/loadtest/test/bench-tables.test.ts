@@ -76,3 +76,41 @@ describe('bench long-polling table', () => {
     expect(text).toContain('this machine has 2');
   });
 });
+
+describe('bench long-polling targets', () => {
+  it('holds each browser-like generator of the run to them, with the floor against Faye', () => {
+    const text: string = renderTables({
+      summary: {
+        'lp-floor/long-polling/standard': lp(15, 28000, 41, 1.15),
+        'bayou/long-polling/standard': lp(20, 27000, 40, 1.12),
+        'faye/long-polling/standard': lp(30, 29000, 36, 1.07),
+        'lp-floor/long-polling/undici': lp(12, 36000, 30, 1.1),
+        'bayou/long-polling/undici': lp(13, 70000, 28, 1.1),
+        'faye/long-polling/undici': lp(26, 34000, 27, 1.0),
+      },
+      servers: [],
+      lpServers: ['lp-floor', 'bayou', 'faye'],
+      generators: ['standard', 'undici'],
+      stormServers: [],
+      flags: { rounds: 3, rate: 20000, clients: 1000, idle: 0, stormClients: 0, cpuCount: 2 },
+      seconds: 1,
+      command: 'pnpm bench',
+      fanOut: 100,
+      machine: 'test',
+    });
+    // standard: Bayou 30 against Faye 45 µs at the rate (1.5× the saturation figures): 0.67×.
+    expect(text).toMatch(
+      /long-polling \(standard generator\) CPU per delivered message .* 0\.67× Faye's .*NOT met/,
+    );
+    expect(text).toMatch(
+      /long-polling \(undici generator\) CPU per delivered message .* 0\.50× Faye's .*: met/,
+    );
+    expect(text).toContain("(the raw floor itself: 0.50× Faye's)");
+    expect(text).toMatch(
+      /long-polling \(undici generator\) delivered msg\/s at saturation 2\.06× Faye's .*: met/,
+    );
+    expect(text).toMatch(
+      /long-polling \(standard generator\) delivered msg\/s at saturation 0\.93× Faye's .*NOT met/,
+    );
+  });
+});

@@ -7,24 +7,30 @@ import { resolveOptions } from '../../dist/options.js';
 import { buildResult } from '../../dist/result.js';
 import { runPart } from '../../dist/run-part.js';
 import { standardLongPolling } from './standard-lp.mjs';
+import { undiciLongPolling } from './undici-lp.mjs';
 
 export const GENERATORS = {
   lean: 'lean driver (raw sockets, pipelined, pre-formatted requests)',
   standard: 'standard client (node:http, keep-alive agent of 2 per client, cookie jar, Chrome headers)',
+  undici: 'standard client (undici, keep-alive pool of 2 per client, cookie jar, Chrome headers)',
 };
+
+const FACTORIES = { standard: standardLongPolling, undici: undiciLongPolling };
 
 export async function runWithGenerator(generator, scenario, partial, hooks = {}) {
   if (generator === 'lean') return runScenario(scenario, partial, hooks);
-  if (generator !== 'standard') throw new Error(`unknown generator ${generator} (lean|standard)`);
+  const factory = FACTORIES[generator];
+  if (factory === undefined)
+    throw new Error(`unknown generator ${generator} (${Object.keys(GENERATORS).join('|')})`);
   const options = resolveOptions({ ...partial, metricsUrl: 'off' });
-  if (options.workers !== 1) throw new Error('the standard generator runs in one process (workers 1)');
+  if (options.workers !== 1) throw new Error(`the ${generator} generator runs in one process (workers 1)`);
   const pending = [];
   const startedAt = new Date();
   const part = await runPart(
     scenario,
     options,
     { lo: 0, hi: options.clients, worker: 0, workers: 1 },
-    standardLongPolling,
+    factory,
     {
       barrier: async () => {},
       onTick: () => {},

@@ -173,8 +173,13 @@ export class StandardLpDriver {
     return connectOk;
   }
 
+  /** The simulated tab for client `index`; undici-lp.mjs gives its own. */
+  newClient(index) {
+    return new StandardClient(this, index);
+  }
+
   async open(index) {
-    const c = new StandardClient(this, index);
+    const c = this.newClient(index);
     this.clients[index] = c;
     const [reply] = await c.post(
       '[{"channel":"/meta/handshake","version":"1.0","minimumVersion":"1.0","supportedConnectionTypes":["long-polling"],"id":"1"}]',
