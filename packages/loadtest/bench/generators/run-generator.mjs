@@ -1,7 +1,8 @@
 // Runs a loadtest scenario with a chosen long-polling generator: `lean` is the loadtest's
-// own driver (runScenario), `standard` the browser-like node:http one (standard-lp.mjs),
-// run in this process through the loadtest's own runPart, so the scenario, the publishing
-// loop and the statistics are the very ones the lean generator uses.
+// own driver (runScenario), `standard` the browser-like node:http one (standard-lp.mjs) and
+// `undici` the same browser tab on undici (undici-lp.mjs), both run in this process
+// through the loadtest's own runPart, so the scenario, the publishing loop and the
+// statistics are the very ones the lean generator uses.
 import { runScenario } from '../../dist/index.js';
 import { resolveOptions } from '../../dist/options.js';
 import { buildResult } from '../../dist/result.js';
