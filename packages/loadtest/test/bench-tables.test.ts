@@ -14,6 +14,13 @@ const lp = (cpuUsPerMsg: number, msgPerSec: number, genCpuUsPerMsg: number, genC
   lost: row(0),
 });
 
+/** The standard generator's rows: the floor, Bayou and Faye at saturation. */
+const STANDARD_ROWS = {
+  'lp-floor/long-polling/standard': lp(15, 28000, 41, 1.15),
+  'bayou/long-polling/standard': lp(20, 27000, 40, 1.12),
+  'faye/long-polling/standard': lp(30, 29000, 36, 1.07),
+};
+
 describe('bench --server-cpus', () => {
   it('reads single CPUs, ranges and lists', () => {
     expect(parseCpuList('0', 2)).toEqual([0]);
@@ -30,9 +37,7 @@ describe('bench --server-cpus', () => {
 describe('bench long-polling table', () => {
   const text: string = renderTables({
     summary: {
-      'lp-floor/long-polling/standard': lp(15, 28000, 41, 1.15),
-      'bayou/long-polling/standard': lp(20, 27000, 40, 1.12),
-      'faye/long-polling/standard': lp(30, 29000, 36, 1.07),
+      ...STANDARD_ROWS,
     },
     servers: [],
     lpServers: ['lp-floor', 'bayou', 'faye'],
@@ -81,9 +86,7 @@ describe('bench long-polling targets', () => {
   it('holds each browser-like generator of the run to them, with the floor against Faye', () => {
     const text: string = renderTables({
       summary: {
-        'lp-floor/long-polling/standard': lp(15, 28000, 41, 1.15),
-        'bayou/long-polling/standard': lp(20, 27000, 40, 1.12),
-        'faye/long-polling/standard': lp(30, 29000, 36, 1.07),
+        ...STANDARD_ROWS,
         'lp-floor/long-polling/undici': lp(12, 36000, 30, 1.1),
         'bayou/long-polling/undici': lp(13, 70000, 28, 1.1),
         'faye/long-polling/undici': lp(26, 34000, 27, 1.0),

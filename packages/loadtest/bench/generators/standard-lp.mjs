@@ -36,8 +36,9 @@ function browserHeaders(url) {
   };
 }
 
-function decode(res, body) {
-  switch (res.headers['content-encoding']) {
+/** A response body as sent, undone of its `Content-Encoding` (`undefined` for none). */
+export function decode(encoding, body) {
+  switch (encoding) {
     case 'gzip':
       return gunzipSync(body);
     case 'deflate':
@@ -61,11 +62,12 @@ export class StandardClient {
     this.clientId = '';
     this.open = false;
     this.jar = new CookieJar();
-    this.agent = new http.Agent({
-      keepAlive: true,
-      maxSockets: 2,
-      localAddress: driver.addressFor(index),
-    });
+    this.agent = this.createAgent(driver.addressFor(index));
+  }
+
+  /** The tab's connections to the server: at most 2, kept alive (undici-lp.mjs has its own). */
+  createAgent(localAddress) {
+    return new http.Agent({ keepAlive: true, maxSockets: 2, localAddress });
   }
 
   /**
@@ -100,7 +102,9 @@ export class StandardClient {
             this.jar.store(res.headers['set-cookie']);
             if (res.statusCode !== 200) return reject(new Error(`HTTP ${res.statusCode}`));
             try {
-              resolve(JSON.parse(decode(res, Buffer.concat(chunks)).toString('utf8')));
+              resolve(
+                JSON.parse(decode(res.headers['content-encoding'], Buffer.concat(chunks)).toString('utf8')),
+              );
             } catch (error) {
               reject(error);
             }

@@ -2,25 +2,11 @@
 // `fetch`: each simulated client is a browser tab as in standard-lp.mjs (its own keep-alive
 // connection pool of at most 2, its own cookie jar, a current Chrome's request headers, the
 // same minimal Bayeux), but requests go through undici's `Pool.request` instead of
-// `http.request`. Only `post()` differs; the Bayeux conversation and the statistics are
-// standard-lp.mjs's.
+// `http.request`. Only the connections (`createAgent`) and `post()` differ; the Bayeux
+// conversation and the statistics are standard-lp.mjs's.
 
-import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { Pool } from 'undici';
-import { StandardClient, StandardLpDriver } from './standard-lp.mjs';
-
-function decode(encoding, body) {
-  switch (encoding) {
-    case 'gzip':
-      return gunzipSync(body);
-    case 'deflate':
-      return inflateSync(body);
-    case 'br':
-      return brotliDecompressSync(body);
-    default:
-      return body;
-  }
-}
+import { decode, StandardClient, StandardLpDriver } from './standard-lp.mjs';
 
 /**
  * Whether a request failed on a keep-alive connection the server had just closed: undici's
@@ -36,14 +22,11 @@ function staleSocketError(error) {
 }
 
 export class UndiciClient extends StandardClient {
-  constructor(driver, index) {
-    super(driver, index);
-    // The node:http agent the base class made is never used here.
-    this.agent.destroy();
-    this.agent = new Pool(driver.url.origin, {
+  createAgent(localAddress) {
+    return new Pool(this.driver.url.origin, {
       connections: 2,
       pipelining: 1,
-      localAddress: driver.addressFor(index),
+      localAddress,
       // Long-polls are held up to the server's timeout (30 s for every bench server).
       headersTimeout: 60_000,
       bodyTimeout: 60_000,
