@@ -9,6 +9,8 @@ export interface ServerSample {
   heapUsedBytes?: number;
   sessions?: number;
   messagesOut?: number;
+  /** Set when memory and CPU were read from /proc over this many processes (`--server-pid`). */
+  processes?: number;
 }
 
 /** Sums every sample of each metric name (labels are ignored). */

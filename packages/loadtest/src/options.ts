@@ -69,6 +69,11 @@ export interface LoadtestOptions {
   seed: number;
   /** URL of the server's Prometheus /metrics ('' = derived from --url, 'off' = never). */
   metricsUrl: string;
+  /**
+   * pid of a server on this machine (0 = none): its memory and CPU are read from /proc,
+   * summed over it and its child processes (`bayou start --workers N`), instead of /metrics.
+   */
+  serverPid: number;
   json: string;
   html: string;
   /** Print the live progress line. */
@@ -127,6 +132,7 @@ export const DEFAULTS: Readonly<LoadtestOptions> = Object.freeze({
   concurrency: 200,
   seed: 1,
   metricsUrl: '',
+  serverPid: 0,
   json: '',
   html: '',
   progress: true,
@@ -198,6 +204,11 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
   { key: 'concurrency', kind: 'int', help: 'handshakes in flight at once during setup' },
   { key: 'seed', kind: 'int', help: 'seed of the random room/subject choice' },
   { key: 'metricsUrl', kind: 'string', help: "server /metrics URL ('' = from --url, 'off' = none)" },
+  {
+    key: 'serverPid',
+    kind: 'int',
+    help: 'pid of a local server: its memory and CPU summed over it and its workers from /proc (0 = /metrics only)',
+  },
   { key: 'json', kind: 'string', help: 'write the result as JSON to this file' },
   { key: 'html', kind: 'string', help: 'write a self-contained HTML report with charts' },
   { key: 'progress', kind: 'bool', help: 'live progress line (--no-progress to hide)' },

@@ -3,7 +3,7 @@ import { chartSpecs, escapeHtml, nines, renderHtml } from './html-report.js';
 import { parsePrometheus, sampleFromMetrics } from './metrics.js';
 import { resolveOptions } from './options.js';
 import { progressLine, renderReport } from './report.js';
-import { exitCodeOf, type RunResult } from './result.js';
+import { exitCodeOf, memoryScope, type RunResult } from './result.js';
 
 function result(over: Partial<RunResult> = {}): RunResult {
   return {
@@ -211,5 +211,36 @@ describe('metrics', () => {
     const m = parsePrometheus(text);
     expect(m.get('bayou_connections')).toBe(7);
     expect(sampleFromMetrics(m)).toMatchObject({ cpuSeconds: 12.5, rssBytes: 1048576, heapUsedBytes: 2e6 });
+  });
+});
+
+describe('memory per session', () => {
+  const MB = 1048576;
+  it("divides a Bayou worker's growth by the sessions it reports, not by every session", () => {
+    // 600 sessions over 6 workers; /metrics answered from one holding 100 of them.
+    const scope = memoryScope(
+      { rssBytes: 100 * MB, sessions: 0 },
+      { rssBytes: 101 * MB, sessions: 100 },
+      600,
+    );
+    expect(scope).toEqual({
+      sessions: 100,
+      note: 'one server process: 100 of 600 sessions (--server-pid for all)',
+    });
+  });
+
+  it('divides by every session when the figures cover the process tree or the one process holds them all', () => {
+    expect(memoryScope(undefined, { rssBytes: 1, processes: 7 }, 600)).toEqual({
+      sessions: 600,
+      note: '7 processes, from /proc',
+    });
+    expect(memoryScope({ sessions: 0 }, { sessions: 600 }, 600)).toEqual({ sessions: 600 });
+    // Another server's /metrics (no bayou_sessions) is taken as the whole server.
+    expect(memoryScope({}, {}, 600)).toEqual({ sessions: 600 });
+  });
+
+  it('gives no figure when the scraped process gained no sessions', () => {
+    expect(memoryScope({ sessions: 50 }, { sessions: 50 }, 600)).toBeUndefined();
+    expect(memoryScope(undefined, { rssBytes: 1 }, 0)).toBeUndefined();
   });
 });

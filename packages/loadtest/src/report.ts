@@ -79,6 +79,7 @@ function serverSection(r: RunResult): string[] {
   if (s.heapUsedBytes !== undefined) parts.push(`heap ${mb(s.heapUsedBytes)}`);
   if (s.rssPerSessionBytes !== undefined) parts.push(`rss/session ${kb(s.rssPerSessionBytes)}`);
   if (s.heapPerSessionBytes !== undefined) parts.push(`heap/session ${kb(s.heapPerSessionBytes)}`);
+  if (s.memoryScope !== undefined) parts.push(`(${s.memoryScope})`);
   return [`server     ${parts.join('  ')}`];
 }
 

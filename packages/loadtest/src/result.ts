@@ -58,6 +58,10 @@ export interface RunResult {
     heapUsedBytes?: number;
     rssPerSessionBytes?: number;
     heapPerSessionBytes?: number;
+    /** Processes whose memory and CPU were added up from /proc (`--server-pid`). */
+    processes?: number;
+    /** What the per-session figures cover when it is not simply every session on one process. */
+    memoryScope?: string;
   };
   /** RSS of the generator's processes, added up. */
   generator: { rssBytes: number; workers: number };
@@ -234,14 +238,45 @@ function serverFigures(samples: ResultInput['samples'], sessions: number): RunRe
     open?.cpuSeconds !== undefined && close?.cpuSeconds !== undefined
       ? round(close.cpuSeconds - open.cpuSeconds, 3)
       : undefined;
+  const scope = memoryScope(before, end, sessions);
+  // A negative growth is two different processes' figures, or a GC: no per-session figure.
   const perSession = (a?: number, b?: number) =>
-    a !== undefined && b !== undefined && sessions > 0 ? Math.round((b - a) / sessions) : undefined;
-  return {
+    a !== undefined && b !== undefined && scope !== undefined && b >= a
+      ? Math.round((b - a) / scope.sessions)
+      : undefined;
+  const figures: NonNullable<RunResult['server']> = {
     cpuSeconds: cpu,
     rssBytes: end.rssBytes,
     heapUsedBytes: end.heapUsedBytes,
     rssPerSessionBytes: perSession(before?.rssBytes, end.rssBytes),
     heapPerSessionBytes: perSession(before?.heapUsedBytes, end.heapUsedBytes),
+  };
+  if (end.processes !== undefined) figures.processes = end.processes;
+  if (scope?.note !== undefined) figures.memoryScope = scope.note;
+  return figures;
+}
+
+/**
+ * The sessions that the memory growth between `before` and `end` is to be divided by.
+ * Figures summed over the server's processes (`--server-pid`) hold every session. A Bayou
+ * /metrics is one process's: with `--workers` that is one worker holding a share of the
+ * sessions, which it reports itself (`bayou_sessions`), so its growth is divided by its own
+ * share. Another server's /metrics is taken to be the whole server, as before.
+ */
+export function memoryScope(
+  before: ServerSample | undefined,
+  end: ServerSample,
+  sessions: number,
+): { sessions: number; note?: string } | undefined {
+  if (sessions <= 0) return undefined;
+  if (end.processes !== undefined) return { sessions, note: `${end.processes} processes, from /proc` };
+  if (end.sessions === undefined) return { sessions };
+  const own = end.sessions - (before?.sessions ?? 0);
+  if (own <= 0) return undefined;
+  if (own >= sessions) return { sessions };
+  return {
+    sessions: own,
+    note: `one server process: ${own} of ${sessions} sessions (--server-pid for all)`,
   };
 }
 

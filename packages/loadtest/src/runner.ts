@@ -9,6 +9,7 @@ import { fetchServerSample, metricsUrlFor, type ServerSample } from './metrics.j
 import { type LoadtestOptions, resolveOptions, type Scenario } from './options.js';
 import { buildResult, type RunResult } from './result.js';
 import { runPart } from './run-part.js';
+import { processTreeSample } from './server-process.js';
 import type { SeriesPoint } from './stats.js';
 import { runWorkers } from './worker-pool.js';
 
@@ -36,15 +37,15 @@ export async function runScenario(
   hooks: RunHooks = {},
 ): Promise<RunResult> {
   const options = resolveOptions(partial);
-  const metricsUrl = metricsUrlFor(options.url, options.metricsUrl);
+  const sampleServer = serverSampler(options);
   const samples: { before?: ServerSample; open?: ServerSample; close?: ServerSample } = {};
-  samples.before = await fetchServerSample(metricsUrl);
+  samples.before = await sampleServer();
   const startedAt = new Date();
   const pending: Promise<void>[] = [];
   const onWindow = (event: 'open' | 'close') => {
     pending.push(
       (async () => {
-        samples[event] = await fetchServerSample(metricsUrl);
+        samples[event] = await sampleServer();
         await hooks.onWindow?.(event);
       })(),
     );
@@ -60,7 +61,7 @@ export async function runScenario(
           if (sampling) return;
           sampling = true;
           const at = Date.now() - startedAt.getTime();
-          void fetchServerSample(metricsUrl).then((sample) => {
+          void sampleServer().then((sample) => {
             sampling = false;
             if (sample) timeline.push({ at, sample });
           });
@@ -89,6 +90,29 @@ export async function runScenario(
   }
   await Promise.all(pending);
   return buildResult({ scenario, options, startedAt, parts, samples, timeline });
+}
+
+/**
+ * How the server is sampled: its /metrics, and with `--server-pid` its memory and CPU from
+ * /proc over its whole process tree (the /metrics of a server with workers is one worker's).
+ */
+function serverSampler(options: LoadtestOptions): () => Promise<ServerSample | undefined> {
+  const metricsUrl = metricsUrlFor(options.url, options.metricsUrl);
+  const pid = options.serverPid;
+  if (pid === 0) return () => fetchServerSample(metricsUrl);
+  processTreeSample(pid); // a pid that is not there fails before the run, naming the flag
+  return async () => {
+    const fromMetrics = await fetchServerSample(metricsUrl);
+    let tree: ServerSample;
+    try {
+      tree = processTreeSample(pid);
+    } catch {
+      return fromMetrics; // the server went away during the run: what /metrics still says
+    }
+    // The heap is per process: one worker's heap is no figure for the whole server.
+    const heapUsedBytes = tree.processes === 1 ? fromMetrics?.heapUsedBytes : undefined;
+    return { ...fromMetrics, ...tree, heapUsedBytes };
+  };
 }
 
 function sliceOf(options: LoadtestOptions, worker: number): Slice {
