@@ -9,7 +9,7 @@ const LP_FLOOR = 'lp-floor';
 /** The browser-like long-polling generators, which the issue's long-polling targets are about. */
 const STANDARD_CLIENTS = ['standard', 'undici'];
 
-function cell(s, digits = 0, unit = '') {
+export function cell(s, digits = 0, unit = '') {
   if (!s || !Number.isFinite(s.median)) return '–';
   const value = s.median.toLocaleString('en-US', {
     maximumFractionDigits: digits,
@@ -18,12 +18,12 @@ function cell(s, digits = 0, unit = '') {
   return `${value}${unit} ±${Math.round(s.spread ?? 0)}%`;
 }
 
-function ratio(a, b) {
+export function ratio(a, b) {
   if (!a || !b || !Number.isFinite(a.median) || !b.median) return '–';
   return `${(a.median / b.median).toFixed(2)}×`;
 }
 
-const sumOf = (s) => (s ? s.values.reduce((a, b) => a + b, 0) : '–');
+export const sumOf = (s) => (s ? s.values.reduce((a, b) => a + b, 0) : '–');
 const kb = (s) => (s ? { ...s, median: s.median / 1024 } : s);
 
 function wsTable(summary, servers) {

@@ -1,0 +1,202 @@
+#!/usr/bin/env node
+// The SDK's default path (`pnpm bench --only sdk`): real @bayou/client instances in Node
+// (ws injected, as the chaos run builds them), spread over --workers generator processes,
+// against one Bayou server — the SDK as it ships (acknowledged delivery and recovery on: over
+// WebSocket its deliveries travel only in /meta/connect replies, each with a position) beside
+// the same clients with both off. The chat scenario of the comparison bench: saturation
+// (closed loop), a fixed delivered rate, and that rate through a delay proxy (loopback, a
+// round trip of --rtt ms) for what acknowledged delivery costs in latency on a long link.
+// Server CPU from /proc over each measured window; variants interleaved over --rounds.
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { parseAddresses, runScenario } from '../dist/index.js';
+import { processTreeSample } from '../dist/server-process.js';
+import { startDelayProxy } from './delay-proxy.mjs';
+import { cpuSeconds, median, parseFlags, spread, startServer } from './lib.mjs';
+import { renderSdkTable } from './sdk-table.mjs';
+
+const DEFAULTS = {
+  rounds: 3,
+  clients: 1000,
+  rooms: 100,
+  roomsPerClient: 10,
+  messageSize: 50,
+  workers: 3,
+  outstanding: 5000,
+  warmup: 2000,
+  measure: 5000,
+  rate: 20000,
+  latencyDuration: 5000,
+  rtt: 100,
+  transports: 'websocket,long-polling',
+  localAddresses: '127.0.0.2-127.0.0.9',
+  json: '',
+  markdown: '',
+  quick: false,
+};
+const QUICK = { rounds: 1, clients: 200, rooms: 20, measure: 2000, warmup: 1000, latencyDuration: 2000 };
+Object.assign(QUICK, { rate: 5000, workers: 2 });
+
+const argFlags = parseFlags(process.argv.slice(2), DEFAULTS);
+if (argFlags.help) {
+  console.log(
+    `usage: pnpm bench --only sdk ${Object.entries(DEFAULTS)
+      .map(([k, v]) => `[--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} ${v}]`)
+      .join(' ')}`,
+  );
+  process.exit(0);
+}
+const given = new Set(process.argv.filter((a) => a.startsWith('--')).map((a) => a.slice(2)));
+const quick = Object.fromEntries(
+  Object.entries(QUICK).filter(([k]) => !given.has(k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`))),
+);
+const flags = argFlags.quick ? { ...argFlags, ...quick } : argFlags;
+const fanOut = (flags.clients * flags.roomsPerClient) / flags.rooms;
+const chatBase = {
+  clients: flags.clients,
+  rooms: flags.rooms,
+  roomsPerClient: flags.roomsPerClient,
+  messageSize: flags.messageSize,
+  workers: flags.workers,
+  localAddresses: flags.localAddresses ? parseAddresses(flags.localAddresses) : [],
+  metricsUrl: 'off',
+  progress: false,
+  drain: 5000,
+  batchSize: 10,
+};
+/** The SDK variants: the protocol names of the loadtest's @bayou/client drivers. */
+const VARIANTS = { sdk: 'ack + recovery on (defaults)', 'sdk-plain': 'ack + recovery off' };
+
+const log = (text) => process.stderr.write(`${text}\n`);
+
+/**
+ * CPU of this process and everything under it except the server: the generator workers
+ * (and the delay proxy, which runs here).
+ */
+function generatorCpu(serverPid) {
+  return processTreeSample(process.pid).cpuSeconds - processTreeSample(serverPid).cpuSeconds;
+}
+
+/** One chat run with server and generator CPU read at the window's edges. */
+async function chatRun(server, url, protocol, transport, load) {
+  const at = {};
+  const r = await runScenario(
+    'chat',
+    { ...chatBase, url, transport, ...load },
+    {
+      protocol,
+      onWindow: (event) => {
+        at[event] = { server: cpuSeconds(server.pid), generator: generatorCpu(server.pid) };
+      },
+    },
+  );
+  const n = Math.max(1, r.deliveredInWindow);
+  return {
+    msgPerSec: r.deliveredPerSecond,
+    perFrame: r.deliveriesPerFrame,
+    cpuUsPerMsg: ((at.close.server - at.open.server) * 1e6) / n,
+    genCpuUsPerMsg: ((at.close.generator - at.open.generator) * 1e6) / n,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    lost: r.messages.lost + r.messages.duplicated + r.sessions.failed + r.sessions.lost,
+  };
+}
+
+async function measureVariant(protocol, transport) {
+  const server = await startServer('bayou');
+  try {
+    const saturated = { maxOutstanding: flags.outstanding, duration: flags.measure, warmup: flags.warmup };
+    const fixed = { rate: flags.rate / fanOut, duration: flags.latencyDuration, warmup: 1000 };
+    const sat = await chatRun(server, server.url, protocol, transport, saturated);
+    const rate = await chatRun(server, server.url, protocol, transport, fixed);
+    const out = {
+      msgPerSec: sat.msgPerSec,
+      perFrame: sat.perFrame,
+      cpuUsPerMsg: sat.cpuUsPerMsg,
+      genCpuUsPerMsg: sat.genCpuUsPerMsg,
+      satP99: sat.p99,
+      rateMsgPerSec: rate.msgPerSec,
+      ratePerFrame: rate.perFrame,
+      rateCpuUsPerMsg: rate.cpuUsPerMsg,
+      rateGenCpuUsPerMsg: rate.genCpuUsPerMsg,
+      p50: rate.p50,
+      p99: rate.p99,
+      lost: sat.lost + rate.lost,
+    };
+    if (flags.rtt > 0 && transport === 'websocket') {
+      const proxy = await startDelayProxy(server.url, flags.rtt / 2);
+      try {
+        const far = await chatRun(server, proxy.url, protocol, transport, fixed);
+        Object.assign(out, {
+          rttMsgPerSec: far.msgPerSec,
+          rttPerFrame: far.perFrame,
+          rttCpuUsPerMsg: far.cpuUsPerMsg,
+          rttP50: far.p50,
+          rttP99: far.p99,
+        });
+        out.lost += far.lost;
+      } finally {
+        await proxy.close();
+      }
+    }
+    return out;
+  } finally {
+    await server.stop();
+  }
+}
+
+const started = Date.now();
+const transports = flags.transports.split(',').filter((t) => t === 'websocket' || t === 'long-polling');
+const variants = Object.keys(VARIANTS);
+const results = {};
+for (let round = 0; round < flags.rounds; round++) {
+  log(`sdk round ${round + 1}/${flags.rounds}`);
+  for (const transport of transports) {
+    // Alternate which variant goes first, so neither always meets a warmer machine.
+    for (const protocol of round % 2 === 0 ? variants : [...variants].reverse()) {
+      const key = `${protocol}/${transport}`;
+      try {
+        const value = await measureVariant(protocol, transport);
+        results[key] ??= [];
+        results[key].push(value);
+        log(
+          `  ${key}: ${JSON.stringify(value, (_, v) => (typeof v === 'number' ? Math.round(v * 100) / 100 : v))}`,
+        );
+      } catch (error) {
+        log(`  ${key}: FAILED ${error.message}`);
+      }
+    }
+  }
+}
+
+const summary = {};
+for (const [key, runs] of Object.entries(results)) {
+  summary[key] = {};
+  for (const metric of Object.keys(runs[0])) {
+    const values = runs.map((r) => r[metric]).filter((v) => typeof v === 'number');
+    summary[key][metric] = { median: median(values), spread: spread(values), values };
+  }
+}
+const seconds = Math.round((Date.now() - started) / 1000);
+const command = `pnpm bench --only sdk ${process.argv.slice(2).join(' ')}`.trim();
+let commit = 'unknown';
+try {
+  commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+} catch {}
+const machine = `Node ${process.version}, ${cpus().length} CPUs, repository at ${commit}`;
+const markdown = renderSdkTable({
+  summary,
+  transports,
+  variants: VARIANTS,
+  flags,
+  fanOut,
+  seconds,
+  command,
+  machine,
+});
+console.log(markdown);
+if (flags.markdown) writeFileSync(flags.markdown, `${markdown}\n`);
+if (flags.json) {
+  writeFileSync(flags.json, `${JSON.stringify({ flags, seconds, command, machine, summary }, null, 2)}\n`);
+}
