@@ -49,6 +49,13 @@ export interface Extension {
     immediate: boolean,
   ): Record<string, unknown> | undefined;
   /**
+   * `session` is about to be subscribed to the concrete channel `channel` (not a wildcard,
+   * not a record), before anything published on it can reach the session: the place to
+   * start holding live messages (`session.holding`) so that none overtakes what
+   * `subscribing` fetches. Runs synchronously.
+   */
+  beforeSubscribe?(session: ServerSession, channel: string, message: Message): void;
+  /**
    * `session` was just subscribed to the concrete channel `channel` (not a wildcard, not a
    * record), before the reply is sent: the place to fetch what it missed. May return a
    * Bayeux error string to refuse the subscription.
@@ -87,7 +94,15 @@ export class ExtensionPipeline {
     this.incomingList = this.list.filter((e) => e.incoming !== undefined);
     this.outgoingList = this.list.filter((e) => e.outgoing !== undefined);
     this.batchList = this.list.filter((e) => e.connectBatch !== undefined);
-    this.subscribeList = this.list.filter((e) => e.subscribing !== undefined || e.subscribed !== undefined);
+    this.subscribeList = this.list.filter(
+      (e) => e.beforeSubscribe !== undefined || e.subscribing !== undefined || e.subscribed !== undefined,
+    );
+  }
+
+  /** Runs `beforeSubscribe` of each extension, before the session joins the channel. */
+  beforeSubscribe(session: ServerSession, channel: string, message: Message): undefined {
+    for (const ext of this.subscribeList) ext.beforeSubscribe?.(session, channel, message);
+    return undefined;
   }
 
   /** Runs `subscribing` of each extension; an error string refuses the subscription. */

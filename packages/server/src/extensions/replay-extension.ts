@@ -11,8 +11,9 @@
  *   Either way the reply gives the channel's current position.
  * - Wildcard and record subscriptions are not recovered (records send a fresh snapshot).
  *
- * While the history is fetched, live messages on that channel are held for the session
- * (`session.holding`) and then released after the recovered ones, minus duplicates.
+ * From before the session joins the channel until the history is fetched, live messages
+ * on that channel are held for the session (`session.holding`) and then released after
+ * the recovered ones, minus duplicates.
  */
 import { EXT_REPLAY, type Message, type StreamPosition } from '@bayou/protocol';
 import type { Extension, Reply } from '../bayeux/extensions.js';
@@ -54,13 +55,21 @@ export class ReplayExtension implements Extension {
     if (Object.keys(info).length > 0) reply.ext = { ...reply.ext, [EXT_REPLAY]: info };
   }
 
+  beforeSubscribe(session: ServerSession, channel: string): void {
+    if (this.prepared(session) === undefined) return;
+    // Hold live messages on the channel until what was missed is queued ahead of them. It
+    // starts before the session can receive any: on a node that is the channel's first
+    // subscriber, a publication may arrive as soon as the engine confirms its interest,
+    // before `subscribing` runs, and would otherwise go out ahead of older recovered ones.
+    session.holding ??= new Map();
+    if (!session.holding.has(channel)) session.holding.set(channel, []);
+  }
+
   subscribing(session: ServerSession, channel: string, message: Message): Promise<undefined> | undefined {
     const prepared = this.prepared(session);
     if (prepared === undefined) return undefined;
     const since = positionIn(message.ext?.[EXT_REPLAY], channel);
-    // Hold live messages on the channel until what was missed is queued ahead of them.
-    session.holding ??= new Map();
-    session.holding.set(channel, []);
+    this.beforeSubscribe(session, channel);
     const fetch: Promise<Recovery> =
       since === null
         ? this.history.latest(channel).then((position) => ({ recovered: true, publications: [], position }))

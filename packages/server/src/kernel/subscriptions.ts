@@ -46,15 +46,25 @@ export class Subscriptions {
       return first ? this.firstRecordSubscriber(session, name) : undefined;
     }
     if (session.subscriptions.has(name)) return undefined;
+    const concrete = info?.wildcard === null && this.extensions.size > 0;
+    if (concrete) {
+      // Before the session is in the index: a live message that reaches it from now on is
+      // held (replay) instead of overtaking what `subscribing` will fetch from history.
+      const refused = this.guards.extensionCall(() =>
+        this.extensions.beforeSubscribe(session, name, message),
+      );
+      if (typeof refused === 'string') return refused;
+    }
     const interest = this.index.add(name, session)
       ? this.guards.engineCall(
           () => this.broker.subscribe(name),
           () => {
             this.index.remove(name, session);
+            session.holding?.delete(name);
           },
         )
       : undefined;
-    if (info?.wildcard !== null || this.extensions.size === 0) return interest;
+    if (!concrete) return interest;
     // A concrete channel: extensions (replay) may prepare what the subscriber missed.
     return andThen(interest, (error) => {
       if (error !== undefined) return error;
