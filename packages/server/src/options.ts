@@ -114,6 +114,12 @@ export interface BayouOptions {
   /** ms a message stays recoverable from history. Default `120000` (2 minutes). */
   historyTtl?: number;
   /**
+   * Most channels keeping history at once in the memory engine: past it the least recently
+   * published channel's history is dropped for the new one (its clients then resume with
+   * `recovered: false`). A channel idle for its TTL is dropped anyway. Default `100000`.
+   */
+  historyChannels?: number;
+  /**
    * Per channel pattern overrides of `historySize`/`historyTtl`, first match wins, e.g.
    * `[{ pattern: '/chat/**', size: 500 }, { pattern: '/ticks/*', size: 0 }]`. Default `[]`.
    */
@@ -189,6 +195,7 @@ export const defaultOptions: ResolvedOptions = Object.freeze({
   providerLease: 10_000,
   historySize: 100,
   historyTtl: 120_000,
+  historyChannels: 100_000,
   history: [] as HistoryRule[],
   metricsPath: '/metrics',
   healthPath: false,
@@ -216,6 +223,7 @@ const numeric = [
   'providerLease',
   'historySize',
   'historyTtl',
+  'historyChannels',
 ] as const;
 
 function invalid(name: string, expected: string): never {
@@ -228,6 +236,8 @@ function checkValues(o: ResolvedOptions): void {
     if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) invalid(name, 'a non-negative number');
   }
   if (o.sweepInterval < 10) invalid('sweepInterval', 'at least 10 (ms)');
+  if (!Number.isSafeInteger(o.historyChannels) || o.historyChannels < 1)
+    invalid('historyChannels', 'a positive integer');
   if (typeof o.path !== 'string' || !o.path.startsWith('/')) invalid('path', 'a URL path starting with "/"');
   const known: string[] = ['websocket', 'long-polling'];
   if (

@@ -22,9 +22,18 @@ export interface EngineBackend {
   destroy(): Promise<void>;
 }
 
+/** Settings a test asks of its backend. */
+export interface BackendTuning {
+  /**
+   * ms a channel's position outlives its history when nobody publishes (memory: the bus's
+   * `historyTtl`, with a sweep short enough to see it; Redis: `epochTtlMs`).
+   */
+  readonly epochTtlMs: number;
+}
+
 export interface EngineFactory {
   readonly name: string;
-  backend(): Promise<EngineBackend>;
+  backend(tuning?: BackendTuning): Promise<EngineBackend>;
   /** How long a crashed node's state may take to expire (the suite waits up to this). */
   readonly expiryMs: number;
 }
@@ -83,10 +92,11 @@ const msg = (channel: string, n: number): string => JSON.stringify({ channel, da
 export function engineContract(factory: EngineFactory): void {
   describe(`Engine contract: ${factory.name}`, () => {
     let backend: EngineBackend;
+    let tuning: BackendTuning | undefined;
     const running: Engine[] = [];
 
     async function node(): Promise<{ engine: Engine; node: RecordingNode }> {
-      backend ??= await factory.backend();
+      backend ??= await factory.backend(tuning);
       const engine = backend.create();
       const n = new RecordingNode();
       await engine.start(n);
@@ -110,6 +120,7 @@ export function engineContract(factory: EngineFactory): void {
       for (const e of running.splice(0)) await e.close().catch(() => undefined);
       await backend?.destroy();
       backend = undefined as unknown as EngineBackend;
+      tuning = undefined;
     });
 
     describe('broker', () => {
@@ -246,6 +257,22 @@ export function engineContract(factory: EngineFactory): void {
         await a!.engine.broker.publish('/ttl', msg('/ttl', 1), short);
         expect((await a!.engine.history.since('/ttl', start)).recovered).toBe(true);
         await eventually(async () => !(await a!.engine.history.since('/ttl', start)).recovered, 5000);
+      });
+
+      it('forgets a channel idle past its time-to-live: it starts again in a new epoch, and no earlier position is recovered', async () => {
+        tuning = { epochTtlMs: 200 };
+        const [a, b] = await cluster(2);
+        const short: HistoryPolicy = { size: 100, ttlMs: 200 };
+        const first = await a!.engine.broker.publish('/idle', msg('/idle', 1), short);
+        const last = await a!.engine.broker.publish('/idle', msg('/idle', 2), short);
+        expect(last).toEqual({ offset: 2, epoch: first?.epoch });
+        await eventually(async () => (await b!.engine.history.latest('/idle')).epoch !== last?.epoch, 5000);
+        const again = await a!.engine.broker.publish('/idle', msg('/idle', 3), short);
+        expect(again?.offset).toBe(1);
+        expect(again?.epoch).not.toBe(last?.epoch);
+        for (const p of [first, last, { offset: 0, epoch: last!.epoch }]) {
+          expect((await b!.engine.history.since('/idle', p!)).recovered).toBe(false);
+        }
       });
     });
 

@@ -5,8 +5,8 @@ import { engineContract } from './engine-contract.js';
 engineContract({
   name: 'memory',
   expiryMs: 1000,
-  async backend() {
-    const bus = new MemoryBus();
+  async backend(tuning) {
+    const bus = new MemoryBus(tuning && { historyTtl: tuning.epochTtlMs, sweepInterval: 20 });
     return {
       create: () => new MemoryEngine({ bus }),
       // In one process a killed node is a closed one: its state goes at once.

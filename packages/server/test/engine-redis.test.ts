@@ -14,7 +14,7 @@ import type {
 } from '../src/engine/engine.js';
 import type { RedisEngineOptions } from '../src/engine/redis/index.js';
 import { RedisEngine } from '../src/engine/redis/index.js';
-import { engineContract } from './engine-contract.js';
+import { type BackendTuning, engineContract } from './engine-contract.js';
 import { RedisClusterServers, RedisServer, redisServerPath } from './redis-server.js';
 
 const available = redisServerPath() !== null;
@@ -52,9 +52,9 @@ function redisFactory(name: string, extra: RedisEngineOptions) {
   return {
     name,
     expiryMs: 3000,
-    async backend() {
+    async backend(tuning?: BackendTuning) {
       server ??= RedisServer.start();
-      const options = { ...testOptions((await server).url), ...extra };
+      const options = { ...testOptions((await server).url), ...extra, ...tuning };
       return {
         create: () => new RedisEngine(options),
         // A killed process: connections drop, no goodbye; its state must expire.
@@ -73,10 +73,11 @@ if (available) {
   engineContract({
     name: 'redis cluster',
     expiryMs: 3000,
-    async backend() {
+    async backend(tuning?: BackendTuning) {
       clusterServers ??= RedisClusterServers.start(3);
       const { nodes } = await clusterServers;
-      const { url: _, ...options } = testOptions('redis://unused');
+      const { url: _, ...base } = testOptions('redis://unused');
+      const options = { ...base, ...tuning };
       return {
         create: () => new RedisEngine({ ...options, cluster: { nodes } }),
         crash: async (engine: unknown) => (engine as RedisEngine).disconnect(),
@@ -326,6 +327,26 @@ describe('Redis engine beyond the contract', () => {
     expect(await a.engine.presence.setCount('/idle', 1000)).toBe(1000);
     expect((await admin.keys('idle:*')).sort()).toEqual(['idle:{/idle}:counts', 'idle:{ctl}:nodes']);
     expect(await admin.hgetall('idle:{/idle}:counts')).toEqual({ idle: '1000' });
+  });
+
+  it('leaves no history key behind once the channels published to are idle past their TTL', async () => {
+    own = await RedisServer.start();
+    const admin = new Redis(own.url);
+    onTestFinished(() => admin.disconnect());
+    const a = await started(own.url, 'bounded', { epochTtlMs: 300 }, 'bounded:');
+    const short = { size: 10, ttlMs: 300 };
+    const channels = Array.from({ length: 2000 }, (_, i) => `/user/${i}`);
+    const positions = await Promise.all(
+      channels.map((c) => a.engine.broker.publish(c, message(c, 1), short)),
+    );
+    expect(positions.every((p) => p?.offset === 1)).toBe(true);
+    expect(await admin.dbsize()).toBeGreaterThan(2000);
+    await eventually(async () => (await admin.dbsize()) === 1, 5000);
+    expect(await admin.keys('bounded:*')).toEqual(['bounded:{ctl}:nodes']);
+    // The channels come back in new epochs: nothing published before is taken for recovered.
+    const again = await a.engine.history.since('/user/7', positions[7] as StreamPosition);
+    expect(again.recovered).toBe(false);
+    expect(again.position.epoch).not.toBe(positions[7]?.epoch);
   });
 
   it('connects with ioredis options instead of a URL', async () => {

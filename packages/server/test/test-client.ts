@@ -176,9 +176,9 @@ export class TestClient {
   }
 }
 
-export async function eventually(check: () => boolean, timeoutMs = 5000): Promise<void> {
+export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
   const start = Date.now();
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() - start > timeoutMs) throw new Error('condition not met in time');
     await new Promise((r) => setTimeout(r, 10));
   }

@@ -196,6 +196,16 @@ export const FLAGS: readonly FlagSpec[] = [
     check: nonNegative,
   },
   {
+    flag: 'history-channels',
+    env: ['BAYOU_HISTORY_CHANNELS'],
+    key: 'historyChannels',
+    kind: 'int',
+    value: '<n>',
+    help: 'most channels keeping history at once; past it the least recently published one loses its history',
+    default: '100000',
+    check: positive,
+  },
+  {
     flag: 'shutdown-timeout',
     env: ['BAYOU_SHUTDOWN_TIMEOUT'],
     key: 'shutdownTimeout',

@@ -153,12 +153,27 @@ export interface Leases {
   release(name: string): Promise<void>;
 }
 
+/** What an engine that keeps history in this process reports about it, for metrics. */
+export interface HistoryStats {
+  /** Channels whose history is kept now. */
+  readonly channels: number;
+  /** Channel histories dropped after being idle for their time-to-live (a running total). */
+  readonly expired: number;
+  /** Channel histories dropped to stay within the channel cap (a running total). */
+  readonly evicted: number;
+}
+
 export interface Engine {
   readonly broker: Broker;
   readonly history: History;
   readonly presence: Presence;
   readonly directory: SessionDirectory;
   readonly leases: Leases;
+  /**
+   * How many channels keep history here, and how many were dropped; only an engine that
+   * holds history in this process has it (the memory engine; Redis bounds its own keys).
+   */
+  historyStats?(): HistoryStats;
   /** Joins the cluster as `node`. */
   start(node: EngineNode): Promise<void>;
   /** Whether the engine can serve now (its backend reachable). */

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { BayouApp } from '../bayou-app.js';
 import { kernelOf } from '../bayou-app.js';
-import type { Engine } from '../engine/engine.js';
+import type { Engine, HistoryStats } from '../engine/engine.js';
 import { SERVICE_BUCKETS } from '../kernel/kernel.js';
 import type { LimiterStats } from '../limits/limiter.js';
 import type { RemovalReason } from '../types.js';
@@ -267,6 +267,7 @@ export function createMetrics(
       },
     });
   }
+  if (engine?.historyStats !== undefined) historyMetrics(registry, engine.historyStats.bind(engine));
   if (hasStats(engine)) {
     totalCounter(
       registry,
@@ -282,4 +283,28 @@ export function createMetrics(
     );
   }
   return registry;
+}
+
+/** The history an in-process engine keeps: its size now, and what the two bounds dropped. */
+function historyMetrics(registry: Registry, read: () => HistoryStats): void {
+  new Gauge({
+    name: 'bayou_history_channels',
+    help: 'Channels whose history this node keeps (at most historyChannels)',
+    registers: [registry],
+    collect() {
+      this.set(read().channels);
+    },
+  });
+  totalCounter(
+    registry,
+    'bayou_history_expired_total',
+    'Channel histories dropped after being idle for their time-to-live',
+    () => read().expired,
+  );
+  totalCounter(
+    registry,
+    'bayou_history_evicted_total',
+    'Channel histories dropped, least recently published first, to stay within historyChannels',
+    () => read().evicted,
+  );
 }

@@ -19,7 +19,7 @@ import { BayouError } from '../errors.js';
 import { AuthExtension } from '../extensions/auth-extension.js';
 import { LimitsExtension } from '../extensions/limits-extension.js';
 import { Limiter } from '../limits/limiter.js';
-import { type BayouOptions, type ResolvedOptions, resolveOptions } from '../options.js';
+import { type BayouOptions, defaultOptions, type ResolvedOptions, resolveOptions } from '../options.js';
 import { createLongPolling } from '../transports/long-polling.js';
 import { WebSocketTransport } from '../transports/websocket.js';
 import { directEndpoint } from './direct-endpoint.js';
@@ -79,14 +79,30 @@ function invalid(message: string): never {
   throw new BayouError('BAYOU_ERR_INVALID_OPTION', message);
 }
 
-/** The engine the options ask for: `engine`, a Redis engine built from `redis`, or memory. */
-export function engineFrom(opts: Pick<BayouPluginOptions, 'engine' | 'redis' | 'redisEngine'>): Engine {
-  const { engine, redis, redisEngine } = opts;
+/**
+ * The engine the options ask for: `engine`, a Redis engine built from `redis`, or memory;
+ * a built engine bounds its history by `history` (the cap, the TTL of an idle channel).
+ */
+export function engineFrom(
+  opts: Pick<BayouPluginOptions, 'engine' | 'redis' | 'redisEngine'>,
+  history: Pick<ResolvedOptions, 'historyChannels' | 'historyTtl' | 'sweepInterval'> = defaultOptions,
+): Engine {
+  const { engine, redis, redisEngine: given } = opts;
   if (engine !== undefined && redis !== undefined)
     invalid('options "engine" and "redis" exclude each other: give an engine, or a Redis to build one on');
-  if (redisEngine !== undefined && redis === undefined)
+  if (given !== undefined && redis === undefined)
     invalid('option "redisEngine" needs "redis" (the Redis the engine connects to)');
-  if (redis === undefined) return engine ?? new MemoryEngine();
+  if (redis === undefined)
+    return (
+      engine ??
+      new MemoryEngine({
+        historyChannels: history.historyChannels,
+        historyTtl: history.historyTtl,
+        sweepInterval: history.sweepInterval,
+      })
+    );
+  // An idle channel's epoch goes with its messages unless told otherwise: no key outlives the TTL.
+  const redisEngine = { epochTtlMs: Math.max(1, history.historyTtl), ...given };
   if (typeof redis === 'string') {
     if (!/^rediss?:\/\/./.test(redis))
       invalid(`option "redis" must be a redis:// or rediss:// URL or ioredis options, got "${redis}"`);
@@ -110,7 +126,7 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
   const { options, hooks } = withAuthHooks(resolveOptions(own));
   if (readyPath !== false && (typeof readyPath !== 'string' || !readyPath.startsWith('/')))
     invalid('option "readyPath" must be a path or false');
-  const engine = engineFrom({ engine: given, redis, redisEngine });
+  const engine = engineFrom({ engine: given, redis, redisEngine }, options);
   const bayou = new BayouApp(options, app.log, engine);
   const kernel = kernelOf(bayou);
   // Behind a balancer, two responses of one long-polling session may cross: deliver in connect replies only.

@@ -4,8 +4,50 @@
  * three-node scenario). It plays the part Redis plays for the Redis engine.
  */
 import { expandChannel } from '@bayou/protocol';
+import { BayouError } from '../../errors.js';
 import type { EngineNode, PresenceMember, Publication } from '../engine.js';
-import { MemoryStream } from './memory-stream.js';
+import { StreamTable } from './stream-table.js';
+
+/** How the bus bounds the history it keeps. */
+export interface MemoryBusOptions {
+  /**
+   * Most channels keeping history at once; a new one pushes out the least recently
+   * published. Default `100000`.
+   */
+  historyChannels?: number;
+  /**
+   * ms the position of a channel that was subscribed to but never published to is kept
+   * (a published channel keeps its history for its own TTL). Default `120000`.
+   */
+  historyTtl?: number;
+  /** ms between two sweeps dropping channels idle past their TTL. Default `1000`. */
+  sweepInterval?: number;
+}
+
+const defaults = Object.freeze({ historyChannels: 100_000, historyTtl: 120_000, sweepInterval: 1000 });
+
+function resolveBusOptions(input: MemoryBusOptions): Readonly<Required<MemoryBusOptions>> {
+  const unknown = Object.keys(input).filter((k) => !(k in defaults));
+  if (unknown.length > 0)
+    throw new BayouError(
+      'BAYOU_ERR_UNKNOWN_OPTION',
+      `unknown memory engine option(s): ${unknown.join(', ')}`,
+    );
+  const o = { ...defaults, ...Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) };
+  for (const [name, min] of [
+    ['historyChannels', 1],
+    ['historyTtl', 0],
+    ['sweepInterval', 10],
+  ] as const) {
+    const v = o[name];
+    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min)
+      throw new BayouError(
+        'BAYOU_ERR_INVALID_OPTION',
+        `memory engine option "${name}" must be an integer >= ${min}`,
+      );
+  }
+  return Object.freeze(o);
+}
 
 export interface BusMember {
   readonly node: EngineNode;
@@ -20,21 +62,33 @@ export interface Lease {
 
 export class MemoryBus {
   readonly members = new Map<string, BusMember>();
-  readonly streams = new Map<string, MemoryStream>();
+  /** Channel histories, bounded by TTL and count (see `StreamTable`). */
+  readonly history: StreamTable;
   /** channel → nodeId → that node's subscriber count. */
   readonly counts = new Map<string, Map<string, number>>();
   /** channel → clientId → member and the node it lives on. */
   readonly presence = new Map<string, Map<string, { member: PresenceMember; nodeId: string }>>();
   readonly leases = new Map<string, Lease>();
   readonly images = new Map<string, Record<string, unknown>>();
+  private readonly sweepInterval: number;
+  /** One timer for the whole bus, running while it has members. */
+  private timer: NodeJS.Timeout | null = null;
 
-  stream(channel: string): MemoryStream {
-    let stream = this.streams.get(channel);
-    if (stream === undefined) {
-      stream = new MemoryStream(channel);
-      this.streams.set(channel, stream);
+  constructor(options: MemoryBusOptions = {}) {
+    const o = resolveBusOptions(options);
+    this.history = new StreamTable({ maxChannels: o.historyChannels, idleTtlMs: o.historyTtl });
+    this.sweepInterval = o.sweepInterval;
+  }
+
+  /** A node joins; the first one starts the sweep. */
+  add(member: BusMember): void {
+    if (this.members.has(member.node.nodeId))
+      throw new Error(`node id ${member.node.nodeId} is already on this bus`);
+    this.members.set(member.node.nodeId, member);
+    if (this.timer === null) {
+      this.timer = setInterval(() => this.history.sweep(Date.now()), this.sweepInterval);
+      this.timer.unref();
     }
-    return stream;
   }
 
   /** Hands `publication` to every node needing its channel, once each. */
@@ -54,6 +108,10 @@ export class MemoryBus {
   /** A node left: everything it held goes with it. */
   remove(nodeId: string): void {
     this.members.delete(nodeId);
+    if (this.members.size === 0 && this.timer !== null) {
+      clearInterval(this.timer);
+      this.timer = null;
+    }
     for (const [channel, byNode] of this.counts) {
       byNode.delete(nodeId);
       if (byNode.size === 0) this.counts.delete(channel);

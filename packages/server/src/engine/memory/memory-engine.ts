@@ -2,6 +2,8 @@
  * The default engine: every part of the contract in process memory. Alone it is a
  * single node; engines built on one shared `MemoryBus` form an in-process cluster.
  */
+
+import { BayouError } from '../../errors.js';
 import type {
   Broker,
   Engine,
@@ -10,6 +12,7 @@ import type {
   ForwardResponse,
   History,
   HistoryPolicy,
+  HistoryStats,
   Leases,
   Presence,
   PresenceMember,
@@ -17,10 +20,13 @@ import type {
   SessionDirectory,
   StreamPosition,
 } from '../engine.js';
-import { type BusMember, MemoryBus } from './memory-bus.js';
+import { type BusMember, MemoryBus, type MemoryBusOptions } from './memory-bus.js';
 
-export interface MemoryEngineOptions {
-  /** Share one bus between engines to run several nodes in one process. Default: a private bus. */
+export interface MemoryEngineOptions extends MemoryBusOptions {
+  /**
+   * Share one bus between engines to run several nodes in one process (the history
+   * options then belong to the bus). Default: a private bus.
+   */
   bus?: MemoryBus;
 }
 
@@ -34,7 +40,14 @@ export class MemoryEngine implements Engine {
   private self: BusMember | null = null;
 
   constructor(options: MemoryEngineOptions = {}) {
-    this.bus = options.bus ?? new MemoryBus();
+    const { bus, ...history } = options;
+    const given = Object.entries(history).filter(([, v]) => v !== undefined);
+    if (bus !== undefined && given.length > 0)
+      throw new BayouError(
+        'BAYOU_ERR_INVALID_OPTION',
+        `memory engine options "bus" and "${given.map(([k]) => k).join('", "')}" exclude each other: give those to the shared MemoryBus`,
+      );
+    this.bus = bus ?? new MemoryBus(history);
     this.broker = new MemoryBroker(this);
     this.history = new MemoryHistory(this.bus);
     this.presence = new MemoryPresence(this);
@@ -43,13 +56,17 @@ export class MemoryEngine implements Engine {
   }
 
   async start(node: EngineNode): Promise<void> {
-    if (this.bus.members.has(node.nodeId)) throw new Error(`node id ${node.nodeId} is already on this bus`);
-    this.self = { node, interest: new Map() };
-    this.bus.members.set(node.nodeId, this.self);
+    const self = { node, interest: new Map() };
+    this.bus.add(self);
+    this.self = self;
   }
 
   ready(): boolean {
     return this.self !== null;
+  }
+
+  historyStats(): HistoryStats {
+    return this.bus.history.stats();
   }
 
   async close(): Promise<void> {
@@ -73,7 +90,7 @@ class MemoryBroker implements Broker {
     const bus = this.engine.bus;
     const publication =
       history.size > 0 && history.ttlMs > 0
-        ? bus.stream(channel).append(payload, history, Date.now())
+        ? bus.history.publish(channel, payload, history, Date.now())
         : { channel, payload, position: null };
     bus.dispatch(publication);
     return publication.position;
@@ -115,11 +132,12 @@ class MemoryHistory implements History {
   constructor(private readonly bus: MemoryBus) {}
 
   async since(channel: string, position: StreamPosition): Promise<Recovery> {
-    return this.bus.stream(channel).since(position, Date.now());
+    const now = Date.now();
+    return this.bus.history.read(channel, now).since(position, now);
   }
 
   async latest(channel: string): Promise<StreamPosition> {
-    return this.bus.stream(channel).position;
+    return this.bus.history.read(channel, Date.now()).position;
   }
 }
 

@@ -1,9 +1,9 @@
 /**
  * One channel's history in memory: a bounded run of the latest messages with their
- * offsets, trimmed by count on append and by age on read. The epoch is drawn when the
- * stream is created, so positions from a stream that was lost never match a new one.
+ * offsets, trimmed by count on append and by age on read. Its epoch is handed in by the
+ * `StreamTable`, which never gives a new stream the epoch of one it dropped, so positions
+ * from a stream that was lost never match a new one.
  */
-import { randomBytes } from 'node:crypto';
 import type { HistoryPolicy, Publication, Recovery, StreamPosition } from '../engine.js';
 
 interface Entry {
@@ -12,12 +12,20 @@ interface Entry {
 }
 
 export class MemoryStream {
-  readonly epoch = randomBytes(6).toString('base64url');
   private top = 0;
   private entries: Entry[] = [];
-  private ttlMs = 0;
+  /** Neighbours in the table's order of last publication (a list, so eviction is O(1)). */
+  older: MemoryStream | null = null;
+  newer: MemoryStream | null = null;
 
-  constructor(private readonly channel: string) {}
+  constructor(
+    readonly channel: string,
+    readonly epoch: string,
+    /** When it was last published to (or made, until then). */
+    public lastAt: number,
+    /** ms it stays after `lastAt`: the publishing policy's, or the table's for a stream only read. */
+    public ttlMs: number,
+  ) {}
 
   get position(): StreamPosition {
     return { offset: this.top, epoch: this.epoch };
@@ -28,6 +36,7 @@ export class MemoryStream {
     this.top++;
     const publication: Publication = { channel: this.channel, payload, position: this.position };
     this.ttlMs = policy.ttlMs;
+    this.lastAt = now;
     this.entries.push({ publication, at: now });
     const excess = this.entries.length - policy.size;
     if (excess > 0) this.entries.splice(0, excess);

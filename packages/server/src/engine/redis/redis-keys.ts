@@ -4,8 +4,12 @@
  * one slot; the cluster-wide control keys (live nodes, leases) share the tag `{ctl}`.
  * Channel names cannot contain braces (the Bayeux grammar forbids them).
  *
- *   <p>{/a/b}:meta      hash: epoch, top (last offset)        TTL epochTtlMs
+ *   <p>{/a/b}:meta      hash: epoch, top (last offset)        TTL max(ttlMs, epochTtlMs)
  *   <p>{/a/b}:stream    stream of the latest messages         MAXLEN size, TTL ttlMs
+ *
+ * Every history key carries a TTL refreshed by each publish, so an idle channel leaves
+ * nothing behind, and a Redis under `maxmemory` with a `volatile-*` policy may evict
+ * them: a missing meta makes a new epoch, a missing stream answers `recovered: false`.
  *   <p>{/a/b}:image     hash: record field → JSON value
  *   <p>{/a/b}:counts    hash: nodeId → subscriber count
  *   <p>{/a/b}:members   hash: clientId → JSON [nodeId, info]

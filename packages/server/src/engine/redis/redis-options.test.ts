@@ -13,7 +13,7 @@ describe('resolveRedisOptions', () => {
       forwardTimeoutMs: 45_000,
       commandTimeoutMs: 5000,
       sharded: false,
-      epochTtlMs: 86_400_000,
+      epochTtlMs: 120_000,
     });
   });
 

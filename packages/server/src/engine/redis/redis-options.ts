@@ -50,7 +50,11 @@ export interface RedisEngineOptions {
   sharded?: boolean;
   /**
    * Milliseconds a channel's history epoch (its offset counter) outlives the channel's
-   * last publication, at least the history's `ttlMs`. Default: 86400000 (a day).
+   * last publication, at least the history's `ttlMs`: after that an idle channel has no
+   * key left in Redis, and a client resuming from an older position gets `recovered: false`.
+   * Longer lets clients of quiet channels resume with `recovered: true` for that long, at
+   * the cost of one small hash per channel. Default: 120000 (the server's default
+   * `historyTtl`; the plugin and CLI pass their `historyTtl`).
    */
   epochTtlMs?: number;
 }
@@ -75,7 +79,7 @@ const defaults = Object.freeze({
   nodeTtlMs: 5000,
   forwardTimeoutMs: 45_000,
   commandTimeoutMs: 5000,
-  epochTtlMs: 86_400_000,
+  epochTtlMs: 120_000,
 });
 
 const known = new Set([...Object.keys(defaults), 'redis', 'cluster', 'sharded']);

@@ -1,0 +1,28 @@
+#!/usr/bin/env node
+// This package's `pnpm bench`: the records benchmark, then the history memory benchmark,
+// each handed the flags it knows (`--quick` goes to both).
+import { spawnSync } from 'node:child_process';
+import { parseArgs } from 'node:util';
+
+const { values } = parseArgs({
+  options: {
+    quick: { type: 'boolean' },
+    clients: { type: 'string' },
+    seconds: { type: 'string' },
+    channels: { type: 'string' },
+    caps: { type: 'string' },
+    ttl: { type: 'string' },
+  },
+});
+
+const flags = (names) =>
+  names.flatMap((n) => (values[n] === undefined ? [] : values[n] === true ? [`--${n}`] : [`--${n}`, values[n]]));
+
+for (const [script, names] of [
+  ['records.mjs', ['quick', 'clients', 'seconds']],
+  ['history-memory.mjs', ['quick', 'channels', 'caps', 'ttl']],
+]) {
+  const file = new URL(script, import.meta.url).pathname;
+  const { status } = spawnSync(process.execPath, [file, ...flags(names)], { stdio: 'inherit' });
+  if (status !== 0) process.exit(status ?? 1);
+}
