@@ -16,7 +16,9 @@ const { values } = parseArgs({
 });
 
 const flags = (names) =>
-  names.flatMap((n) => (values[n] === undefined ? [] : values[n] === true ? [`--${n}`] : [`--${n}`, values[n]]));
+  names.flatMap((n) =>
+    values[n] === undefined ? [] : values[n] === true ? [`--${n}`] : [`--${n}`, values[n]],
+  );
 
 for (const [script, names] of [
   ['records.mjs', ['quick', 'clients', 'seconds']],
