@@ -68,6 +68,21 @@ describe('StreamTable', () => {
     expect(t.stats()).toEqual({ channels: 3, expired: 0, evicted: 2 });
   });
 
+  it('evicts the least recently published channel whatever its time-to-live', () => {
+    const t = table(3);
+    publish(t, '/short/a', 1);
+    publish(t, '/long/a', 2, LONG);
+    publish(t, '/short/b', 3);
+    publish(t, '/short/a', 4);
+    publish(t, '/x', 5); // pushes out /long/a, the least recently published
+    expect(t.read('/short/a', 6).position.offset).toBe(2);
+    expect(t.read('/short/b', 6).position.offset).toBe(1);
+    expect(t.stats()).toEqual({ channels: 3, expired: 0, evicted: 1 });
+    publish(t, '/long/b', 7, LONG); // then /short/b
+    expect(t.read('/x', 8).position.offset).toBe(1);
+    expect(t.stats().evicted).toBe(2);
+  });
+
   it('gives a channel dropped by the cap a new epoch: a position from before is not recovered', () => {
     const t = table(1);
     const before = publish(t, '/a', 1);

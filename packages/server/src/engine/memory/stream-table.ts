@@ -1,11 +1,13 @@
 /**
  * The channels of a memory bus that keep history, bounded twice: a stream idle for its
  * time-to-live is dropped by `sweep`, and past `maxChannels` the least recently published
- * one makes room for a new one. Besides the map by name, the streams form a list in the
- * order of last publication (a publish moves its stream to the newest end), so both find
- * their victims at the oldest end in constant time. (A Map's own insertion order would
- * do in principle, but reaching its first entry after many deletions at the front walks
- * over every deleted slot: tens of µs per eviction at 100,000 channels.)
+ * one makes room for a new one.
+ *
+ * Streams are listed by time-to-live (one list per distinct TTL: the default, each
+ * history rule's, and the idle TTL of streams only read), each list in the order of last
+ * publication. The front of a list is the next of its streams to expire, so a sweep
+ * touches only what it drops, and the least recently published stream of all is the
+ * oldest of the few list fronts.
  *
  * Dropping a stream forgets its epoch, so the table draws epochs from a generation that
  * moves on after every drop: a stream made later never reuses the epoch of one that was
@@ -16,6 +18,7 @@
 import { randomBytes } from 'node:crypto';
 import type { HistoryPolicy, HistoryStats, Publication } from '../engine.js';
 import { MemoryStream } from './memory-stream.js';
+import { StreamList } from './stream-list.js';
 
 export interface StreamTableOptions {
   /** Most channels with history at once. */
@@ -24,37 +27,29 @@ export interface StreamTableOptions {
   readonly idleTtlMs: number;
 }
 
-/** Streams looked at by one sweep at most, so a sweep never blocks the loop for long. */
+/** Streams dropped by one sweep at most, so a sweep never blocks the loop for long. */
 const SWEEP_BUDGET = 100_000;
 
 export class StreamTable {
   private readonly streams = new Map<string, MemoryStream>();
-  /** The least and the most recently published streams. */
-  private oldest: MemoryStream | null = null;
-  private newest: MemoryStream | null = null;
+  /** TTL → its streams, least recently published first. */
+  private readonly lists = new Map<number, StreamList>();
   /** Random per table, so epochs of another process (or table) never match. */
   private readonly base = randomBytes(6).toString('base64url');
   private generation = 0;
   private epoch = `${this.base}0`;
-  /** The shortest time-to-live any stream may have: no stream idle for less can expire. */
-  private minTtlMs: number;
   private expired = 0;
   private evicted = 0;
 
-  constructor(private readonly options: StreamTableOptions) {
-    this.minTtlMs = options.idleTtlMs;
-  }
+  constructor(private readonly options: StreamTableOptions) {}
 
   /** Appends `payload` to `channel`'s stream (made when missing) and marks it most recent. */
   publish(channel: string, payload: string, policy: HistoryPolicy, now: number): Publication {
-    let stream = this.streams.get(channel);
-    if (stream === undefined) stream = this.create(channel, now);
-    else if (stream !== this.newest) {
-      this.unlink(stream);
-      this.append(stream);
-    }
-    if (policy.ttlMs < this.minTtlMs) this.minTtlMs = policy.ttlMs;
-    return stream.append(payload, policy, now);
+    const stream = this.streams.get(channel) ?? this.create(channel, now);
+    this.list(stream.ttlMs).unlink(stream);
+    const publication = stream.append(payload, policy, now);
+    this.list(stream.ttlMs).append(stream);
+    return publication;
   }
 
   /** `channel`'s stream for reading; a missing one is made, so its position holds until a publish. */
@@ -62,21 +57,17 @@ export class StreamTable {
     return this.streams.get(channel) ?? this.create(channel, now);
   }
 
-  /** Drops the streams idle for their time-to-live (oldest first, within a budget). */
+  /** Drops the streams idle for their time-to-live (at most `SWEEP_BUDGET`; the rest next time). */
   sweep(now: number): void {
     let dropped = 0;
-    let seen = 0;
-    let stream = this.oldest;
-    while (stream !== null) {
-      const idle = now - stream.lastAt;
-      // Newer streams were published to later still: none of them can have expired.
-      if (idle < this.minTtlMs || ++seen > SWEEP_BUDGET) break;
-      const next = stream.newer;
-      if (idle >= stream.ttlMs) {
-        this.drop(stream);
+    for (const [ttlMs, list] of this.lists) {
+      let stream = list.oldest;
+      while (stream !== null && now - stream.lastAt >= ttlMs && dropped < SWEEP_BUDGET) {
+        const next = stream.newer;
+        this.drop(stream, list);
         dropped++;
+        stream = next;
       }
-      stream = next;
     }
     if (dropped > 0) {
       this.expired += dropped;
@@ -89,37 +80,42 @@ export class StreamTable {
   }
 
   private create(channel: string, now: number): MemoryStream {
-    if (this.streams.size >= this.options.maxChannels && this.oldest !== null) {
-      this.drop(this.oldest);
-      this.evicted++;
-      this.nextEpoch();
-    }
+    if (this.streams.size >= this.options.maxChannels) this.evictOldest();
     const stream = new MemoryStream(channel, this.epoch, now, this.options.idleTtlMs);
     this.streams.set(channel, stream);
-    this.append(stream);
+    this.list(stream.ttlMs).append(stream);
     return stream;
   }
 
-  private drop(stream: MemoryStream): void {
+  /** Drops the least recently published stream: the oldest of the lists' fronts. */
+  private evictOldest(): void {
+    let victim: MemoryStream | null = null;
+    let from: StreamList | null = null;
+    for (const list of this.lists.values()) {
+      const s = list.oldest;
+      if (s !== null && (victim === null || s.lastAt < victim.lastAt)) {
+        victim = s;
+        from = list;
+      }
+    }
+    if (victim === null || from === null) return;
+    this.drop(victim, from);
+    this.evicted++;
+    this.nextEpoch();
+  }
+
+  private drop(stream: MemoryStream, list: StreamList): void {
     this.streams.delete(stream.channel);
-    this.unlink(stream);
+    list.unlink(stream);
   }
 
-  private append(stream: MemoryStream): void {
-    stream.older = this.newest;
-    stream.newer = null;
-    if (this.newest !== null) this.newest.newer = stream;
-    else this.oldest = stream;
-    this.newest = stream;
-  }
-
-  private unlink(stream: MemoryStream): void {
-    if (stream.older !== null) stream.older.newer = stream.newer;
-    else this.oldest = stream.newer;
-    if (stream.newer !== null) stream.newer.older = stream.older;
-    else this.newest = stream.older;
-    stream.older = null;
-    stream.newer = null;
+  private list(ttlMs: number): StreamList {
+    let list = this.lists.get(ttlMs);
+    if (list === undefined) {
+      list = new StreamList();
+      this.lists.set(ttlMs, list);
+    }
+    return list;
   }
 
   private nextEpoch(): void {
