@@ -3,6 +3,8 @@
 #   docker run -p 8080:8080 -e BAYOU_JWT_SECRET=... -e BAYOU_API_KEY=... bayou
 # Every flag has a BAYOU_* variable (see packages/server/README.md); PORT and HOST too.
 # A config file can be mounted and named with BAYOU_CONFIG=/config/bayou.config.mjs.
+# Behind a load balancer or TLS proxy, set BAYOU_TRUST_PROXY to its address(es) or CIDR
+# range, so the per-IP limits see clients and not the proxy (see SECURITY.md).
 
 FROM node:20-bookworm-slim AS build
 WORKDIR /src

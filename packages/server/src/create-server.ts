@@ -2,6 +2,7 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import type { BayouApp } from './bayou-app.js';
 import { type BayouPluginOptions, bayou } from './http/plugin.js';
+import { resolveTrustProxy, type TrustProxy } from './http/trust-proxy.js';
 import { DEMO_PATTERN, DemoFeed, type DemoFeedOptions } from './records/demo-feed.js';
 
 export interface CreateServerOptions extends BayouPluginOptions {
@@ -15,6 +16,14 @@ export interface CreateServerOptions extends BayouPluginOptions {
   https?: { key: string | Buffer; cert: string | Buffer };
   /** Run the demo price feed on `/demo/prices/<SYMBOL>` records. Default: off. */
   demoFeed?: boolean | DemoFeedOptions;
+  /**
+   * Which peers are trusted to tell the client's address and protocol (`X-Forwarded-For`,
+   * `X-Forwarded-Proto`): Fastify's `trustProxy` — `true`, a hop count, addresses/CIDRs or
+   * `loopback`/`linklocal`/`uniquelocal` (comma-separated or an array), or a function.
+   * Behind a load balancer set it to the balancer's address, or every client is the
+   * balancer to the per-IP limits. Default: none trusted.
+   */
+  trustProxy?: TrustProxy;
 }
 
 export interface BayouServer {
@@ -26,9 +35,22 @@ export interface BayouServer {
 }
 
 export async function createServer(options: CreateServerOptions = {}): Promise<BayouServer> {
-  const { host = '0.0.0.0', port = 8080, logger = false, https, demoFeed, ...pluginOptions } = options;
+  const {
+    host = '0.0.0.0',
+    port = 8080,
+    logger = false,
+    https,
+    demoFeed,
+    trustProxy,
+    ...pluginOptions
+  } = options;
+  const trusted = resolveTrustProxy(trustProxy);
   // A Comet endpoint answers thousands of polls a second: no per-request log lines.
-  const base = { logger, logController: new LogController({ disableRequestLogging: true }) };
+  const base = {
+    logger,
+    logController: new LogController({ disableRequestLogging: true }),
+    ...(trusted !== undefined ? { trustProxy: trusted } : {}),
+  };
   const app = (https ? Fastify({ ...base, https }) : Fastify(base)) as unknown as FastifyInstance;
   if (demoFeed) {
     // The feed's subjects are records, unless the caller configured that pattern already.

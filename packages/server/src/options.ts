@@ -10,6 +10,7 @@ import type { ChannelPermissions } from './auth/channel-rules.js';
 import type { TokenOptions } from './auth/token-verifier.js';
 import { BayouError } from './errors.js';
 import { defaultLimits, type LimitOptions, resolveLimits } from './limits/limiter.js';
+import { defaultMaxConnections } from './open-file-limit.js';
 import {
   type RecordPattern,
   type ResolvedRecordPattern,
@@ -92,6 +93,24 @@ export interface BayouOptions {
   maxSubscriptionsPerSession?: number;
   /** Most messages queued for one session before it is dropped as a slow consumer. Default `10000`. */
   maxQueuedMessages?: number;
+  /**
+   * Most characters of serialized messages (UTF-16 code units: the bytes of ASCII JSON)
+   * queued for one session before it is dropped as a slow consumer; `0` = no byte cap.
+   * Default `8388608` (8 MiB).
+   */
+  maxQueuedBytes?: number;
+  /**
+   * ms a connection may stay open without sending a byte, and a WebSocket without
+   * completing a Bayeux handshake, before it is closed (WebSocket close `1008`); `0` = never.
+   * Default `10000`.
+   */
+  handshakeTimeout?: number;
+  /**
+   * Open connections (sockets) this process accepts on its server; past it a connection is
+   * answered HTTP `503` (`Retry-After`) and closed (over TLS, closed). `0` = no cap.
+   * Default: 90% of the process's open-file limit (`ulimit -n`) where it can be read, else `10000`.
+   */
+  maxConnections?: number;
   /** Most bytes buffered on one WebSocket before its session is dropped as slow. Default `8388608`. */
   maxBufferedBytes?: number;
   /** Decides each handshake. Default: accept all. */
@@ -189,6 +208,9 @@ export const defaultOptions: ResolvedOptions = Object.freeze({
   maxBatchMessages: DEFAULTS.maxBatchMessages,
   maxSubscriptionsPerSession: 1_000,
   maxQueuedMessages: 10_000,
+  maxQueuedBytes: 8 * 1024 * 1024,
+  handshakeTimeout: 10_000,
+  maxConnections: defaultMaxConnections(),
   maxBufferedBytes: 8 * 1024 * 1024,
   records: [] as ResolvedRecordPattern[],
   providerLinger: 5_000,
@@ -218,6 +240,9 @@ const numeric = [
   'maxBatchMessages',
   'maxSubscriptionsPerSession',
   'maxQueuedMessages',
+  'maxQueuedBytes',
+  'handshakeTimeout',
+  'maxConnections',
   'maxBufferedBytes',
   'providerLinger',
   'providerLease',

@@ -141,6 +141,43 @@ describe('bayou CLI', () => {
     expect(await new Promise((res) => child.on('exit', res))).toBe(0);
   });
 
+  it('with --trust-proxy, the per-IP limits (here from BAYOU_MAX_SESSIONS_PER_IP) count the client behind the proxy', async () => {
+    const server = run(['start', '--port', '0', '--host', '127.0.0.1', '--trust-proxy', 'loopback'], {
+      BAYOU_MAX_SESSIONS_PER_IP: '1',
+    });
+    const [, base] = await server.waitFor(/listening on (http:\/\/\S+) /);
+    const from = async (ip: string) => {
+      const r = await fetch(`${base}/bayeux`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': ip },
+        body: JSON.stringify([handshake()]),
+      });
+      return ((await r.json()) as Record<string, unknown>[])[0];
+    };
+    expect((await from('203.0.113.7'))?.successful).toBe(true);
+    expect(await from('203.0.113.7')).toMatchObject({ successful: false, error: '403:1:session_limit' });
+    // Another client behind the same proxy has its own count.
+    expect((await from('198.51.100.2'))?.successful).toBe(true);
+    server.child.kill('SIGTERM');
+    expect(await server.exit).toBe(0);
+  });
+
+  it('rejects a --trust-proxy it cannot use, saying what to give', () => {
+    const bad = spawnSync('node', [cli, 'start', '--port', '0', '--trust-proxy', '10.0.0.300'], {
+      encoding: 'utf8',
+      env: cleanEnv(),
+    });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain('option "trustProxy" (--trust-proxy, BAYOU_TRUST_PROXY) has a bad entry');
+    expect(bad.stderr).toContain("use the proxy's addresses, CIDR ranges or loopback/linklocal/uniquelocal");
+    const hops = spawnSync('node', [cli, 'start', '--port', '0'], {
+      encoding: 'utf8',
+      env: cleanEnv({ BAYOU_TRUST_PROXY: '1' }),
+    });
+    expect(hops.status).toBe(2);
+    expect(hops.stderr).toContain('cannot be a hop count (1): Fastify then trusts no peer');
+  });
+
   it('takes flags over env over the file, and logs JSON lines when not on a terminal', async () => {
     const config = join(dir, 'precedence.json');
     writeFileSync(

@@ -3,8 +3,14 @@
  * real nginx (round-robin, no affinity): `@bayou/client` over long-polling and over
  * WebSocket publishes a numbered stream through it and receives all of it in order, while
  * nginx's own log shows the requests spread over the three nodes. This is the compose
- * file's topology without Docker (no Docker engine runs on the test machines).
+ * file's topology without Docker (no Docker engine runs on the test machines). With
+ * `trustProxy` set to nginx's address, as the compose file sets it, the per-IP limits see
+ * each client's own address (clients connect from several loopback addresses); without
+ * it, every client is nginx.
  */
+import { readFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { resolve } from 'node:path';
 import { BayouClient, longPolling, type WebSocketConstructor, websocket } from '@bayou/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -17,6 +23,32 @@ import {
   startCluster,
 } from './cluster-helpers.js';
 import { Nginx } from './nginx.js';
+
+const compose = resolve(import.meta.dirname, '../../../deploy/cluster/docker-compose.yml');
+
+/** A long-polling handshake through nginx from `localAddress`: its reply. */
+function handshakeFrom(base: string, localAddress: string): Promise<{ successful: boolean; error?: string }> {
+  const body = JSON.stringify([
+    { channel: '/meta/handshake', version: '1.0', supportedConnectionTypes: ['long-polling'] },
+  ]);
+  return new Promise((done, fail) => {
+    const req = request(
+      `${base}/bayeux`,
+      { method: 'POST', localAddress, headers: { 'content-type': 'application/json' }, agent: false },
+      (res) => {
+        let text = '';
+        res.on('data', (d: Buffer) => {
+          text += d.toString();
+        });
+        res.on('end', () =>
+          done((JSON.parse(text) as { successful: boolean; error?: string }[])[0] as never),
+        );
+      },
+    );
+    req.on('error', fail);
+    req.end(body);
+  });
+}
 
 // Without nginx, Nginx.start throws and each test fails, saying how to get it.
 requireRedis('three nodes behind nginx');
@@ -88,3 +120,37 @@ describe.each(['long-polling', 'websocket'] as const)(
     });
   },
 );
+
+describe('the shipped nginx.conf and trustProxy', () => {
+  it('the compose file trusts exactly the balancer it runs', () => {
+    const text = readFileSync(compose, 'utf8');
+    const trusted = /BAYOU_TRUST_PROXY: (\S+)/.exec(text)?.[1];
+    const balancer = /balancer:[\s\S]*?ipv4_address: (\S+)/.exec(text)?.[1];
+    expect(trusted).toBeDefined();
+    expect(trusted).toBe(balancer);
+  });
+
+  it('with trustProxy set to nginx, the per-IP session limit counts each client address, not nginx', async () => {
+    cluster = await startCluster(redis(), 1, { trustProxy: 'loopback', limits: { maxSessionsPerIp: 2 } });
+    nginx = await Nginx.start(cluster.nodes.map((n) => n.port));
+    expect((await handshakeFrom(nginx.base, '127.0.0.2')).successful).toBe(true);
+    expect((await handshakeFrom(nginx.base, '127.0.0.2')).successful).toBe(true);
+    expect(await handshakeFrom(nginx.base, '127.0.0.2')).toMatchObject({
+      successful: false,
+      error: '403:2:session_limit',
+    });
+    // Another client behind the same nginx is not refused for the first one's sessions.
+    expect((await handshakeFrom(nginx.base, '127.0.0.3')).successful).toBe(true);
+  });
+
+  it('without trustProxy, every client behind nginx is nginx to the limits (the failure trustProxy fixes)', async () => {
+    cluster = await startCluster(redis(), 1, { limits: { maxSessionsPerIp: 2 } });
+    nginx = await Nginx.start(cluster.nodes.map((n) => n.port));
+    expect((await handshakeFrom(nginx.base, '127.0.0.2')).successful).toBe(true);
+    expect((await handshakeFrom(nginx.base, '127.0.0.2')).successful).toBe(true);
+    expect(await handshakeFrom(nginx.base, '127.0.0.3')).toMatchObject({
+      successful: false,
+      error: '403:2:session_limit',
+    });
+  });
+});

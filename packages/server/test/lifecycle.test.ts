@@ -183,6 +183,33 @@ describe('slow consumers', () => {
   });
 });
 
+describe('slow consumers by bytes (maxQueuedBytes)', () => {
+  it('drops a long-polling session whose queue passes the byte cap long before the message cap; a WebSocket session flushes early', async () => {
+    const { server, base } = await startServer({ maxQueuedBytes: 64 * 1024 });
+    const id = await handshake(base);
+    await post(base, [connect(id)]);
+    await post(base, [{ channel: '/meta/subscribe', clientId: id, subscription: '/big' }]);
+    const good = new TestClient(base, 'websocket');
+    await good.connect();
+    await good.subscribe('/big');
+    const removed: string[] = [];
+    server.bayou.on('session:removed', (s, reason) =>
+      removed.push(`${s.id === id ? 'poller' : 'other'}:${reason}`),
+    );
+    // 20 messages of 16 KiB in one turn: 320 KiB, 20 messages (the message cap is 10,000).
+    const chunk = 'y'.repeat(16 * 1024);
+    for (let i = 0; i < 20; i++) server.bayou.publish('/big', { i, chunk });
+    await good.waitFor((m) => (m.data as { i?: number } | undefined)?.i === 19);
+    expect(removed).toEqual(['poller:slow-consumer']);
+    expect(server.bayou.session(id)).toBeUndefined();
+    expect(server.bayou.session(good.clientId)).toBeDefined();
+    expect(good.deliveries('/big')).toHaveLength(20);
+    expect(server.bayou.stats().slowConsumers).toBe(1);
+    await good.close();
+    await server.close();
+  });
+});
+
 describe('slow WebSocket readers', () => {
   it('drops a session whose socket buffers more than maxBufferedBytes, closing it with 1008', async () => {
     const { server, base } = await startServer({ maxBufferedBytes: 256 * 1024 });

@@ -125,4 +125,47 @@ describe('the long-polling direct path', () => {
     expect(s.headers.get('set-cookie')).not.toMatch(/Secure/);
     expect(seen[1]).toMatchObject({ ip: '127.0.0.1', secure: false });
   });
+
+  it('gives request.ip and secure exactly as Fastify does, on both paths, for every trustProxy form', async () => {
+    const forms: FastifyServerOptions['trustProxy'][] = [
+      undefined,
+      true,
+      'loopback',
+      '127.0.0.1',
+      '127.0.0.1, 198.51.100.0/24',
+      ['127.0.0.0/8'],
+      '10.0.0.1',
+      (address: string) => address === '127.0.0.1',
+      (_address: string, hop: number) => hop < 2,
+    ];
+    const requests: Record<string, string>[] = [
+      {},
+      { 'x-forwarded-for': '203.0.113.7', 'x-forwarded-proto': 'https' },
+      { 'x-forwarded-for': '192.0.2.1, 198.51.100.9, 203.0.113.7', 'x-forwarded-proto': 'http, https' },
+      { 'x-forwarded-for': '203.0.113.7', 'x-forwarded-proto': 'https, http' },
+    ];
+    for (const trustProxy of forms) {
+      const direct: RequestInfo[] = [];
+      const routed: RequestInfo[] = [];
+      const options = trustProxy === undefined ? {} : { trustProxy };
+      // What Fastify itself says, from a route of the same app (a route is no hook).
+      const whoami = (app: FastifyInstance) =>
+        app.post('/whoami', async (req) => ({ ip: req.ip, secure: req.protocol === 'https' }));
+      const a = await start(whoami, options, direct);
+      const b = await start((app) => app.addHook('onRequest', async () => undefined), options, routed);
+      expect(servedDirectly(a.app)).toBe(true);
+      expect(servedDirectly(b.app)).toBe(false);
+      for (const headers of requests) {
+        expect((await post(a.url, HANDSHAKE, headers)).status).toBe(200);
+        expect((await post(b.url, HANDSHAKE, headers)).status).toBe(200);
+        const truth = (await (await post(a.url.replace(/\/bayeux$/, '/whoami'), '{}', headers)).json()) as {
+          ip: string;
+          secure: boolean;
+        };
+        const label = `${String(trustProxy)} ${JSON.stringify(headers)}`;
+        expect({ label, ip: direct.at(-1)?.ip, secure: direct.at(-1)?.secure }).toEqual({ label, ...truth });
+        expect({ label, ip: routed.at(-1)?.ip, secure: routed.at(-1)?.secure }).toEqual({ label, ...truth });
+      }
+    }
+  });
 });

@@ -61,7 +61,7 @@ export function routeReply(ctx: BatchContext, session: Session | null, json: str
     session.socket === ctx.socket &&
     !session.metaConnectDeliveryOnly
   ) {
-    if (at === undefined || at >= session.queue.length) session.enqueue(json);
-    else session.queue.splice(at, 0, json);
+    if (at === undefined) session.enqueue(json);
+    else session.insert(at, json);
   } else ctx.replies.push(json);
 }

@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { Session, type SessionHost } from '../session/session.js';
 import { SubscriptionIndex } from './subscription-index.js';
 
-const host: SessionHost = { scheduleFlush: () => undefined, overflow: () => false, maxQueuedMessages: 100 };
+const host: SessionHost = {
+  scheduleFlush: () => undefined,
+  overflow: () => false,
+  maxQueuedMessages: 100,
+  maxQueuedBytes: Number.POSITIVE_INFINITY,
+};
 const pub = (channel: string, payload: string) => ({ channel, payload, position: null });
 const session = (id: string) => new Session(id, 'websocket', host, Number.POSITIVE_INFINITY);
 

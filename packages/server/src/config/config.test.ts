@@ -135,6 +135,39 @@ describe('resolveCli precedence: flags > env > file > defaults', () => {
     expect(r.config.demoFeed).toEqual({ symbols: 10 });
   });
 
+  it('merges limits from every source key by key, and takes queue, timeout and connection flags', async () => {
+    const limitsFile = file(
+      'limits.json',
+      JSON.stringify({ limits: { publishRate: 5, maxSessionsPerIp: 50 } }),
+    );
+    const r = await resolveCli(
+      [
+        'start',
+        '--config',
+        limitsFile,
+        '--max-sessions-per-ip',
+        '7',
+        '--max-queued-bytes=1024',
+        '--handshake-timeout',
+        '2500',
+        '--trust-proxy',
+        '10.0.0.0/8, loopback',
+      ],
+      { BAYOU_HANDSHAKE_RATE: '20', BAYOU_MAX_CONNECTIONS: '900', BAYOU_TIMEOUT: '15000' },
+    );
+    expect(r.config).toMatchObject({
+      limits: { publishRate: 5, maxSessionsPerIp: 7, handshakeRate: 20 },
+      maxQueuedBytes: 1024,
+      handshakeTimeout: 2500,
+      maxConnections: 900,
+      timeout: 15000,
+      trustProxy: '10.0.0.0/8, loopback',
+    });
+    expect(parseFlags(['--trust-proxy', 'true']).layer).toEqual({ trustProxy: true });
+    expect(parseFlags(['--trust-proxy=off']).layer).toEqual({ trustProxy: false });
+    expect(() => parseFlags(['--max-queued-bytes', '-1'])).toThrow('--max-queued-bytes must be 0 or more');
+  });
+
   it('refuses unreadable, malformed or non-object config files with BAYOU_ERR_CONFIG', async () => {
     const bad = [
       join(dir, 'missing.json'),

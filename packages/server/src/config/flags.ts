@@ -4,37 +4,12 @@
  * Precedence: flags > environment > config file > defaults.
  */
 import { BayouError } from '../errors.js';
+import { parseTrustProxy } from '../http/trust-proxy.js';
+import { type FlagKind, type FlagSpec, nonNegative, oneOf, portCheck, positive } from './flag-spec.js';
+import { LIMIT_FLAGS } from './limit-flags.js';
 import { closest } from './suggest.js';
 
-export type FlagKind = 'string' | 'int' | 'number' | 'bool' | 'list';
-
-export interface FlagSpec {
-  /** Without the leading `--`. */
-  flag: string;
-  /** Environment variables, first one wins. */
-  env: string[];
-  /** Dotted config key (`tokens.secret`); `null` for `--config` itself. */
-  key: string | null;
-  kind: FlagKind;
-  /** Shown in `--help`: a placeholder for the value. */
-  value?: string;
-  help: string;
-  /** As documented. */
-  default: string;
-  /** Accepted values or range, checked when parsed. */
-  check?: (value: unknown) => string | null;
-  /** A secret: never echoed in errors. */
-  secret?: boolean;
-}
-
-const portCheck = (v: unknown) =>
-  Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 65535 ? null : 'must be 0-65535';
-const positive = (v: unknown) => ((v as number) > 0 ? null : 'must be a positive number');
-const nonNegative = (v: unknown) => ((v as number) >= 0 ? null : 'must be 0 or more');
-const oneOf =
-  (...values: string[]) =>
-  (v: unknown) =>
-    values.includes(v as string) ? null : `must be one of ${values.join(', ')}`;
+export type { FlagKind, FlagSpec };
 
 export const FLAGS: readonly FlagSpec[] = [
   {
@@ -166,6 +141,16 @@ export const FLAGS: readonly FlagSpec[] = [
     default: 'none',
   },
   {
+    flag: 'trust-proxy',
+    env: ['BAYOU_TRUST_PROXY'],
+    key: 'trustProxy',
+    kind: 'string',
+    value: '<list>',
+    help: "peers trusted for X-Forwarded-For/-Proto (the client's IP for limits, Secure cookies): the balancer's addresses or CIDRs, loopback, linklocal, uniquelocal (comma-separated), a hop count, or true (any peer)",
+    default: 'none (the socket address is the client)',
+    parse: parseTrustProxy,
+  },
+  {
     flag: 'max-payload-bytes',
     env: ['BAYOU_MAX_PAYLOAD_BYTES'],
     key: 'maxPayloadBytes',
@@ -175,6 +160,7 @@ export const FLAGS: readonly FlagSpec[] = [
     default: '65536',
     check: positive,
   },
+  ...LIMIT_FLAGS,
   {
     flag: 'history-size',
     env: ['BAYOU_HISTORY_SIZE'],
@@ -324,7 +310,7 @@ function convert(spec: FlagSpec, raw: string, where: string): unknown {
   const shown = spec.secret ? '(hidden)' : `"${raw}"`;
   switch (spec.kind) {
     case 'string':
-      value = raw;
+      value = spec.parse === undefined ? raw : spec.parse(raw);
       break;
     case 'int':
       value = /^\d+$/.test(raw.trim()) ? Number(raw) : Number.NaN;

@@ -16,7 +16,7 @@ export interface ResolvedCli {
 }
 
 /** Keys whose object values merge across sources instead of replacing each other. */
-const MERGED = new Set(['tokens', 'tls', 'publishApi', 'redisEngine']);
+const MERGED = new Set(['tokens', 'tls', 'publishApi', 'redisEngine', 'limits']);
 
 function isPlain(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v) && !Buffer.isBuffer(v);

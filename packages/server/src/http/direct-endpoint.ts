@@ -12,7 +12,8 @@
  * the path whenever it could make a difference: with any lifecycle hook, with `rewriteUrl`
  * or a `serverFactory`, over HTTP/2, while the app is closing (Fastify answers 503), and
  * when the server's request listener is not Fastify's alone. The choice is made once, when
- * the app is ready.
+ * the app is ready. The same listener first lets the connection guard answer requests on
+ * connections refused past `maxConnections`, whichever path would serve them.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import proxyAddr from '@fastify/proxy-addr';
@@ -48,6 +49,11 @@ export interface DirectEndpointOptions {
   serve: DirectServe;
   /** True once the app is closing: requests then go to Fastify. */
   closing: () => boolean;
+  /**
+   * Sees every request first, whichever path serves it, and returns `true` when it
+   * answered it (a connection refused past `maxConnections`).
+   */
+  refuse?: (req: IncomingMessage, res: ServerResponse) => boolean;
 }
 
 const served = new WeakSet<FastifyInstance>();
@@ -105,21 +111,26 @@ export function directEndpoint(
   options: DirectEndpointOptions,
 ): void {
   scope.addHook('onReady', async () => {
-    const refusal = directPathRefusal(app, scope);
     const server = app.server as Server;
     const listeners = server.listeners('request') as Listener[];
-    const why = refusal ?? (listeners.length === 1 ? null : 'the server has other request listeners');
-    if (why !== null) {
-      app.log.debug({ reason: why }, 'long-polling served through Fastify');
+    if (listeners.length !== 1) {
+      app.log.debug(
+        { reason: 'the server has other request listeners' },
+        'long-polling served through Fastify',
+      );
       return;
     }
+    const refusal = directPathRefusal(app, scope);
+    if (refusal !== null) app.log.debug({ reason: refusal }, 'long-polling served through Fastify');
+    const direct = refusal === null;
     const fastify = listeners[0] as Listener;
     const base = options.path.replace(/\/$/, '');
     const exact = options.path;
-    const { serve, closing } = options;
+    const { serve, closing, refuse } = options;
     const { ip, secure } = peerOf(fastifyOptions(app)?.trustProxy);
     const dispatch: Listener = function dispatch(req, res) {
-      if (req.method === 'POST' && !closing()) {
+      if (refuse?.(req, res) === true) return;
+      if (direct && req.method === 'POST' && !closing()) {
         const url = req.url ?? '';
         const q = url.indexOf('?');
         const path = q < 0 ? url : url.slice(0, q);
@@ -130,9 +141,11 @@ export function directEndpoint(
       }
       fastify.call(server, req, res);
     };
+    // Without the direct path and without refusals, Fastify keeps its listener untouched.
+    if (!direct && refuse === undefined) return;
     server.removeListener('request', fastify);
     server.on('request', dispatch);
-    served.add(app);
+    if (direct) served.add(app);
   });
 }
 

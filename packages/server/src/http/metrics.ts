@@ -27,6 +27,13 @@ export interface SecurityCounts {
     expired: number;
     browserMismatch: number;
   }> | null;
+  /** The connection guard's and the WebSocket handshake deadline's counters. */
+  connections?: {
+    open(): number;
+    refused(): number;
+    silentClosed(): number;
+    handshakeTimeouts(): number;
+  };
 }
 
 /** A counter that reports a running total kept elsewhere. */
@@ -106,6 +113,29 @@ export function createMetrics(
       this.set(security.trackedIps());
     },
   });
+  const conn = security.connections;
+  if (conn !== undefined) {
+    new Gauge({
+      name: 'bayou_connections_open',
+      help: 'Connections (sockets) this process holds open, counted against maxConnections',
+      registers: [registry],
+      collect() {
+        this.set(conn.open());
+      },
+    });
+    totalCounter(
+      registry,
+      'bayou_connections_refused_total',
+      'Connections refused (503) past maxConnections',
+      conn.refused,
+    );
+    totalCounter(
+      registry,
+      'bayou_connections_timed_out_total',
+      'Connections closed after handshakeTimeout: silent ones, and WebSockets without a Bayeux handshake',
+      () => conn.silentClosed() + conn.handshakeTimeouts(),
+    );
+  }
   const auth = security.auth;
   if (auth !== null) {
     totalCounter(

@@ -5,6 +5,7 @@
  * sessions gracefully: held connects are answered with `reconnect: retry` and sockets
  * closed with 1001, so clients reconnect to wherever the service comes back.
  */
+import { Server as TlsServer } from 'node:tls';
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import type { RedisOptions } from 'ioredis';
@@ -22,6 +23,7 @@ import { Limiter } from '../limits/limiter.js';
 import { type BayouOptions, defaultOptions, type ResolvedOptions, resolveOptions } from '../options.js';
 import { createLongPolling } from '../transports/long-polling.js';
 import { WebSocketTransport } from '../transports/websocket.js';
+import { ConnectionGuard } from './connection-guard.js';
 import { directEndpoint } from './direct-endpoint.js';
 import { createMetrics } from './metrics.js';
 
@@ -153,17 +155,28 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
         })
       : null;
   if (auth !== null) bayou.addExtension(auth);
-  // One shared timer for token expiries and forgetting idle IPs; none per session.
+  // Connections past maxConnections are refused; silent ones closed (the sweep below).
+  const guard = new ConnectionGuard(
+    app.server,
+    { maxConnections: options.maxConnections, handshakeTimeout: options.handshakeTimeout },
+    app.server instanceof TlsServer,
+  );
+  // One shared timer for token expiries, forgetting idle IPs and closing idle connections;
+  // none per session or socket.
   let sweeps = 0;
   const securitySweep = setInterval(() => {
     auth?.sweep();
     if (++sweeps % 60 === 0) limiter.prune();
+    const now = Date.now();
+    guard.sweep(now);
+    ws?.sweep(now);
   }, options.sweepInterval);
   securitySweep.unref();
   try {
     await kernel.start();
   } catch (err) {
     clearInterval(securitySweep);
+    guard.close();
     const where = typeof redis === 'string' ? redis.replace(/\/\/[^@/]*@/, '//***@') : 'Redis';
     if (engine instanceof RedisEngine)
       throw new BayouError(
@@ -187,6 +200,7 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
         path: options.path,
         serve: longPolling.serveDirect,
         closing: () => draining,
+        ...(options.maxConnections > 0 ? { refuse: (req, res) => guard.refuse(req, res) } : {}),
       });
     },
     { logLevel: ROUTE_LOG_LEVEL },
@@ -209,6 +223,12 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
     limits: limiter.stats,
     trackedIps: () => limiter.trackedIps,
     auth: auth?.stats ?? null,
+    connections: {
+      open: () => guard.stats.open,
+      refused: () => guard.stats.refused,
+      silentClosed: () => guard.stats.silentClosed,
+      handshakeTimeouts: () => ws?.handshakeTimeouts ?? 0,
+    },
   };
   if (options.metricsPath !== false || options.metricsRegistry !== undefined) {
     const registry = createMetrics(
@@ -233,6 +253,7 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
     ws?.closeAll(1001, 'server shutting down');
   });
   app.addHook('onClose', async () => {
+    guard.close();
     await ws?.close();
     await kernel.close();
   });

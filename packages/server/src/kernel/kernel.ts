@@ -78,6 +78,7 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
     services: { count: 0, sum: 0, buckets: SERVICE_BUCKETS.map(() => 0) },
   };
   readonly maxQueuedMessages: number;
+  readonly maxQueuedBytes: number;
   /** The facade handed to service handlers as `ctx.bayou`. */
   app: unknown = null;
 
@@ -88,6 +89,7 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
     readonly events: EventSink,
   ) {
     this.maxQueuedMessages = options.maxQueuedMessages;
+    this.maxQueuedBytes = options.maxQueuedBytes === 0 ? Number.POSITIVE_INFINITY : options.maxQueuedBytes;
     this.history = new HistoryRules(options);
     this.registry = new SessionRegistry(this, options.maxInterval, this.nodeId);
     this.records = new RecordStore(new Map(options.records.map((p) => [p.pattern, p])));
@@ -386,7 +388,7 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
     this.stats.removed[reason]++;
     this.registry.delete(session);
     for (const name of [...session.subscriptions]) this.subscriptions.drop(session, name);
-    session.queue = [];
+    session.drain();
     this.extensions.removed(session);
     this.emitSafe((e) => e.emit('session:removed', session as ServerSession, reason));
   }
@@ -400,7 +402,12 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
       // A WebSocket drains every turn; a burst larger than the queue goes out early, and
       // the socket's own buffer (maxBufferedBytes) decides whether the reader is slow.
       this.outbound.flush(session);
-      if (session.state !== 'removed' && session.queue.length < this.maxQueuedMessages) return true;
+      if (
+        session.state !== 'removed' &&
+        session.queue.length < this.maxQueuedMessages &&
+        session.queuedBytes < this.maxQueuedBytes
+      )
+        return true;
       if (session.state !== 'removed') this.dropSlowConsumer(session);
       return false;
     }
@@ -411,9 +418,12 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
   dropSlowConsumer(session: Session): void {
     if (session.state === 'removed') return;
     this.stats.slowConsumers++;
-    this.log.warn({ clientId: session.id }, 'slow consumer: queue limit reached, session dropped');
+    this.log.warn(
+      { clientId: session.id, queued: session.queue.length, queuedBytes: session.queuedBytes },
+      'slow consumer: queue limit reached, session dropped',
+    );
     // What it could not take is dropped; a held connect is told to handshake again.
-    session.queue = [];
+    session.drain();
     session.socket?.end(1008, 'slow consumer');
     this.removeSession(session, 'slow-consumer');
   }

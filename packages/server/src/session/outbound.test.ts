@@ -20,6 +20,7 @@ function setup(longPollDelay = 0, maxBufferedBytes = 1 << 20, saturated = true) 
     scheduleFlush: (s) => outbound.schedule(s),
     overflow: () => false,
     maxQueuedMessages: 100,
+    maxQueuedBytes: Number.POSITIVE_INFINITY,
   };
   return { outbound, completed, overflowed, session: () => new Session('n.s', 'websocket', host, Infinity) };
 }

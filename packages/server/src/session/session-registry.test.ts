@@ -2,7 +2,12 @@ import { describe, expect, it, vi } from 'vitest';
 import type { SessionHost } from './session.js';
 import { SessionRegistry } from './session-registry.js';
 
-const host: SessionHost = { scheduleFlush: () => undefined, overflow: () => false, maxQueuedMessages: 10 };
+const host: SessionHost = {
+  scheduleFlush: () => undefined,
+  overflow: () => false,
+  maxQueuedMessages: 10,
+  maxQueuedBytes: Number.POSITIVE_INFINITY,
+};
 
 describe('SessionRegistry', () => {
   it('creates sessions with distinct 144-bit ids', () => {

@@ -47,6 +47,8 @@ export interface SessionHost {
   /** The queue is full: make room (flush to a socket) and return `true`, or drop the session. */
   overflow(session: Session): boolean;
   readonly maxQueuedMessages: number;
+  /** Characters queued (`Infinity` for no cap). */
+  readonly maxQueuedBytes: number;
 }
 
 export class Session implements ServerSession, Lifecycle {
@@ -62,6 +64,11 @@ export class Session implements ServerSession, Lifecycle {
   readonly subscriptions = new Set<string>();
   /** Serialized messages waiting for the next flush. */
   queue: string[] = [];
+  /**
+   * Characters in `queue` (a string's length: its bytes when ASCII), kept by every method
+   * that changes the queue, for the byte cap; a number add per message.
+   */
+  queuedBytes = 0;
   /** Whether a connect was ever seen (the first one is answered at once). */
   connected = false;
   /** Browser id from the `BAYEUX_BROWSER` cookie, for long-polling. */
@@ -105,8 +112,14 @@ export class Session implements ServerSession, Lifecycle {
   /** Queues one serialized message; the hot path of delivery. */
   enqueue(json: string): void {
     if (this.state === 'removed') return;
-    if (this.queue.length >= this.host.maxQueuedMessages && !this.host.overflow(this)) return;
+    const host = this.host;
+    if (
+      (this.queue.length >= host.maxQueuedMessages || this.queuedBytes >= host.maxQueuedBytes) &&
+      !host.overflow(this)
+    )
+      return;
     this.queue.push(json);
+    this.queuedBytes += json.length;
     if (!this.flushScheduled) {
       this.flushScheduled = true;
       this.host.scheduleFlush(this);
@@ -117,6 +130,7 @@ export class Session implements ServerSession, Lifecycle {
   requeue(messages: string[]): void {
     if (messages.length === 0 || this.state === 'removed') return;
     this.queue = messages.concat(this.queue);
+    for (let i = 0; i < messages.length; i++) this.queuedBytes += (messages[i] as string).length;
     if (!this.flushScheduled) {
       this.flushScheduled = true;
       this.host.scheduleFlush(this);
@@ -127,6 +141,16 @@ export class Session implements ServerSession, Lifecycle {
   drain(): string[] {
     const q = this.queue;
     this.queue = [];
+    this.queuedBytes = 0;
     return q;
+  }
+
+  /** Puts `json` at position `at` of the queue (a reply ahead of what its message queued). */
+  insert(at: number, json: string): void {
+    if (at >= this.queue.length) this.enqueue(json);
+    else {
+      this.queue.splice(at, 0, json);
+      this.queuedBytes += json.length;
+    }
   }
 }

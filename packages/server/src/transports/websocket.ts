@@ -11,17 +11,28 @@ import { decodeBatch, formatError } from '@bayou/protocol';
 import type { FastifyInstance } from 'fastify';
 import { WebSocket, WebSocketServer } from 'ws';
 import { createBatchContext } from '../bayeux/batch-context.js';
+import { isRefused, refusalResponse } from '../http/connection-guard.js';
 import type { ResolvedOptions } from '../options.js';
 import type { Session } from '../session/session.js';
 import type { SocketLink } from '../session/session-lifecycle.js';
 import type { RequestInfo } from '../types.js';
+import { DeadlineQueue } from './deadline-queue.js';
 import { keepAfterHandshake, originAllowed, pathOf, requestInfo } from './request-info.js';
 import type { TransportKernel } from './transport-kernel.js';
 
 type WebSocketOptions = Pick<
   ResolvedOptions,
-  'path' | 'allowedOrigins' | 'maxPayloadBytes' | 'maxBatchMessages' | 'authenticate'
+  | 'path'
+  | 'allowedOrigins'
+  | 'maxPayloadBytes'
+  | 'maxBatchMessages'
+  | 'authenticate'
+  | 'handshakeTimeout'
+  | 'maxConnections'
 >;
+
+/** Close code and reason of a WebSocket that completed no Bayeux handshake in time. */
+export const HANDSHAKE_TIMEOUT_CLOSE = { code: 1008, reason: 'bayeux handshake timeout' } as const;
 
 /** What every link of one server shares: the kernel and the limits. */
 interface LinkHost {
@@ -123,7 +134,13 @@ const NO_REQUEST: RequestInfo = Object.freeze({
 
 export class WebSocketTransport {
   readonly wss: WebSocketServer;
+  /** Sockets closed for completing no handshake within `handshakeTimeout`. */
+  handshakeTimeouts = 0;
   private readonly host: LinkHost;
+  /** Links still to complete a handshake, in the order they opened. */
+  private readonly awaiting: DeadlineQueue<WebSocketLink> | null;
+  /** Links told to close at the last sweep: terminated at the next if their peer did not answer. */
+  private closing: WebSocketLink[] = [];
   private readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     this.upgrade(req, socket, head);
   };
@@ -144,7 +161,24 @@ export class WebSocketTransport {
       maxPayload: options.maxPayloadBytes,
       perMessageDeflate: false,
     });
+    this.awaiting = options.handshakeTimeout > 0 ? new DeadlineQueue(options.handshakeTimeout) : null;
     app.server.on('upgrade', this.onUpgrade);
+  }
+
+  /**
+   * Closes (`1008`) the sockets that completed no Bayeux handshake within
+   * `handshakeTimeout`; those closed at the previous sweep whose peer never answered the
+   * close are cut. Called by the plugin's shared sweep.
+   */
+  sweep(now: number): void {
+    for (const link of this.closing) if (link.readyState !== WebSocket.CLOSED) link.terminate();
+    this.closing = [];
+    this.awaiting?.expire(now, (link) => {
+      if (link.trimmed || link.sessions.length > 0 || link.readyState !== WebSocket.OPEN) return;
+      this.handshakeTimeouts++;
+      link.close(HANDSHAKE_TIMEOUT_CLOSE.code, HANDSHAKE_TIMEOUT_CLOSE.reason);
+      this.closing.push(link);
+    });
   }
 
   get connections(): number {
@@ -156,6 +190,11 @@ export class WebSocketTransport {
    * hooks (authentication, rate limits) apply; `route()` then completes the handshake.
    */
   private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    if (isRefused(socket)) {
+      // Past maxConnections: a clear answer, then the connection goes.
+      socket.end(refusalResponse(this.options.maxConnections));
+      return;
+    }
     if (pathOf(req.url) !== this.options.path) {
       // Leave other paths to other upgrade listeners; refuse only when we are alone.
       if (this.app.server.listenerCount('upgrade') === 1) rejectUpgrade(socket, 404, 'Not Found');
@@ -195,6 +234,7 @@ export class WebSocketTransport {
         link.on('message', onSocketMessage as SocketHandler);
         link.on('close', onSocketClose as SocketHandler);
         link.on('error', onSocketError as SocketHandler);
+        this.awaiting?.add(link, Date.now());
       });
     });
   }
@@ -206,6 +246,8 @@ export class WebSocketTransport {
 
   async close(): Promise<void> {
     this.app.server.off('upgrade', this.onUpgrade);
+    this.awaiting?.clear();
+    this.closing = [];
     for (const ws of this.wss.clients) ws.terminate();
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
   }

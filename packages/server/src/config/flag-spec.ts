@@ -1,0 +1,32 @@
+/** The shape of one row of the flag table (`flags.ts`, `limit-flags.ts`) and its value checks. */
+export type FlagKind = 'string' | 'int' | 'number' | 'bool' | 'list';
+
+export interface FlagSpec {
+  /** Without the leading `--`. */
+  flag: string;
+  /** Environment variables, first one wins. */
+  env: string[];
+  /** Dotted config key (`tokens.secret`); `null` for `--config` itself. */
+  key: string | null;
+  kind: FlagKind;
+  /** Shown in `--help`: a placeholder for the value. */
+  value?: string;
+  help: string;
+  /** As documented. */
+  default: string;
+  /** Accepted values or range, checked when parsed. */
+  check?: (value: unknown) => string | null;
+  /** A secret: never echoed in errors. */
+  secret?: boolean;
+  /** For `string` flags: turns the text into the value (checked by `check`, then the option). */
+  parse?: (raw: string) => unknown;
+}
+
+export const portCheck = (v: unknown) =>
+  Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 65535 ? null : 'must be 0-65535';
+export const positive = (v: unknown) => ((v as number) > 0 ? null : 'must be a positive number');
+export const nonNegative = (v: unknown) => ((v as number) >= 0 ? null : 'must be 0 or more');
+export const oneOf =
+  (...values: string[]) =>
+  (v: unknown) =>
+    values.includes(v as string) ? null : `must be one of ${values.join(', ')}`;

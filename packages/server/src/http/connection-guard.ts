@@ -1,0 +1,135 @@
+/**
+ * What one process lets connections hold: a cap on open connections (sockets) and a
+ * deadline for a connection's first byte. File descriptors are the resource an idle
+ * socket takes, and the per-IP limits count sessions, not sockets; so past
+ * `maxConnections` a new connection is refused — its first request (a long-poll, a
+ * WebSocket upgrade) is answered `503` with `Retry-After` and the connection closed, over
+ * TLS it is closed at once — and one that sends nothing within `handshakeTimeout` is
+ * closed. A refused connection is given `REFUSED_GRACE_MS` to send its request and read
+ * the answer. A WebSocket that never completes a Bayeux handshake is the WebSocket
+ * transport's to close (it knows when one did); both run from the plugin's shared sweep.
+ */
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { DeadlineQueue } from '../transports/deadline-queue.js';
+
+/** ms a refused connection may stay open to send its request and read the `503`. */
+export const REFUSED_GRACE_MS = 1000;
+/** Seconds a refused client is told to wait (`Retry-After`). */
+export const RETRY_AFTER_SECONDS = 5;
+
+const GUARD = Symbol('bayou.guard');
+const REFUSED = Symbol('bayou.refused');
+type Guarded = Socket & { [GUARD]?: ConnectionGuard; [REFUSED]?: true };
+
+export interface ConnectionGuardOptions {
+  /** Open connections accepted; `0` = no cap. */
+  maxConnections: number;
+  /** ms a connection may stay silent (no byte received); `0` = no deadline. */
+  handshakeTimeout: number;
+}
+
+export interface ConnectionStats {
+  /** Connections open now (accepted ones; refused ones are not counted). */
+  open: number;
+  /** Connections refused past `maxConnections`. */
+  refused: number;
+  /** Connections closed for sending nothing within `handshakeTimeout`. */
+  silentClosed: number;
+}
+
+/** Whether `socket` was refused: its request gets the `503` instead of being served. */
+export function isRefused(socket: Duplex | null | undefined): boolean {
+  return socket != null && (socket as Guarded)[REFUSED] === true;
+}
+
+function refusalBody(max: number): string {
+  return JSON.stringify({
+    error: `server at its connection limit (maxConnections ${max}): retry in ${RETRY_AFTER_SECONDS} s`,
+  });
+}
+
+/** The raw HTTP answer to an upgrade on a refused connection. */
+export function refusalResponse(max: number): string {
+  const body = refusalBody(max);
+  return `HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nRetry-After: ${RETRY_AFTER_SECONDS}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+}
+
+export class ConnectionGuard {
+  readonly stats: ConnectionStats = { open: 0, refused: 0, silentClosed: 0 };
+  private readonly silent: DeadlineQueue<Socket> | null;
+  private readonly body: string;
+  private readonly onConnection = (socket: Socket): void => this.accept(socket);
+
+  constructor(
+    private readonly server: Server,
+    private readonly options: ConnectionGuardOptions,
+    /** Over TLS nothing can be said before the TLS handshake: a refusal just closes. */
+    private readonly tls: boolean,
+  ) {
+    this.silent = options.handshakeTimeout > 0 ? new DeadlineQueue(options.handshakeTimeout) : null;
+    this.body = refusalBody(options.maxConnections);
+    // First: a refused socket is marked before Node's HTTP parser sees it.
+    server.prependListener('connection', this.onConnection);
+  }
+
+  get maxConnections(): number {
+    return this.options.maxConnections;
+  }
+
+  private accept(socket: Socket): void {
+    const max = this.options.maxConnections;
+    if (max > 0 && this.stats.open >= max) {
+      this.stats.refused++;
+      if (this.tls) {
+        socket.destroy();
+        return;
+      }
+      (socket as Guarded)[REFUSED] = true;
+      socket.setTimeout(REFUSED_GRACE_MS);
+      socket.once('timeout', onRefusedTimeout);
+      return;
+    }
+    this.stats.open++;
+    (socket as Guarded)[GUARD] = this;
+    socket.once('close', onGuardedClose);
+    this.silent?.add(socket, Date.now());
+  }
+
+  /** Answers a request that came on a refused connection (`true`), or leaves it (`false`). */
+  refuse(req: IncomingMessage, res: ServerResponse): boolean {
+    if ((req.socket as Guarded)[REFUSED] !== true) return false;
+    res.writeHead(503, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(this.body),
+      'retry-after': String(RETRY_AFTER_SECONDS),
+      connection: 'close',
+    });
+    res.end(this.body);
+    return true;
+  }
+
+  /** Closes connections that sent nothing within `handshakeTimeout`. Called by the shared sweep. */
+  sweep(now: number): void {
+    this.silent?.expire(now, (socket) => {
+      if (socket.destroyed || socket.bytesRead > 0) return;
+      this.stats.silentClosed++;
+      socket.destroy();
+    });
+  }
+
+  close(): void {
+    this.server.off('connection', this.onConnection);
+    this.silent?.clear();
+  }
+}
+
+function onGuardedClose(this: Guarded): void {
+  const guard = this[GUARD];
+  if (guard !== undefined) guard.stats.open--;
+}
+
+function onRefusedTimeout(this: Socket): void {
+  this.destroy();
+}

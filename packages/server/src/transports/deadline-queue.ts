@@ -1,0 +1,46 @@
+/**
+ * Items that each get the same time to prove themselves (a connection its first byte, a
+ * WebSocket its Bayeux handshake), checked by a shared sweep instead of a timer each. They
+ * are added in time order with one timeout, so their deadlines are in order too: a sweep
+ * looks only at the items that are due, and memory holds only what arrived within one
+ * timeout (an item that proved itself early just waits at its place to be dropped).
+ */
+export class DeadlineQueue<T> {
+  private items: T[] = [];
+  private deadlines: number[] = [];
+  private head = 0;
+
+  constructor(private readonly timeout: number) {}
+
+  add(item: T, now: number): void {
+    this.items.push(item);
+    this.deadlines.push(now + this.timeout);
+  }
+
+  /** Takes every item whose deadline is `now` or earlier, oldest first, and hands it to `due`. */
+  expire(now: number, due: (item: T) => void): void {
+    while (this.head < this.items.length && (this.deadlines[this.head] as number) <= now) {
+      const item = this.items[this.head] as T;
+      this.items[this.head] = undefined as T;
+      this.head++;
+      due(item);
+    }
+    // Compact once the expired prefix is most of the arrays.
+    if (this.head > 1024 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.deadlines = this.deadlines.slice(this.head);
+      this.head = 0;
+    }
+  }
+
+  /** Items waiting. */
+  get size(): number {
+    return this.items.length - this.head;
+  }
+
+  clear(): void {
+    this.items = [];
+    this.deadlines = [];
+    this.head = 0;
+  }
+}
