@@ -13,6 +13,8 @@ let nextMarker = 0;
 export class TestClient {
   clientId = '';
   readonly received: Msg[] = [];
+  /** The messages of each WebSocket frame received, in order. */
+  readonly frames: Msg[][] = [];
   private readonly pending = new Map<string, (m: Msg) => void>();
   private readonly waiters: { pred: (m: Msg) => boolean; resolve: (m: Msg) => void }[] = [];
   private ws: WebSocket | null = null;
@@ -53,7 +55,9 @@ export class TestClient {
     const ws = new WebSocket(this.endpoint.replace(/^http/, 'ws'), { headers: this.headers });
     this.ws = ws;
     ws.on('message', (data) => {
-      for (const m of JSON.parse(data.toString()) as Msg[]) this.dispatch(m);
+      const frame = JSON.parse(data.toString()) as Msg[];
+      this.frames.push(frame);
+      for (const m of frame) this.dispatch(m);
     });
     ws.on('close', (code) => {
       this.closedWith = code;

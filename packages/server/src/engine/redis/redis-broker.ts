@@ -16,6 +16,7 @@ import { isReady } from './redis-connections.js';
 import type { RedisCore } from './redis-core.js';
 import { DeliveryGate } from './redis-delivery.js';
 import { LATEST, PUBLISH, PUBLISH_RECORD, type RedisClient, runScript, SINCE } from './redis-scripts.js';
+import { type Corkable, TurnBatcher } from './redis-turns.js';
 
 /** How many recent publication ids a node remembers to drop duplicate copies. */
 const RECENT_IDS = 512;
@@ -62,10 +63,14 @@ export class RedisBroker implements Broker {
   private readonly pending = new Map<string, Promise<void>>();
   private readonly recent = new Set<string>();
   private readonly gate: DeliveryGate;
+  private readonly turns: TurnBatcher;
   private seq = 0;
+  /** `<nodeId>.`: how this node's own publication ids start. */
+  private own = '';
 
   constructor(private readonly engine: RedisCore) {
     this.gate = new DeliveryGate(() => engine.node());
+    this.turns = new TurnBatcher(engine.options.batchWindowMs, (p) => this.gate.accept(p));
   }
 
   async publish(channel: string, payload: string, history: HistoryPolicy): Promise<StreamPosition | null> {
@@ -74,7 +79,7 @@ export class RedisBroker implements Broker {
     const keep = history.size > 0 && history.ttlMs > 0;
     const names = expandChannel(channel);
     const topics = e.options.sharded ? [e.keys.topic(channel)] : names.map((n) => e.keys.topic(n));
-    const header = this.header('', channel);
+    const header = this.header('', channel, names);
     const reply = (await e.track(
       runScript(
         cmd,
@@ -112,7 +117,7 @@ export class RedisBroker implements Broker {
     for (const [k, v] of Object.entries(delta)) pairs.push(k, JSON.stringify(v ?? null));
     const names = expandChannel(subject);
     const topics = e.options.sharded ? [e.keys.topic(subject)] : names.map((n) => e.keys.topic(n));
-    const header = this.header('r', subject);
+    const header = this.header('r', subject, names);
     const verb = e.options.sharded ? 'SPUBLISH' : 'PUBLISH';
     await e.track(
       runScript(
@@ -180,8 +185,13 @@ export class RedisBroker implements Broker {
    */
   async resubscribe(catchUp = false): Promise<void> {
     const e = this.engine;
+    this.own = `${e.node().nodeId}.`;
     const topics = [e.keys.inbox(e.node().nodeId), ...[...this.interest.keys()].map((n) => e.keys.topic(n))];
-    if (catchUp) this.gate.hold();
+    if (catchUp) {
+      // What was in flight when the connection dropped is lost: history fills the gap.
+      this.turns.reset();
+      this.gate.hold();
+    }
     try {
       for (let i = 0; i < topics.length; i += 1000) await e.track(this.listen(topics.slice(i, i + 1000)));
     } finally {
@@ -201,11 +211,28 @@ export class RedisBroker implements Broker {
     if (this.recent.has(decoded.id)) return;
     this.recent.add(decoded.id);
     if (this.recent.size > RECENT_IDS) this.recent.delete(this.recent.values().next().value as string);
-    this.gate.accept(decoded.publication);
+    const id = decoded.id;
+    const seq = id.startsWith(this.own) ? Number(id.slice(this.own.length)) : -1;
+    this.turns.arrived(decoded.publication, seq);
   }
 
-  private header(flag: '' | 'r', channel: string): string {
-    return `${this.engine.node().nodeId}.${++this.seq}\n${flag}\n${channel}`;
+  /** @internal The node stopped: what is held is dropped, as it would be in flight. */
+  abandon(): void {
+    this.turns.drop();
+  }
+
+  /**
+   * The id and header of a publication about to go out, noted in this turn's batch: the
+   * turn's publishes leave in one write, and the node knows which of them come back.
+   */
+  private header(flag: '' | 'r', channel: string, names: readonly string[]): string {
+    const e = this.engine;
+    const seq = ++this.seq;
+    const cmd = e.commands();
+    // A Redis Cluster client has no one socket, and there the wildcard copies come later.
+    const socket = e.options.sharded ? null : ((cmd as { stream?: Corkable }).stream ?? null);
+    this.turns.sending(socket, seq, !e.options.sharded && names.some((n) => this.interest.has(n)));
+    return `${this.own}${seq}\n${flag}\n${channel}`;
   }
 
   private async listen(topics: string[]): Promise<void> {

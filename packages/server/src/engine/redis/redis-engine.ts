@@ -180,6 +180,7 @@ export class RedisEngine implements Engine, RedisCore {
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
     this.directory.abandon();
+    this.broker.abandon();
     this.self = null;
   }
 

@@ -14,6 +14,7 @@ describe('resolveRedisOptions', () => {
       commandTimeoutMs: 5000,
       sharded: false,
       epochTtlMs: 120_000,
+      batchWindowMs: 1,
     });
   });
 
@@ -35,6 +36,8 @@ describe('resolveRedisOptions', () => {
     [{ sharded: 'yes' }, /sharded/],
     [{ redis: 'x' }, /redis/],
     [{ redis: { keyPrefix: 'x:' } }, /redis.keyPrefix.*engine option keyPrefix/],
+    [{ batchWindowMs: -1 }, /batchWindowMs.*≥ 0/],
+    [{ batchWindowMs: '1' }, /batchWindowMs/],
   ])('rejects %o naming the option', (input, message) => {
     expect(() => resolveRedisOptions(input as never)).toThrow(message);
   });

@@ -57,6 +57,13 @@ export interface RedisEngineOptions {
    * `historyTtl`; the plugin and CLI pass their `historyTtl`).
    */
   epochTtlMs?: number;
+  /**
+   * Milliseconds a node waits for more of a batch of its own publishes (those it made in
+   * one event-loop turn, which leave in one write) when Redis wrote it back in parts, as it
+   * does past 16 KB of commands, before delivering what came; 0 never waits. A batch that
+   * comes back whole, as a few publishes do, never waits. Default: 1.
+   */
+  batchWindowMs?: number;
 }
 
 export interface ResolvedRedisOptions {
@@ -70,6 +77,7 @@ export interface ResolvedRedisOptions {
   readonly commandTimeoutMs: number;
   readonly sharded: boolean;
   readonly epochTtlMs: number;
+  readonly batchWindowMs: number;
 }
 
 const defaults = Object.freeze({
@@ -80,6 +88,7 @@ const defaults = Object.freeze({
   forwardTimeoutMs: 45_000,
   commandTimeoutMs: 5000,
   epochTtlMs: 120_000,
+  batchWindowMs: 1,
 });
 
 const known = new Set([...Object.keys(defaults), 'redis', 'cluster', 'sharded']);
@@ -91,6 +100,11 @@ function invalid(name: string, expected: string): never {
 function positive(name: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0)
     invalid(name, 'a positive integer');
+  return value;
+}
+
+function nonNegative(name: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) invalid(name, 'a number ≥ 0');
   return value;
 }
 
@@ -132,5 +146,6 @@ export function resolveRedisOptions(input: RedisEngineOptions = {}): ResolvedRed
     commandTimeoutMs: positive('commandTimeoutMs', o.commandTimeoutMs),
     sharded: input.sharded ?? cluster !== null,
     epochTtlMs: positive('epochTtlMs', o.epochTtlMs),
+    batchWindowMs: nonNegative('batchWindowMs', o.batchWindowMs),
   });
 }
