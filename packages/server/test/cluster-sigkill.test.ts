@@ -4,11 +4,11 @@
  * on a survivor within 15 s and, with ack and replay from Redis history, receive every
  * message exactly once, in order, with no gap — over long-polling and over WebSocket.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { resolve } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { BayouClient, longPolling, type WebSocketConstructor, websocket } from '@bayou/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { startBayou } from './bayou-process.js';
 import {
   disconnectAll,
   eventually,
@@ -21,7 +21,6 @@ import { RoundRobinBalancer } from './round-robin-balancer.js';
 
 requireRedis('cluster of bayou processes killed with SIGKILL');
 
-const cli = resolve(import.meta.dirname, '../dist/cli.js');
 const redis = redisPerFile();
 const children: ChildProcess[] = [];
 const clients: BayouClient[] = [];
@@ -36,40 +35,20 @@ afterEach(async () => {
 
 /** A `bayou start --redis` process; resolves with its port once it listens. */
 async function node(url: string, prefix: string): Promise<{ child: ChildProcess; port: number }> {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('BAYOU_') && k !== 'PORT') env[k] = v;
-  const child = spawn(
-    'node',
-    [
-      cli,
-      'start',
-      '--port',
-      '0',
-      '--redis',
-      url,
-      '--redis-prefix',
-      prefix,
-      '--history-size',
-      '1000',
-      '--log-level',
-      'warn',
-    ],
-    { env },
-  );
-  children.push(child);
-  let out = '';
-  child.stdout?.on('data', (d: Buffer) => {
-    out += d.toString();
-  });
-  child.stderr?.on('data', (d: Buffer) => {
-    out += d.toString();
-  });
-  const port = await eventually(() => {
-    const m = /listening on https?:\/\/[^:]+:(\d+)/.exec(out);
-    if (m === null) throw new Error(`not listening yet: ${out}`);
-    return Number(m[1]);
-  }, 20_000);
-  return { child, port };
+  const started = await startBayou([
+    '--port',
+    '0',
+    '--redis',
+    url,
+    '--redis-prefix',
+    prefix,
+    '--history-size',
+    '1000',
+    '--log-level',
+    'warn',
+  ]);
+  children.push(started.child);
+  return started;
 }
 
 describe.each(['long-polling', 'websocket'] as const)('SIGKILL of a bayou process (%s)', (transport) => {

@@ -235,8 +235,10 @@ describe('slow WebSocket readers', () => {
 });
 
 describe('graceful shutdown', () => {
-  it('answers held connects with reconnect advice and closes sockets with 1001', async () => {
+  it('ends every session: held connects get 402 with handshake advice, sockets close with 1001', async () => {
     const { server, base } = await startServer({ timeout: 10_000 });
+    const removed: string[] = [];
+    server.bayou.on('session:removed', (_s, reason) => removed.push(reason));
     const id = await handshake(base);
     await post(base, [connect(id)]);
     const held = post(base, [connect(id)]);
@@ -244,9 +246,33 @@ describe('graceful shutdown', () => {
     await ws.connect();
     await eventually(() => server.bayou.stats().heldLongPolls === 1);
     await server.close();
-    expect((await held).body[0]).toMatchObject({ channel: '/meta/connect', advice: { reconnect: 'retry' } });
+    expect((await held).body[0]).toMatchObject({
+      channel: '/meta/connect',
+      successful: false,
+      error: '402::session_unknown',
+      advice: { reconnect: 'handshake', interval: 0 },
+    });
     await eventually(() => ws.closedWith !== null);
     expect(ws.closedWith).toBe(1001);
+    expect(removed).toEqual(['shutdown', 'shutdown']);
+  });
+  it('sends a WebSocket what was queued before the 402, in order', async () => {
+    const { server, base } = await startServer({ timeout: 10_000 });
+    const ws = new TestClient(base, 'websocket');
+    await ws.connect();
+    // The loop's second connect went out with the first reply: once the subscribe (sent
+    // after it on the same socket) is answered, that connect is held.
+    await ws.waitFor((m) => m.channel === '/meta/connect');
+    await ws.subscribe('/news');
+    // Published in the same turn as the close: still in the session's queue when it ends.
+    for (let n = 0; n < 5; n++) server.bayou.publish('/news', { n });
+    await server.close();
+    const refused = await ws.waitFor((m) => m.channel === '/meta/connect' && m.successful === false);
+    expect(refused).toMatchObject({ error: '402::session_unknown', advice: { reconnect: 'handshake' } });
+    const after = ws.received.indexOf(refused);
+    const news = ws.received.filter((m) => m.channel === '/news');
+    expect(news.map((m) => (m.data as { n: number }).n)).toEqual([0, 1, 2, 3, 4]);
+    for (const m of news) expect(ws.received.indexOf(m)).toBeLessThan(after);
   });
 });
 

@@ -100,6 +100,11 @@ export class RoundRobinBalancer {
     this.out.add(name);
   }
 
+  /** Sends to `name` again (it passes its health check again, e.g. after a restart). */
+  restore(name: string): void {
+    this.out.delete(name);
+  }
+
   /** Whether no two consecutive entries of `order` (from `from` on) name the same node. */
   alternates(from = 0): boolean {
     for (let i = from + 1; i < this.order.length; i++) if (this.order[i] === this.order[i - 1]) return false;

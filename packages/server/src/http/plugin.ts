@@ -2,8 +2,10 @@
  * The Fastify plugin: `app.register(bayou, options)` adds the Bayeux endpoint (both
  * transports on one path), `/healthz` (liveness), `/readyz` (readiness: 503 while the
  * engine cannot serve, e.g. Redis unreachable), `/metrics`, and `app.bayou`. Closing the app ends
- * sessions gracefully: held connects are answered with `reconnect: retry` and sockets
- * closed with 1001, so clients reconnect to wherever the service comes back.
+ * sessions gracefully: what is queued goes out where it can, held connects are answered
+ * `402::session_unknown` with `reconnect: handshake` and sockets closed with 1001, so
+ * clients handshake again on another node (or here once the service is back) and recover
+ * what they missed from the engine's history.
  */
 import { Server as TlsServer } from 'node:tls';
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
@@ -250,6 +252,7 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
     draining = true;
     clearInterval(securitySweep);
     kernel.drainForShutdown();
+    longPolling?.drain();
     ws?.closeAll(1001, 'server shutting down');
   });
   app.addHook('onClose', async () => {

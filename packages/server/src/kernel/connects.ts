@@ -108,9 +108,11 @@ export class Connects {
 
   /**
    * Answers the held connect of `session`: with everything queued when on long-polling or
-   * when deliveries travel only in connect replies (unless `withMessages` is false).
+   * when deliveries travel only in connect replies (unless `withMessages` is false). With
+   * `error`, the reply is unsuccessful (the session ended): every client follows the
+   * advice of a failed connect, while CometD refuses `handshake` advice on a successful one.
    */
-  complete(session: Session, advice?: Record<string, unknown>, withMessages = true): void {
+  complete(session: Session, advice?: Record<string, unknown>, withMessages = true, error?: string): void {
     const held = transition(session, { type: 'release' }, Date.now(), this.options.maxInterval);
     if (held === null) return;
     if (held.browserId !== null) this.browserPolls.release(held.browserId);
@@ -118,12 +120,12 @@ export class Connects {
       advice === undefined ? this.advice : JSON.stringify({ ...this.adviceFields, ...advice });
     if (held.poll === null && !session.metaConnectDeliveryOnly) {
       // A streaming WebSocket: the reply follows whatever was queued before it.
-      session.enqueue(connectReplyJson(held.id, session.id, adviceJson));
+      session.enqueue(connectReplyJson(held.id, session.id, adviceJson, undefined, error));
       return;
     }
     const messages = withMessages ? session.drain() : [];
     const ext = this.extensions.connectExt(session, messages, false);
-    messages.push(connectReplyJson(held.id, session.id, adviceJson, ext));
+    messages.push(connectReplyJson(held.id, session.id, adviceJson, ext, error));
     if (held.poll !== null) held.poll.respond(messages);
     else this.outbound.sendFrame(session, messages);
   }
@@ -161,15 +163,17 @@ export class Connects {
   }
 }
 
-/** The connect reply, built as text: it is the most frequent reply of all. */
+/** The connect reply, built as text: it is the most frequent reply of all. `error` makes it a failure. */
 export function connectReplyJson(
   id: string | undefined,
   clientId: string,
   adviceJson: string,
   extJson?: string,
+  error?: string,
 ): string {
   const idPart = id === undefined ? '' : `,"id":${JSON.stringify(id)}`;
   const extPart = extJson === undefined ? '' : `,"ext":${extJson}`;
+  const outcome = error === undefined ? 'true' : `false,"error":${JSON.stringify(error)}`;
   // clientIds are base64url with a dot, safe inside a JSON string as they are.
-  return `{"channel":"/meta/connect"${idPart},"clientId":"${clientId}","successful":true,"advice":${adviceJson}${extPart}}`;
+  return `{"channel":"/meta/connect"${idPart},"clientId":"${clientId}","successful":${outcome},"advice":${adviceJson}${extPart}}`;
 }

@@ -373,16 +373,24 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
 
   removeSession(session: Session, reason: RemovalReason): void {
     if (session.state === 'removed') return;
-    if (session.held !== null) {
-      const advice = reason === 'shutdown' ? { reconnect: 'retry' } : { reconnect: 'handshake' };
-      this.connects.complete(session, advice);
-      // On a streaming WebSocket the reply was queued: send it before the queue is dropped
-      // (not to a reader already too slow). Sending may itself find the reader slow and
-      // remove the session: then that removal was the whole of it.
-      if (reason !== 'slow-consumer' && session.socket !== null && session.queue.length > 0) {
-        this.outbound.flush(session);
-        if (this.findSession(session.id) !== session) return;
-      }
+    const held = session.held !== null;
+    if (held) {
+      // A node going away refuses the connect (402 + handshake): the client handshakes on
+      // another node and recovers from the engine's history what it had not received.
+      if (reason === 'shutdown') this.connects.complete(session, HANDSHAKE_NOW, true, SHUTDOWN_ERROR);
+      else this.connects.complete(session, HANDSHAKE);
+    }
+    // On a streaming WebSocket the reply was queued: send it, and on shutdown whatever was
+    // queued, before the queue is dropped (not to a reader already too slow). Sending may
+    // itself find the reader slow and remove the session: then that removal was the whole of it.
+    if (
+      (held || reason === 'shutdown') &&
+      reason !== 'slow-consumer' &&
+      session.socket !== null &&
+      session.queue.length > 0
+    ) {
+      this.outbound.flush(session);
+      if (this.findSession(session.id) !== session) return;
     }
     transition(session, { type: 'remove' }, Date.now(), this.options.maxInterval);
     this.stats.removed[reason]++;
@@ -436,13 +444,18 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
     this.removeSession(session, 'timeout');
   }
 
-  /** Graceful shutdown: answer held connects with `retry` and flush what is queued. */
+  /**
+   * Graceful shutdown, first step (the app stops taking requests meanwhile): every session
+   * of this node ends now. What is queued goes out where a carrier can take it (a held
+   * long-poll's reply, a WebSocket), then the session's held connect, or its next one, is
+   * answered `402::session_unknown` with `reconnect: handshake`, so its client handshakes
+   * again on another node and resubscribes from the last position it received. What it had
+   * not received yet was published through the engine: with history on the channel (shared
+   * in Redis), the replay extension sends it again; with the memory engine it is lost.
+   */
   drainForShutdown(): void {
     this.registry.stopSweeping();
-    for (const session of this.registry.values()) {
-      if (session.held !== null) this.connects.complete(session, { reconnect: 'retry', interval: 0 });
-      this.outbound.flush(session);
-    }
+    for (const session of [...this.registry.values()]) this.removeSession(session, 'shutdown');
   }
 
   /** Set by the metrics: observes each service call's duration. */
@@ -469,5 +482,9 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
 }
 
 const NO_HISTORY: HistoryPolicy = { size: 0, ttlMs: 0 };
+/** Advice to a session that ended: handshake again (after a shutdown, at once). */
+const HANDSHAKE = Object.freeze({ reconnect: 'handshake' });
+const HANDSHAKE_NOW = Object.freeze({ reconnect: 'handshake', interval: 0 });
+const SHUTDOWN_ERROR = formatError('sessionUnknown');
 /** Broker channels named after nodes carry direct deliveries; clients cannot subscribe to them. */
 const NODE_INBOX_PREFIX = '/~node/';

@@ -146,11 +146,26 @@ export interface LongPolling {
    * routing, body parsing and reply (see `http/direct-endpoint.ts` for when it is used).
    */
   serveDirect(req: IncomingMessage, res: ServerResponse, ip: string | undefined, secure: boolean): void;
+  /**
+   * Shutdown: answers the batches relayed to other nodes with 503 at once (their clients
+   * send them again elsewhere, the ack extension resending what was in flight), so no
+   * connect held on another node keeps this one from closing.
+   */
+  drain(): void;
 }
+
+/** What the requests of one endpoint share. */
+interface PollState {
+  readonly browserIds: RandomIds;
+  /** Batches relayed to their owner node and not yet answered. */
+  readonly relays: Set<PollReply>;
+}
+
+const SHUTTING_DOWN = '{"error":"server shutting down: send the request again"}';
 
 export function createLongPolling(kernel: TransportKernel, options: LongPollOptions): LongPolling {
   kernel.forwardHandler = (request) => runForwarded(kernel, options, request);
-  const browserIds = new RandomIds(12);
+  const state: PollState = { browserIds: new RandomIds(12), relays: new Set() };
   const tooLarge = {
     error: formatError('messageTooLarge', [options.maxPayloadBytes]),
     message: `request body larger than ${options.maxPayloadBytes} bytes`,
@@ -190,7 +205,7 @@ export function createLongPolling(kernel: TransportKernel, options: LongPollOpti
         handlePoll(
           kernel,
           options,
-          browserIds,
+          state,
           text,
           req.raw,
           req.ip,
@@ -237,7 +252,7 @@ export function createLongPolling(kernel: TransportKernel, options: LongPollOpti
           return;
         }
         const text = form === FORM ? formMessage(body) : body;
-        handlePoll(kernel, options, browserIds, text, req, ip, secure, reply, res);
+        handlePoll(kernel, options, state, text, req, ip, secure, reply, res);
       } catch (err) {
         kernel.log.error({ err }, 'long-poll request failed');
         if (!reply.sent) reply.send(500, '{"error":"internal error"}');
@@ -245,7 +260,12 @@ export function createLongPolling(kernel: TransportKernel, options: LongPollOpti
     });
   }
 
-  return { routes, serveDirect };
+  function drain(): void {
+    for (const relay of state.relays) if (!relay.sent) relay.send(503, SHUTTING_DOWN);
+    state.relays.clear();
+  }
+
+  return { routes, serveDirect, drain };
 }
 
 function preflight(options: LongPollOptions, req: FastifyRequest, reply: FastifyReply): FastifyReply {
@@ -264,7 +284,7 @@ function preflight(options: LongPollOptions, req: FastifyRequest, reply: Fastify
 function handlePoll(
   kernel: TransportKernel,
   options: LongPollOptions,
-  browserIds: RandomIds,
+  state: PollState,
   text: string,
   raw: IncomingMessage,
   ip: string | undefined,
@@ -286,7 +306,7 @@ function handlePoll(
   }
   let browserId = readCookie(raw.headers.cookie, BROWSER_COOKIE);
   if (browserId === null) {
-    browserId = browserIds.next();
+    browserId = state.browserIds.next();
     reply.header(
       'set-cookie',
       `${BROWSER_COOKIE}=${browserId}; Path=/; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`,
@@ -295,7 +315,9 @@ function handlePoll(
   const info = requestInfo('long-polling', raw, ip, browserId, secure);
   const owner = kernel.ownedElsewhere((decoded.messages[0] as { clientId?: unknown } | null)?.clientId);
   if (owner !== null) {
-    void forwardPoll(kernel, owner, { text, messages: decoded.messages, info, browserId }, reply, res);
+    const poll = { text, messages: decoded.messages, info, browserId };
+    state.relays.add(reply);
+    void forwardPoll(kernel, owner, poll, reply, res).finally(() => state.relays.delete(reply));
     return;
   }
   runPoll(kernel, decoded.messages, text, info, browserId, reply, res);
@@ -316,7 +338,9 @@ async function forwardPoll(
   reply: PollReply,
   res: ServerResponse,
 ): Promise<void> {
-  const local = (): void => runPoll(kernel, poll.messages, poll.text, poll.info, poll.browserId, reply, res);
+  const local = (): void => {
+    if (!reply.sent) runPoll(kernel, poll.messages, poll.text, poll.info, poll.browserId, reply, res);
+  };
   try {
     if (!(await kernel.isAlive(owner))) return local();
     const headers: Record<string, string> = {};
@@ -332,10 +356,11 @@ async function forwardPoll(
       remoteAddress: poll.info.ip ?? poll.info.remoteAddress,
       browserId: poll.browserId,
     });
-    reply.send(answer.status, answer.body);
+    // Unless shutdown answered first: then the owner's ack extension resends what this carried.
+    if (!reply.sent) reply.send(answer.status, answer.body);
   } catch (err) {
     kernel.log.warn({ err, owner }, 'forwarding a long-poll failed; answering here');
-    if (!reply.sent) local();
+    local();
   }
 }
 
