@@ -32,7 +32,7 @@ export interface ChartSpec {
   series: { label: string; color: string; values: (number | null)[]; right?: boolean }[];
 }
 
-const COLORS = {
+export const COLORS = {
   blue: '#1f77b4',
   orange: '#ff7f0e',
   green: '#2ca02c',
@@ -181,32 +181,58 @@ for (const c of BAYOU_CHARTS) {
 `;
 
 export function renderHtml(r: RunResult): string {
-  const specs = chartSpecs(r);
+  const noServer =
+    r.serverSeries.length > 0
+      ? ''
+      : '<p class="note">The server exposed no Prometheus <code>/metrics</code> during the run (or <code>--metrics-url off</code>): no server CPU or memory chart.</p>';
+  return htmlPage({
+    title: `bayou-loadtest ${r.scenario} ${r.startedAt}`,
+    heading: `bayou-loadtest: ${r.scenario}`,
+    intro: `Started ${escapeHtml(r.startedAt)} against <code>${escapeHtml(r.options.url)}</code>.`,
+    summary: renderReport(r),
+    specs: chartSpecs(r),
+    after: noServer,
+    options: redactOptions(r.options),
+  });
+}
+
+export interface HtmlPage {
+  title: string;
+  heading: string;
+  /** HTML (already escaped) under the heading. */
+  intro: string;
+  /** The text report, shown as is. */
+  summary: string;
+  specs: ChartSpec[];
+  /** HTML (already escaped) after the charts. */
+  after?: string;
+  options: unknown;
+}
+
+/** One self-contained page: the text summary, the charts (uPlot inlined), the options. */
+export function htmlPage(page: HtmlPage): string {
   const assets = uplotAssets();
-  const figures = specs
+  const figures = page.specs
     .map(
       (c) =>
         `<figure><figcaption>${escapeHtml(c.title)}</figcaption><div class="chart" id="chart-${c.id}"></div></figure>`,
     )
     .join('\n');
-  const noServer =
-    r.serverSeries.length > 0
-      ? ''
-      : '<p class="note">The server exposed no Prometheus <code>/metrics</code> during the run (or <code>--metrics-url off</code>): no server CPU or memory chart.</p>';
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
-<title>bayou-loadtest ${escapeHtml(r.scenario)} ${escapeHtml(r.startedAt)}</title>
+<title>${escapeHtml(page.title)}</title>
 <style>${assets.css}</style>
 <style>body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:820px}pre{background:#f6f6f6;padding:1em;overflow-x:auto}
-figure{margin:1.5em 0}figcaption{font-weight:600;margin-bottom:.3em}.note{color:#666}</style></head>
-<body><h1>bayou-loadtest: ${escapeHtml(r.scenario)}</h1>
-<p>Started ${escapeHtml(r.startedAt)} against <code>${escapeHtml(r.options.url)}</code>.</p>
-<pre>${escapeHtml(renderReport(r))}</pre>
+figure{margin:1.5em 0}figcaption{font-weight:600;margin-bottom:.3em}.note{color:#666}
+table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2em .6em;text-align:right}</style></head>
+<body><h1>${escapeHtml(page.heading)}</h1>
+<p>${page.intro}</p>
+<pre>${escapeHtml(page.summary)}</pre>
 ${figures}
-${noServer}
-<details><summary>Options</summary><pre>${escapeHtml(JSON.stringify(redactOptions(r.options), null, 2))}</pre></details>
+${page.after ?? ''}
+<details><summary>Options</summary><pre>${escapeHtml(JSON.stringify(page.options, null, 2))}</pre></details>
 <script>${assets.js}</script>
-<script>const BAYOU_CHARTS = ${scriptJson(specs)};
+<script>const BAYOU_CHARTS = ${scriptJson(page.specs)};
 ${DRAW}</script>
 </body></html>
 `;

@@ -24,8 +24,56 @@ describe('bayou-loadtest chaos options', () => {
     expect(() => parseChaosArgs(['--clients'])).toThrow(/needs a value/);
   });
 
+  it('takes the cluster defaults under --cluster: mixed transports, 10 rooms, one each, 20 msg/s', () => {
+    const parsed = parseChaosArgs([
+      '--cluster',
+      '3',
+      '--kill-every',
+      '30s',
+      '--redis-restart-at',
+      '5m',
+      '--duration',
+      '10m',
+    ]);
+    expect(parsed.mode).toBe('cluster');
+    expect(parsed.options).toEqual({
+      nodes: 3,
+      transport: 'mixed',
+      clients: 1000,
+      rooms: 10,
+      roomsPerClient: 1,
+      rate: 20,
+      duration: 600_000,
+      killEvery: 30_000,
+      restart: 'kill',
+      redisRestartAt: 300_000,
+      workers: 4,
+      drainMs: 30_000,
+      seed: 1,
+      prefix: '/chaos/',
+    });
+    expect(parseChaosArgs(['--cluster', '3', '--restart', 'rolling', '--rooms', '4']).options).toMatchObject({
+      restart: 'rolling',
+      rooms: 4,
+    });
+  });
+
+  it('refuses flags of the other mode, a bad restart mode and a one-node cluster, saying what to do', () => {
+    expect(() => parseChaosArgs(['--kill-every', '5s'])).toThrow(
+      /--kill-every applies to a cluster run: add --cluster 3/,
+    );
+    expect(() => parseChaosArgs(['--cluster', '3', '--url', 'http://x/bayeux'])).toThrow(
+      /does not apply with --cluster/,
+    );
+    expect(() => parseChaosArgs(['--cluster', '3', '--restart', 'gently'])).toThrow(/kill or rolling/);
+    expect(() => parseChaosArgs(['--cluster', '1'])).toThrow(/at least 2/);
+    expect(() => parseChaosArgs(['--transport', 'mixed'])).toThrow(/websocket or long-polling, got "mixed"/);
+  });
+
   it('reports PASS only with nothing lost, duplicated or stranded', () => {
-    const { options } = parseChaosArgs([]);
+    const parsed = parseChaosArgs([]);
+    if (parsed.mode !== 'connections') throw new Error('expected the connection chaos');
+    const { options } = parsed;
     const base = {
       published: 10,
       expected: 30,

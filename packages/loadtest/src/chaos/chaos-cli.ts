@@ -1,24 +1,47 @@
 /**
- * `bayou-loadtest chaos`: the chaos chat from the command line. Flags with their defaults
- * in one table; prints a report and exits 1 when anything was lost or duplicated.
+ * `bayou-loadtest chaos`: the chaos chat from the command line, against a server (`--url`)
+ * or against a cluster the run starts (`--cluster N`). Flags with their defaults in one
+ * table; prints a report and exits 1 when anything was lost or duplicated.
  */
 import { writeFileSync } from 'node:fs';
 import { type ChaosOptions, type ChaosResult, runChaos } from './chaos-run.js';
+import {
+  type ClusterChaosOptions,
+  type ClusterChaosResult,
+  clusterChaosPassed,
+  runClusterChaos,
+} from './cluster-chaos.js';
+import { formatClusterChaos, renderClusterHtml } from './cluster-report.js';
+
+type Mode = 'both' | 'connections' | 'cluster';
 
 interface Flag {
-  key: keyof ChaosOptions | 'json';
+  key: keyof ChaosOptions | keyof ClusterChaosOptions | 'json' | 'html';
   flag: string;
   help: string;
   default: string;
+  /** The default under `--cluster` when it differs. */
+  clusterDefault?: string;
   kind: 'string' | 'number' | 'ms';
+  /** Which runs read it: the connection chaos against --url, the cluster run, or both. */
+  mode: Mode;
 }
 
 const FLAGS: readonly Flag[] = [
+  {
+    key: 'nodes',
+    flag: 'cluster',
+    kind: 'number',
+    default: '0',
+    mode: 'both',
+    help: 'start a cluster of N `bayou start --redis` nodes, a redis-server and a round-robin balancer, all on loopback, and run against it (0: run against --url)',
+  },
   {
     key: 'url',
     flag: 'url',
     kind: 'string',
     default: 'http://127.0.0.1:8080/bayeux',
+    mode: 'connections',
     help: 'Bayeux endpoint',
   },
   {
@@ -26,21 +49,34 @@ const FLAGS: readonly Flag[] = [
     flag: 'transport',
     kind: 'string',
     default: 'websocket',
-    help: 'websocket or long-polling',
+    clusterDefault: 'mixed',
+    mode: 'both',
+    help: 'websocket or long-polling; with --cluster also mixed (half WebSocket, half long-polling only)',
   },
   {
     key: 'clients',
     flag: 'clients',
     kind: 'number',
     default: '1000',
+    mode: 'both',
     help: 'clients (real @bayou/client instances)',
   },
-  { key: 'rooms', flag: 'rooms', kind: 'number', default: '100', help: 'rooms' },
+  {
+    key: 'rooms',
+    flag: 'rooms',
+    kind: 'number',
+    default: '100',
+    clusterDefault: '10',
+    mode: 'both',
+    help: 'rooms',
+  },
   {
     key: 'roomsPerClient',
     flag: 'rooms-per-client',
     kind: 'number',
     default: '10',
+    clusterDefault: '1',
+    mode: 'both',
     help: 'rooms each client joins',
   },
   {
@@ -48,14 +84,56 @@ const FLAGS: readonly Flag[] = [
     flag: 'rate',
     kind: 'number',
     default: '100',
-    help: 'messages per second the publisher sends',
+    clusterDefault: '20',
+    mode: 'both',
+    help: 'messages per second the publisher sends, in all (round-robin over the rooms)',
   },
-  { key: 'duration', flag: 'duration', kind: 'ms', default: '60s', help: 'how long the publisher runs' },
+  {
+    key: 'duration',
+    flag: 'duration',
+    kind: 'ms',
+    default: '60s',
+    mode: 'both',
+    help: 'how long the publisher runs',
+  },
+  {
+    key: 'killEvery',
+    flag: 'kill-every',
+    kind: 'ms',
+    default: '30s',
+    mode: 'cluster',
+    help: "time between two node restarts, the nodes in turn; none in the stream's last 10 s (0: none)",
+  },
+  {
+    key: 'restart',
+    flag: 'restart',
+    kind: 'string',
+    default: 'kill',
+    mode: 'cluster',
+    help: 'kill: SIGKILL the node and start it again; rolling: SIGTERM it, wait until it is back, then the next',
+  },
+  {
+    key: 'redisRestartAt',
+    flag: 'redis-restart-at',
+    kind: 'ms',
+    default: '0',
+    mode: 'cluster',
+    help: 'restart Redis once (SIGTERM; it saves and reloads its data) this long into the stream (0: never)',
+  },
+  {
+    key: 'workers',
+    flag: 'workers',
+    kind: 'number',
+    default: '4',
+    mode: 'cluster',
+    help: 'worker processes sharing the clients',
+  },
   {
     key: 'chaosInterval',
     flag: 'chaos',
     kind: 'ms',
     default: '3s',
+    mode: 'connections',
     help: 'mean time between connection kills (0: none)',
   },
   {
@@ -63,6 +141,7 @@ const FLAGS: readonly Flag[] = [
     flag: 'outage-fraction',
     kind: 'number',
     default: '0.2',
+    mode: 'connections',
     help: 'fraction of kills that keep the client down for --outage',
   },
   {
@@ -70,6 +149,7 @@ const FLAGS: readonly Flag[] = [
     flag: 'outage',
     kind: 'ms',
     default: '15s',
+    mode: 'connections',
     help: "how long a held-down client stays away (longer than the server's maxInterval)",
   },
   {
@@ -77,14 +157,23 @@ const FLAGS: readonly Flag[] = [
     flag: 'drain',
     kind: 'ms',
     default: '30s',
+    mode: 'both',
     help: 'longest wait for stragglers after the last publish',
   },
-  { key: 'seed', flag: 'seed', kind: 'number', default: '1', help: 'room assignment and chaos seed' },
+  {
+    key: 'seed',
+    flag: 'seed',
+    kind: 'number',
+    default: '1',
+    mode: 'both',
+    help: 'room assignment and chaos seed',
+  },
   {
     key: 'prefix',
     flag: 'channel-prefix',
     kind: 'string',
     default: '/chaos/',
+    mode: 'both',
     help: 'channel prefix of the rooms',
   },
   {
@@ -92,20 +181,43 @@ const FLAGS: readonly Flag[] = [
     flag: 'json',
     kind: 'string',
     default: '',
+    mode: 'both',
     help: 'also write the result as JSON to this file',
   },
+  {
+    key: 'html',
+    flag: 'html',
+    kind: 'string',
+    default: '',
+    mode: 'cluster',
+    help: 'write a self-contained HTML report (charts, restarts) to this file',
+  },
 ];
+
+const usageLine = (f: Flag) => {
+  const arg = `--${f.flag} <${f.kind === 'ms' ? 'time' : f.kind === 'number' ? 'n' : 'value'}>`;
+  const cluster = f.clusterDefault === undefined ? '' : `; with --cluster ${f.clusterDefault}`;
+  const only = f.mode === 'both' ? '' : f.mode === 'cluster' ? ' [--cluster only]' : ' [without --cluster]';
+  return `  ${arg.padEnd(28)}${f.help} (default ${f.default || 'none'}${cluster})${only}`;
+};
 
 export const CHAOS_USAGE = `Usage: bayou-loadtest chaos [options]
 
 Runs the chaos chat: real @bayou/client instances (acknowledgements and recovery on, as
-they ship) in rooms, one publisher numbering each room's messages, while connections are
-killed at random and some clients are held down past the server's maxInterval. Counts
-every lost and duplicated message; exits 1 if there is any.
+they ship) in rooms, one publisher numbering each room's messages, and counts every lost
+and duplicated message; exits 1 if there is any.
 
-${FLAGS.map((f) => `  --${`${f.flag} <${f.kind === 'ms' ? 'time' : f.kind === 'number' ? 'n' : 'value'}>`.padEnd(28)}${f.help} (default ${f.default || 'none'})`).join('\n')}
+Without --cluster, against --url: connections are killed at random and some clients are
+held down past the server's maxInterval.
+With --cluster N: the run starts a redis-server, N \`bayou start --redis\` nodes and a
+round-robin balancer with no affinity (all on loopback, all stopped by pid at the end),
+publishes through POST /api/publish, restarts a node every --kill-every and Redis once at
+--redis-restart-at, and reports how long each client of a dead node took to receive again.
 
-Times take ms, s or m: 500ms, 3s, 10m.`;
+${FLAGS.map(usageLine).join('\n')}
+
+Times take ms, s or m: 500ms, 3s, 10m.
+Example: bayou-loadtest chaos --cluster 3 --kill-every 30s --redis-restart-at 5m --duration 10m --clients 1000 --html chaos.html`;
 
 function duration(text: string, flag: string): number {
   const m = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(text);
@@ -114,32 +226,67 @@ function duration(text: string, flag: string): number {
   return m[2] === 'm' ? n * 60_000 : m[2] === 's' ? n * 1000 : n;
 }
 
-export function parseChaosArgs(argv: readonly string[]): { options: ChaosOptions; json: string } {
-  const values = new Map(FLAGS.map((f) => [f.flag, f.default]));
+export type ParsedChaos = { json: string; html: string } & (
+  | { mode: 'connections'; options: ChaosOptions }
+  | { mode: 'cluster'; options: ClusterChaosOptions }
+);
+
+function readArgs(argv: readonly string[]): Map<string, string> {
+  const given = new Map<string, string>();
+  const known = new Set(FLAGS.map((f) => f.flag));
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     const name = arg.startsWith('--') ? arg.slice(2) : '';
-    if (!values.has(name)) throw new Error(`unknown option "${arg}" (see bayou-loadtest chaos --help)`);
+    if (!known.has(name)) throw new Error(`unknown option "${arg}" (see bayou-loadtest chaos --help)`);
     const value = argv[++i];
     if (value === undefined) throw new Error(`--${name} needs a value`);
-    values.set(name, value);
+    given.set(name, value);
   }
+  return given;
+}
+
+function convert(f: Flag, raw: string): string | number {
+  if (f.kind === 'string') return raw;
+  if (f.kind === 'ms') return duration(raw, f.flag);
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`--${f.flag}: "${raw}" must be a non-negative number`);
+  return n;
+}
+
+export function parseChaosArgs(argv: readonly string[]): ParsedChaos {
+  const given = readArgs(argv);
+  const cluster = Number(given.get('cluster') ?? 0) > 0;
   const options: Record<string, unknown> = {};
   for (const f of FLAGS) {
-    const raw = values.get(f.flag) as string;
-    if (f.kind === 'string') options[f.key] = raw;
-    else if (f.kind === 'ms') options[f.key] = duration(raw, f.flag);
-    else {
-      const n = Number(raw);
-      if (!Number.isFinite(n) || n < 0)
-        throw new Error(`--${f.flag}: "${raw}" must be a non-negative number`);
-      options[f.key] = n;
-    }
+    const raw = given.get(f.flag);
+    if (raw !== undefined && f.mode !== 'both' && (f.mode === 'cluster') !== cluster)
+      throw new Error(
+        f.mode === 'cluster'
+          ? `--${f.flag} applies to a cluster run: add --cluster 3`
+          : `--${f.flag} does not apply with --cluster (the run starts and kills the nodes itself)`,
+      );
+    const value = raw ?? (cluster ? (f.clusterDefault ?? f.default) : f.default);
+    options[f.key] = convert(f, value);
   }
-  if (options.transport !== 'websocket' && options.transport !== 'long-polling')
-    throw new Error(`--transport must be websocket or long-polling, got "${String(options.transport)}"`);
-  const { json, ...rest } = options;
-  return { options: rest as unknown as ChaosOptions, json: json as string };
+  const transports = cluster ? ['websocket', 'long-polling', 'mixed'] : ['websocket', 'long-polling'];
+  if (!transports.includes(options.transport as string))
+    throw new Error(`--transport must be ${transports.join(' or ')}, got "${String(options.transport)}"`);
+  if (cluster && options.restart !== 'kill' && options.restart !== 'rolling')
+    throw new Error(`--restart must be kill or rolling, got "${String(options.restart)}"`);
+  if (cluster && ((options.nodes as number) < 2 || !Number.isInteger(options.nodes)))
+    throw new Error('--cluster needs a whole number of nodes, at least 2');
+  const { json, html, nodes, ...rest } = options;
+  if (cluster) {
+    const { url: _u, chaosInterval: _c, outageFraction: _f, outageMs: _o, ...own } = rest;
+    return {
+      mode: 'cluster',
+      options: { nodes, ...own } as unknown as ClusterChaosOptions,
+      json: json as string,
+      html: html as string,
+    };
+  }
+  const { killEvery: _k, restart: _r, redisRestartAt: _a, workers: _w, ...own } = rest;
+  return { mode: 'connections', options: own as unknown as ChaosOptions, json: json as string, html: '' };
 }
 
 export function formatChaos(options: ChaosOptions, r: ChaosResult): string {
@@ -158,16 +305,32 @@ export async function chaosMain(argv: readonly string[]): Promise<number> {
     process.stdout.write(`${CHAOS_USAGE}\n`);
     return 0;
   }
-  let parsed: ReturnType<typeof parseChaosArgs>;
+  let parsed: ParsedChaos;
   try {
     parsed = parseChaosArgs(argv);
   } catch (err) {
     process.stderr.write(`bayou-loadtest chaos: ${(err as Error).message}\n`);
     return 2;
   }
+  if (parsed.mode === 'cluster') return clusterMain(parsed.options, parsed.json, parsed.html);
   const result = await runChaos(parsed.options);
   process.stdout.write(`${formatChaos(parsed.options, result)}\n`);
   if (parsed.json)
     writeFileSync(parsed.json, `${JSON.stringify({ options: parsed.options, result }, null, 2)}\n`);
   return result.lost === 0 && result.duplicated === 0 && result.stranded === 0 ? 0 : 1;
+}
+
+async function clusterMain(options: ClusterChaosOptions, json: string, html: string): Promise<number> {
+  const startedAt = new Date().toISOString();
+  let result: ClusterChaosResult;
+  try {
+    result = await runClusterChaos(options);
+  } catch (err) {
+    process.stderr.write(`bayou-loadtest chaos: ${(err as Error).message}\n`);
+    return 1;
+  }
+  process.stdout.write(`${formatClusterChaos(options, result)}\n`);
+  if (json) writeFileSync(json, `${JSON.stringify({ options, result }, null, 2)}\n`);
+  if (html) writeFileSync(html, renderClusterHtml(options, result, startedAt));
+  return clusterChaosPassed(result) ? 0 : 1;
 }

@@ -1,0 +1,311 @@
+/**
+ * Cluster chaos at scale: the run starts a redis-server, `nodes` × `bayou start --redis`
+ * and a round-robin balancer with no affinity (all on loopback), puts `clients`
+ * `@bayou/client` instances (half WebSocket, half long-polling only by default) in rooms
+ * behind the balancer, publishes a numbered stream per room through `POST /api/publish`,
+ * and meanwhile every `killEvery` takes the next node down — SIGKILL and restart, or, in
+ * `rolling` mode, SIGTERM, wait for it to be back, next — and once restarts Redis itself.
+ * At the end every client must hold every acknowledged message of its rooms exactly once.
+ * Everything it started is stopped by pid at the end, on an error or on a signal.
+ */
+import { assignGroups } from '../groups.js';
+import { startBalancer } from './cluster-balancer.js';
+import type { WorkerClient, WorkerResult } from './cluster-messages.js';
+import { ChaosNode, ChaosRedis, freePort, randomKey, stopAll } from './cluster-processes.js';
+import { ClientWorkers } from './cluster-workers.js';
+
+export interface ClusterChaosOptions {
+  /** Nodes in the cluster. */
+  nodes: number;
+  clients: number;
+  /** `mixed`: even clients over WebSocket, odd ones long-polling only. */
+  transport: 'mixed' | 'websocket' | 'long-polling';
+  rooms: number;
+  roomsPerClient: number;
+  /** Messages per second in all, spread evenly over the rooms (one numbered stream each). */
+  rate: number;
+  /** How long the stream runs, ms. */
+  duration: number;
+  /** ms between two node restarts; 0: none. */
+  killEvery: number;
+  /** `kill`: SIGKILL then restart; `rolling`: SIGTERM, wait for it to be back, next. */
+  restart: 'kill' | 'rolling';
+  /** ms into the stream at which Redis is restarted once; 0: never. */
+  redisRestartAt: number;
+  /** Longest wait after the stream for every client to hold every message, ms. */
+  drainMs: number;
+  /** Client worker processes. */
+  workers: number;
+  seed: number;
+  prefix: string;
+}
+
+export interface ChaosEvent {
+  /** Seconds since the stream started. */
+  t: number;
+  kind: 'SIGKILL' | 'SIGTERM' | 'redis restart';
+  node: string;
+  /** ms until the process answered again. */
+  downMs: number;
+}
+
+export interface ClusterChaosResult {
+  published: number;
+  accepted: number;
+  /** Publishes refused or failed (a node or Redis down): not expected anywhere. */
+  rejected: number;
+  expected: number;
+  delivered: number;
+  lost: number;
+  duplicated: number;
+  unacknowledged: number;
+  gaps: number;
+  stranded: number;
+  recovery: { count: number; p50: number; p99: number; max: number; unrecovered: number };
+  /** Every recovery time, ms, sorted (for the report's distribution). */
+  recoveries: number[];
+  nodeRestarts: number;
+  redisRestarts: number;
+  events: ChaosEvent[];
+  /** One point a second: deliveries in all, clients connected, messages acknowledged. */
+  series: { t: number; delivered: number; connected: number; accepted: number }[];
+  losses: WorkerResult['losses'];
+  /** Whether every client held every message before `drainMs` ran out. */
+  drained: boolean;
+  seconds: number;
+}
+
+/**
+ * No node goes down in the stream's last 10 s: its clients count as receiving again at
+ * their first message on a new session, so the stream must still run for them.
+ */
+export const QUIET_END_MS = 10_000;
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+export function percentile(sorted: readonly number[], q: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] as number;
+}
+
+export function clientPlan(o: ClusterChaosOptions): WorkerClient[] {
+  const groups = assignGroups(o.clients, o.rooms, o.roomsPerClient, o.seed);
+  return groups.map((g, index) => ({
+    index,
+    transport: o.transport === 'mixed' ? (index % 2 === 0 ? 'websocket' : 'long-polling') : o.transport,
+    rooms: Array.from(g),
+  }));
+}
+
+export async function runClusterChaos(o: ClusterChaosOptions): Promise<ClusterChaosResult> {
+  const began = performance.now();
+  const onSignal = () => {
+    stopAll();
+    process.exit(130);
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  const redis = await ChaosRedis.start();
+  try {
+    const settings = { redisUrl: redis.url, prefix: `chaos${process.pid}:`, apiKey: randomKey() };
+    const nodes: ChaosNode[] = [];
+    for (let i = 0; i < o.nodes; i++) nodes.push(new ChaosNode(`node${i}`, await freePort(), settings));
+    await Promise.all(nodes.map((n) => n.start()));
+    const balancer = await startBalancer(nodes.map((n) => n.port));
+    const workers = new ClientWorkers(Math.max(1, Math.min(o.workers, o.clients)));
+    return await stream(o, { redis, nodes, balancerPort: balancer, workers, apiKey: settings.apiKey }, began);
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    stopAll();
+    await redis.stop();
+  }
+}
+
+interface Cluster {
+  redis: ChaosRedis;
+  nodes: ChaosNode[];
+  balancerPort: number;
+  workers: ClientWorkers;
+  apiKey: string;
+}
+
+async function stream(o: ClusterChaosOptions, c: Cluster, began: number): Promise<ClusterChaosResult> {
+  const base = `http://127.0.0.1:${c.balancerPort}`;
+  const ticks = new Map<number, { delivered: number; connected: number; accepted: number }>();
+  let t0 = Date.now();
+  const bucket = () => {
+    const t = Math.floor((Date.now() - t0) / 1000);
+    let b = ticks.get(t);
+    if (b === undefined) {
+      b = { delivered: 0, connected: 0, accepted: 0 };
+      ticks.set(t, b);
+    }
+    return b;
+  };
+  // Each worker's latest count stands until its next tick: a second's point sums them all.
+  const connectedNow = new Map<number, number>();
+  c.workers.onTick = (w, delivered, connected) => {
+    const b = bucket();
+    b.delivered += delivered;
+    connectedNow.set(w, connected);
+    b.connected = [...connectedNow.values()].reduce((x, y) => x + y, 0);
+  };
+  await c.workers.start(`${base}/bayeux`, o.prefix, clientPlan(o));
+
+  t0 = Date.now();
+  const end = t0 + o.duration;
+  const accepted: number[][] = Array.from({ length: o.rooms }, () => []);
+  let published = 0;
+  let rejected = 0;
+  const publishRoom = async (room: number) => {
+    const interval = (1000 * o.rooms) / Math.max(o.rate, 0.001);
+    let due = performance.now() + (interval * room) / o.rooms;
+    await sleep(due - performance.now());
+    for (let seq = 1; Date.now() < end; seq++) {
+      published++;
+      if (await publishOne(base, c.apiKey, `${o.prefix}${room}`, seq)) {
+        accepted[room]?.push(seq);
+        bucket().accepted++;
+      } else rejected++;
+      due += interval;
+      await sleep(Math.max(0, due - performance.now()));
+    }
+  };
+  const events: ChaosEvent[] = [];
+  const [, , restarts] = await Promise.all([
+    Promise.all(Array.from({ length: o.rooms }, (_, room) => publishRoom(room))),
+    o.redisRestartAt > 0 && o.redisRestartAt < o.duration
+      ? restartRedis(c, t0 + o.redisRestartAt, t0, events)
+      : null,
+    restartNodes(o, c, t0, end, events),
+  ]);
+
+  const drained = await c.workers.complete(accepted, o.drainMs);
+  const parts = await c.workers.finish();
+  events.sort((a, b) => a.t - b.t);
+  return summarize(parts, {
+    published,
+    rejected,
+    accepted,
+    events,
+    drained,
+    nodeRestarts: restarts,
+    series: [...ticks]
+      .sort(([a], [b]) => a - b)
+      .map(([t, b]) => ({
+        t,
+        delivered: b.delivered,
+        connected: b.connected,
+        accepted: b.accepted,
+      })),
+    seconds: (performance.now() - began) / 1000,
+  });
+}
+
+async function publishOne(base: string, key: string, channel: string, seq: number): Promise<boolean> {
+  try {
+    const r = await fetch(`${base}/api/publish`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ channel, data: { seq, t: Date.now() } }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    await r.arrayBuffer();
+    return r.status === 200;
+  } catch {
+    return false;
+  }
+}
+
+/** Takes node after node down every `killEvery` until `QUIET_END_MS` before the end; resolves with the count. */
+async function restartNodes(
+  o: ClusterChaosOptions,
+  c: Cluster,
+  t0: number,
+  end: number,
+  events: ChaosEvent[],
+): Promise<number> {
+  if (o.killEvery <= 0) return 0;
+  let count = 0;
+  for (let due = t0 + o.killEvery; due <= end - QUIET_END_MS; due += o.killEvery) {
+    await sleep(due - Date.now());
+    const node = c.nodes[count % c.nodes.length] as ChaosNode;
+    const signal = o.restart === 'rolling' ? 'SIGTERM' : 'SIGKILL';
+    const at = Date.now();
+    // The workers mark the node's clients before the signal, so none re-handshakes unseen.
+    c.workers.send({ type: 'node-down', nodeId: node.nodeId, at });
+    await node.stop(signal);
+    await node.start();
+    events.push({ t: (at - t0) / 1000, kind: signal, node: node.name, downMs: Date.now() - at });
+    count++;
+  }
+  return count;
+}
+
+async function restartRedis(c: Cluster, due: number, t0: number, events: ChaosEvent[]): Promise<void> {
+  await sleep(due - Date.now());
+  const at = Date.now();
+  await c.redis.restart();
+  events.push({ t: (at - t0) / 1000, kind: 'redis restart', node: 'redis', downMs: Date.now() - at });
+}
+
+interface RunFacts {
+  published: number;
+  rejected: number;
+  accepted: number[][];
+  events: ChaosEvent[];
+  drained: boolean;
+  nodeRestarts: number;
+  series: ClusterChaosResult['series'];
+  seconds: number;
+}
+
+function summarize(parts: readonly WorkerResult[], f: RunFacts): ClusterChaosResult {
+  const sum = (
+    k:
+      | 'expected'
+      | 'delivered'
+      | 'lost'
+      | 'duplicated'
+      | 'unacknowledged'
+      | 'gaps'
+      | 'stranded'
+      | 'unrecovered',
+  ) => parts.reduce((n, p) => n + p[k], 0);
+  const recoveries = parts.flatMap((p) => p.recoveries).sort((a, b) => a - b);
+  return {
+    published: f.published,
+    accepted: f.accepted.reduce((n, seqs) => n + seqs.length, 0),
+    rejected: f.rejected,
+    expected: sum('expected'),
+    delivered: sum('delivered'),
+    lost: sum('lost'),
+    duplicated: sum('duplicated'),
+    unacknowledged: sum('unacknowledged'),
+    gaps: sum('gaps'),
+    stranded: sum('stranded'),
+    recovery: {
+      count: recoveries.length,
+      p50: percentile(recoveries, 0.5),
+      p99: percentile(recoveries, 0.99),
+      max: recoveries.at(-1) ?? 0,
+      unrecovered: sum('unrecovered'),
+    },
+    recoveries,
+    nodeRestarts: f.nodeRestarts,
+    redisRestarts: f.events.filter((e) => e.kind === 'redis restart').length,
+    events: f.events,
+    series: f.series,
+    losses: parts.flatMap((p) => p.losses).slice(0, 20),
+    drained: f.drained,
+    seconds: f.seconds,
+  };
+}
+
+/** Nothing lost, duplicated or told `gap`; every client connected and recovered. */
+export function clusterChaosPassed(r: ClusterChaosResult): boolean {
+  return (
+    r.lost === 0 && r.duplicated === 0 && r.gaps === 0 && r.stranded === 0 && r.recovery.unrecovered === 0
+  );
+}

@@ -1,0 +1,232 @@
+/**
+ * The processes of a chaos cluster, all on loopback: one redis-server that keeps its data
+ * across a restart (it saves on SIGTERM, as a default-configured Redis does), `bayou start
+ * --redis` nodes on fixed ports (a restarted node comes back on the same port, so the
+ * balancer needs no change), and a registry of every child started, so that the run stops
+ * them all, by pid, at the end, on an error or on a signal.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createConnection, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join } from 'node:path';
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Every child process this run started and has not seen exit. */
+const children = new Set<ChildProcess>();
+
+export function track(child: ChildProcess): ChildProcess {
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  return child;
+}
+
+/** SIGKILLs every child still running, by pid (the run's end, an error or a signal). */
+export function stopAll(): void {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  children.clear();
+}
+
+export function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+export async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const { port } = s.address() as { port: number };
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+export function redisServerPath(): string | null {
+  const given = process.env.REDIS_SERVER_PATH;
+  if (given && existsSync(given)) return given;
+  for (const dir of [...(process.env.PATH ?? '').split(delimiter), '/usr/sbin', '/usr/local/sbin'])
+    if (dir && existsSync(join(dir, 'redis-server'))) return join(dir, 'redis-server');
+  return null;
+}
+
+function ping(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: '127.0.0.1', port });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.on('error', () => done(false));
+    socket.on('connect', () => socket.write('PING\r\n'));
+    socket.on('data', (d) => done(d.toString().startsWith('+PONG')));
+  });
+}
+
+/** A redis-server on a free loopback port, its data in a private directory. */
+export class ChaosRedis {
+  private child: ChildProcess | null = null;
+  private readonly dir = mkdtempSync(join(tmpdir(), 'bayou-chaos-redis-'));
+
+  private constructor(
+    private readonly program: string,
+    readonly port: number,
+  ) {}
+
+  static async start(): Promise<ChaosRedis> {
+    const program = redisServerPath();
+    if (program === null)
+      throw new Error(
+        '--cluster needs redis-server: install it (apt-get install redis-server) or set REDIS_SERVER_PATH',
+      );
+    const redis = new ChaosRedis(program, await freePort());
+    await redis.spawn();
+    return redis;
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  /** Stops Redis with SIGTERM (it saves its dataset) and starts it again on the same port. */
+  async restart(): Promise<void> {
+    const child = this.child;
+    if (child !== null) {
+      child.kill('SIGTERM');
+      await exited(child);
+    }
+    await this.spawn();
+  }
+
+  async stop(): Promise<void> {
+    const child = this.child;
+    this.child = null;
+    if (child !== null) {
+      child.kill('SIGKILL');
+      await exited(child);
+    }
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  private async spawn(): Promise<void> {
+    // `save` set: a SIGTERM shutdown writes the RDB file, which the next start loads.
+    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir];
+    args.push('--save', '3600 1', '--appendonly', 'no', '--maxclients', '10000');
+    this.child = track(spawn(this.program, args, { stdio: 'ignore' }));
+    for (let i = 0; i < 400; i++) {
+      if (await ping(this.port)) return;
+      await sleep(25);
+    }
+    throw new Error(`redis-server did not answer on port ${this.port}`);
+  }
+}
+
+/** The `bayou` command of the installed @bayou/server. */
+function bayouBin(): string {
+  try {
+    const pkg = createRequire(import.meta.url).resolve('@bayou/server/package.json');
+    return join(dirname(pkg), 'bin', 'bayou.js');
+  } catch {
+    throw new Error('--cluster starts `bayou start` nodes: install @bayou/server next to @bayou/loadtest');
+  }
+}
+
+export interface NodeSettings {
+  redisUrl: string;
+  prefix: string;
+  apiKey: string;
+}
+
+/** One `bayou start --redis` process on a fixed loopback port; `start` again after it died. */
+export class ChaosNode {
+  child: ChildProcess | null = null;
+  /** The node id its clientIds start with (`<nodeId>.<random>`); changes at each start. */
+  nodeId = '';
+
+  constructor(
+    readonly name: string,
+    readonly port: number,
+    private readonly settings: NodeSettings,
+  ) {}
+
+  /**
+   * Starts the node; one that exits before listening (`bayou start` refuses to run while
+   * Redis is down, e.g. during its restart) is started again, as a process manager would,
+   * for up to 60 s.
+   */
+  async start(): Promise<void> {
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      try {
+        await this.startOnce();
+        return;
+      } catch (err) {
+        if (Date.now() > deadline) throw err;
+        await sleep(500);
+      }
+    }
+  }
+
+  private async startOnce(): Promise<void> {
+    const env: NodeJS.ProcessEnv = {};
+    for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('BAYOU_') && k !== 'PORT') env[k] = v;
+    const { redisUrl, prefix, apiKey } = this.settings;
+    const args = [bayouBin(), 'start', '--host', '127.0.0.1', '--port', String(this.port)];
+    args.push('--redis', redisUrl, '--redis-prefix', prefix, '--api-key', apiKey, '--log-level', 'warn');
+    const child = track(spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] }));
+    this.child = child;
+    let out = '';
+    const listening = new Promise<void>((resolve, reject) => {
+      const read = (d: Buffer) => {
+        out = (out + d.toString()).slice(-4000);
+        if (/listening on/.test(out)) resolve();
+      };
+      child.stdout?.on('data', read);
+      child.stderr?.on('data', read);
+      child.once('exit', (code, signal) =>
+        reject(new Error(`${this.name} exited (${signal ?? code}) before listening: ${out.trim()}`)),
+      );
+    });
+    const timeout = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    try {
+      await listening;
+    } finally {
+      clearTimeout(timeout);
+    }
+    this.nodeId = await nodeIdAt(this.port);
+  }
+
+  /** Sends `signal`; resolves once the process is gone. */
+  async stop(signal: 'SIGKILL' | 'SIGTERM'): Promise<void> {
+    const child = this.child;
+    if (child === null) return;
+    child.kill(signal);
+    await exited(child);
+    this.child = null;
+  }
+}
+
+/** Asks the node on `port` for a session and gives it back: its clientId names the node. */
+async function nodeIdAt(port: number): Promise<string> {
+  const url = `http://127.0.0.1:${port}/bayeux`;
+  const post = async (message: object) => {
+    const r = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify([message]),
+    });
+    return ((await r.json()) as { clientId?: string }[])[0];
+  };
+  const reply = await post({
+    channel: '/meta/handshake',
+    version: '1.0',
+    supportedConnectionTypes: ['long-polling'],
+  });
+  const clientId = String(reply?.clientId ?? '');
+  if (!clientId.includes('.')) throw new Error(`node on port ${port} gave no clientId`);
+  await post({ channel: '/meta/disconnect', clientId }).catch(() => undefined);
+  return clientId.slice(0, clientId.indexOf('.'));
+}
+
+export const randomKey = (): string => randomBytes(18).toString('base64url');

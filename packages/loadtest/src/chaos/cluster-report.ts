@@ -1,0 +1,107 @@
+/** The cluster chaos run's text report and its self-contained HTML report. */
+import { type ChartSpec, COLORS, escapeHtml, htmlPage } from '../html-report.js';
+import { type ClusterChaosOptions, type ClusterChaosResult, clusterChaosPassed } from './cluster-chaos.js';
+
+const n = (x: number) => x.toLocaleString('en-US');
+const s = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
+
+function transports(o: ClusterChaosOptions): string {
+  if (o.transport !== 'mixed') return `all ${o.transport}`;
+  const ws = Math.ceil(o.clients / 2);
+  return `${n(ws)} WebSocket, ${n(o.clients - ws)} long-polling only`;
+}
+
+export function formatClusterChaos(o: ClusterChaosOptions, r: ClusterChaosResult): string {
+  const how = o.restart === 'rolling' ? 'SIGTERM, in turn' : 'SIGKILL then restart';
+  const lines = [
+    `cluster chaos: ${o.nodes} bayou nodes on one Redis behind a round-robin balancer (no affinity)`,
+    `  ${n(o.clients)} @bayou/client clients (${transports(o)}), ${o.rooms} rooms, ${o.roomsPerClient} per client`,
+    `  a numbered stream per room through /api/publish, ${o.rate} msg/s in all for ${o.duration / 1000} s`,
+    `  node restarts ${r.nodeRestarts} (${how}, every ${o.killEvery / 1000} s), Redis restarts ${r.redisRestarts}`,
+    `  published ${n(r.published)}: acknowledged ${n(r.accepted)}, refused or failed ${n(r.rejected)}`,
+    `  deliveries expected ${n(r.expected)}, delivered ${n(r.delivered)}`,
+    `  lost ${n(r.lost)}, duplicated ${n(r.duplicated)}, gap events ${r.gaps}, clients not connected at the end ${r.stranded}`,
+    `  a client of a node gone down receiving again: ${n(r.recovery.count)} times`,
+    `    after p50 ${s(r.recovery.p50)}, p99 ${s(r.recovery.p99)}, max ${s(r.recovery.max)}; never ${r.recovery.unrecovered}`,
+  ];
+  if (r.unacknowledged > 0)
+    lines.push(
+      `  deliveries of publishes that were not acknowledged (not counted as lost or duplicated): ${n(r.unacknowledged)}`,
+    );
+  for (const l of r.losses)
+    lines.push(
+      `  lost: client ${l.client} (${l.transport}) room ${l.room} seq ${l.seq}; sessions ${l.clientIds.join(' → ')}`,
+    );
+  if (!r.drained) lines.push('  the drain ran out before every client held every message');
+  lines.push(`  ${r.seconds.toFixed(1)} s in all — ${clusterChaosPassed(r) ? 'PASS' : 'FAIL'}`);
+  return lines.join('\n');
+}
+
+/** At most `max` points of the sorted recovery times, as percentile → seconds. */
+function recoveryCurve(sorted: readonly number[], max = 200): { x: number[]; y: number[] } {
+  const x: number[] = [];
+  const y: number[] = [];
+  if (sorted.length === 0) return { x, y };
+  const step = Math.max(1, Math.floor(sorted.length / max));
+  for (let i = 0; i < sorted.length; i += step) {
+    x.push(Math.round((1000 * (i + 1)) / sorted.length) / 10);
+    y.push((sorted[i] as number) / 1000);
+  }
+  x.push(100);
+  y.push((sorted.at(-1) as number) / 1000);
+  return { x, y };
+}
+
+export function clusterChartSpecs(r: ClusterChaosResult): ChartSpec[] {
+  const xs = r.series.map((p) => p.t);
+  const curve = recoveryCurve(r.recoveries);
+  return [
+    {
+      id: 'deliveries',
+      title: 'Deliveries and acknowledged publishes per second',
+      xLabel: 'seconds since the stream started',
+      yLabel: 'deliveries per second',
+      y2Label: 'publishes per second',
+      x: xs,
+      series: [
+        { label: 'delivered', color: COLORS.blue, values: r.series.map((p) => p.delivered) },
+        { label: 'acknowledged', color: COLORS.orange, values: r.series.map((p) => p.accepted), right: true },
+      ],
+    },
+    {
+      id: 'connected',
+      title: 'Clients connected (each second)',
+      xLabel: 'seconds since the stream started',
+      yLabel: 'clients',
+      x: xs,
+      series: [{ label: 'connected', color: COLORS.brown, values: r.series.map((p) => p.connected) }],
+    },
+    {
+      id: 'recovery',
+      title: `Time to receive again after the node died (${n(r.recovery.count)} client recoveries)`,
+      xLabel: 'percentile of recoveries',
+      yLabel: 'seconds',
+      x: curve.x,
+      series: [{ label: 'seconds', color: COLORS.red, values: curve.y }],
+    },
+  ];
+}
+
+export function renderClusterHtml(o: ClusterChaosOptions, r: ClusterChaosResult, startedAt: string): string {
+  const rows = r.events
+    .map(
+      (e) =>
+        `<tr><td>${e.t.toFixed(1)}</td><td style="text-align:left">${escapeHtml(e.kind)}</td><td style="text-align:left">${escapeHtml(e.node)}</td><td>${(e.downMs / 1000).toFixed(2)}</td></tr>`,
+    )
+    .join('');
+  const table = `<h2>Restarts</h2><table><tr><th>at, s</th><th>what</th><th>which</th><th>back after, s</th></tr>${rows}</table>`;
+  return htmlPage({
+    title: `bayou-loadtest chaos --cluster ${o.nodes} ${startedAt}`,
+    heading: `bayou-loadtest chaos: ${o.nodes}-node cluster, ${o.restart === 'rolling' ? 'rolling restart' : 'node kills'}`,
+    intro: `Started ${escapeHtml(startedAt)}; every process on loopback, started and stopped by the run.`,
+    summary: formatClusterChaos(o, r),
+    specs: clusterChartSpecs(r),
+    after: table,
+    options: o,
+  });
+}

@@ -1,0 +1,106 @@
+/**
+ * The client side of the cluster chaos run: worker processes (`cluster-worker.ts`), each
+ * holding a share of the clients; the parent talks to them all at once.
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { FromWorker, ToWorker, WorkerClient, WorkerResult } from './cluster-messages.js';
+import { track } from './cluster-processes.js';
+
+/** Forked scripts are compiled JavaScript; from source (tests) take the build. */
+export function compiled(name: string): string {
+  return fileURLToPath(
+    import.meta.url.endsWith('.ts')
+      ? new URL(`../../dist/chaos/${name}.js`, import.meta.url)
+      : new URL(`./${name}.js`, import.meta.url),
+  );
+}
+
+export class ClientWorkers {
+  private readonly children: ChildProcess[] = [];
+  private readonly waiting = new Map<string, { count: number; resolve: () => void }>();
+  private readonly results: WorkerResult[] = [];
+  private failure: Error | null = null;
+  /** Called each second by each worker: deliveries in that second and clients connected. */
+  onTick: (worker: number, delivered: number, connected: number) => void = () => {};
+
+  constructor(count: number) {
+    for (let w = 0; w < count; w++) {
+      const child = track(
+        fork(compiled('cluster-worker'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
+      );
+      this.children.push(child);
+      child.on('message', (m: FromWorker) => this.receive(w, m));
+      child.once('exit', (code, signal) => {
+        if (this.results.length < count && this.failure === null)
+          this.fail(new Error(`client worker ${w} exited (${signal ?? code}) before reporting`));
+      });
+    }
+  }
+
+  /** Starts every worker's share of `clients` and resolves once all are subscribed. */
+  async start(url: string, prefix: string, clients: readonly WorkerClient[]): Promise<void> {
+    const n = this.children.length;
+    const ready = this.wait('ready');
+    this.children.forEach((child, w) => {
+      const share = clients.filter((_, i) => i % n === w);
+      child.send({ type: 'start', url, prefix, clients: share } satisfies ToWorker);
+    });
+    await ready;
+  }
+
+  send(message: ToWorker): void {
+    for (const c of this.children) if (c.connected) c.send(message);
+  }
+
+  /** Resolves once every worker's clients hold every acknowledged message, or after `ms`. */
+  async complete(accepted: number[][], ms: number): Promise<boolean> {
+    const done = this.wait('complete');
+    this.send({ type: 'expect', accepted });
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<boolean>((r) => {
+      timer = setTimeout(() => r(false), ms);
+    });
+    try {
+      return await Promise.race([done.then(() => true), timedOut]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async finish(): Promise<WorkerResult[]> {
+    const done = this.wait('result');
+    this.send({ type: 'finish' });
+    await done;
+    return this.results;
+  }
+
+  private wait(type: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.waiting.set(type, { count: this.children.length, resolve });
+      const check = setInterval(() => {
+        if (this.failure !== null) {
+          clearInterval(check);
+          reject(this.failure);
+        } else if (!this.waiting.has(type)) clearInterval(check);
+      }, 100);
+    });
+  }
+
+  private receive(worker: number, m: FromWorker): void {
+    if (m.type === 'tick') this.onTick(worker, m.delivered, m.connected);
+    else if (m.type === 'failed') this.fail(new Error(`client worker ${worker}: ${m.message}`));
+    else {
+      if (m.type === 'result') this.results.push(m.result);
+      const w = this.waiting.get(m.type);
+      if (w !== undefined && --w.count === 0) {
+        this.waiting.delete(m.type);
+        w.resolve();
+      }
+    }
+  }
+
+  private fail(error: Error): void {
+    this.failure ??= error;
+  }
+}
