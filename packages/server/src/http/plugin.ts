@@ -163,21 +163,9 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
     { maxConnections: options.maxConnections, handshakeTimeout: options.handshakeTimeout },
     app.server instanceof TlsServer,
   );
-  // One shared timer for token expiries, forgetting idle IPs and closing idle connections;
-  // none per session or socket.
-  let sweeps = 0;
-  const securitySweep = setInterval(() => {
-    auth?.sweep();
-    if (++sweeps % 60 === 0) limiter.prune();
-    const now = Date.now();
-    guard.sweep(now);
-    ws?.sweep(now);
-  }, options.sweepInterval);
-  securitySweep.unref();
   try {
     await kernel.start();
   } catch (err) {
-    clearInterval(securitySweep);
     guard.close();
     const where = typeof redis === 'string' ? redis.replace(/\/\/[^@/]*@/, '//***@') : 'Redis';
     if (engine instanceof RedisEngine)
@@ -190,6 +178,18 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
   let draining = false;
 
   const ws = options.transports.includes('websocket') ? new WebSocketTransport(app, kernel, options) : null;
+  // One shared timer for token expiries, forgetting idle IPs and closing idle connections;
+  // none per session or socket. It starts once the transports exist: a tick while the
+  // engine was still joining (a slow Redis) reached \`ws\` before it was declared.
+  let sweeps = 0;
+  const securitySweep = setInterval(() => {
+    auth?.sweep();
+    if (++sweeps % 60 === 0) limiter.prune();
+    const now = Date.now();
+    guard.sweep(now);
+    ws?.sweep(now);
+  }, options.sweepInterval);
+  securitySweep.unref();
   const longPolling = options.transports.includes('long-polling') ? createLongPolling(kernel, options) : null;
   // The endpoint's routes live in their own scope, so their body parsers stay out of the app.
   await app.register(
