@@ -3,6 +3,13 @@
  * share the listening port (the primary hands connections out round-robin) and each one
  * is a full Bayou node on the shared Redis. The primary serves no client: it starts the
  * workers, replaces one that crashes, and shuts them all down gracefully on SIGTERM/SIGINT.
+ *
+ * Crash-loop guard: a worker that dies within `minUptime` of listening (or before it
+ * listened, once the cluster had started) is a fast crash. Each fast crash in a row waits
+ * twice as long before the replacement (`baseDelay`, doubling up to `maxDelay`), so a
+ * worker that cannot run does not spin the machine; after `maxFastCrashes` in a row the
+ * primary gives up, stops the others and exits with code 1. A worker that ran longer than
+ * `minUptime` is replaced at once and resets the count.
  */
 import cluster, { type Worker } from 'node:cluster';
 
@@ -19,7 +26,27 @@ export interface WorkersOptions {
   warn(line: string): void;
   /** Ends the primary. Default: `process.exit`. */
   exit?(code: number): void;
+  /** The crash-loop guard's settings; each has a default. */
+  restart?: Partial<RestartPolicy>;
 }
+
+export interface RestartPolicy {
+  /** ms a worker must have listened for its exit not to count as a fast crash. Default `10000`. */
+  minUptime: number;
+  /** ms before replacing a worker after the first fast crash; doubles with each one in a row. Default `1000`. */
+  baseDelay: number;
+  /** Longest wait before a replacement, in ms. Default `30000`. */
+  maxDelay: number;
+  /** Fast crashes in a row after which the primary gives up and exits with code 1. Default `5`. */
+  maxFastCrashes: number;
+}
+
+export const DEFAULT_RESTART: Readonly<RestartPolicy> = Object.freeze({
+  minUptime: 10_000,
+  baseDelay: 1000,
+  maxDelay: 30_000,
+  maxFastCrashes: 5,
+});
 
 function isMessage(m: unknown): m is WorkerMessage {
   return typeof m === 'object' && m !== null && typeof (m as { type?: unknown }).type === 'string';
@@ -29,11 +56,16 @@ function isMessage(m: unknown): m is WorkerMessage {
 export function runWorkers(options: WorkersOptions): Promise<void> {
   const { count, shutdownTimeout, say, warn } = options;
   const exit = options.exit ?? ((code: number) => process.exit(code));
-  const listening = new Set<Worker>();
+  const policy: RestartPolicy = { ...DEFAULT_RESTART, ...options.restart };
+  /** When each listening worker started listening. */
+  const listening = new Map<Worker, number>();
   const alive = new Set<Worker>();
   let closing = false;
   let exitCode = 0;
   let started = false;
+  /** Fast crashes in a row, and the replacements waiting for their delay. */
+  let fastCrashes = 0;
+  const pending = new Set<ReturnType<typeof setTimeout>>();
   let resolveStarted: () => void = () => undefined;
   const allStarted = new Promise<void>((resolve) => {
     resolveStarted = resolve;
@@ -44,7 +76,7 @@ export function runWorkers(options: WorkersOptions): Promise<void> {
     alive.add(worker);
     worker.on('message', (m: unknown) => {
       if (!isMessage(m) || m.type !== 'bayou:listening') return;
-      listening.add(worker);
+      listening.set(worker, Date.now());
       if (!started && listening.size === count) {
         started = true;
         say(`Bayou listening on ${m.base} with ${count} workers (each a node of the cluster)`);
@@ -52,28 +84,62 @@ export function runWorkers(options: WorkersOptions): Promise<void> {
       }
     });
     worker.on('exit', (code, signal) => {
-      const wasListening = listening.delete(worker);
+      const listenedAt = listening.get(worker);
+      listening.delete(worker);
       alive.delete(worker);
       if (closing) {
         if (alive.size === 0) exit(exitCode);
         return;
       }
       const how = signal ? `signal ${signal}` : `code ${code}`;
-      if (!wasListening) {
+      if (!started && listenedAt === undefined) {
         // It could not start (bad config, Redis unreachable…): its error is on stderr.
         warn(`a worker exited with ${how} before it listened: stopping`);
         shutdownAll(1);
         return;
       }
-      warn(`worker ${worker.process.pid} exited with ${how}: starting another`);
-      fork();
+      replace(worker, how, listenedAt);
     });
+  };
+
+  /** Replaces a worker that died: at once, or after a growing delay when it died young. */
+  const replace = (worker: Worker, how: string, listenedAt: number | undefined): void => {
+    const uptime = listenedAt === undefined ? 0 : Date.now() - listenedAt;
+    if (uptime >= policy.minUptime) fastCrashes = 0;
+    else fastCrashes++;
+    const pid = worker.process.pid;
+    if (fastCrashes >= policy.maxFastCrashes) {
+      warn(
+        `worker ${pid} exited with ${how}: ${fastCrashes} workers in a row died within ${policy.minUptime} ms ` +
+          'of starting (its error is above): giving up, stopping the others',
+      );
+      shutdownAll(1);
+      return;
+    }
+    const delay =
+      fastCrashes === 0 ? 0 : Math.min(policy.maxDelay, policy.baseDelay * 2 ** (fastCrashes - 1));
+    if (delay === 0) {
+      warn(`worker ${pid} exited with ${how}: starting another`);
+      fork();
+      return;
+    }
+    warn(
+      `worker ${pid} exited with ${how} ${uptime} ms after it started (fast crash ${fastCrashes} of ` +
+        `${policy.maxFastCrashes}): starting another in ${delay} ms`,
+    );
+    const timer = setTimeout(() => {
+      pending.delete(timer);
+      fork();
+    }, delay);
+    pending.add(timer);
   };
 
   const shutdownAll = (code: number): void => {
     exitCode = Math.max(exitCode, code);
     if (closing) return;
     closing = true;
+    for (const timer of pending) clearTimeout(timer);
+    pending.clear();
     if (alive.size === 0) {
       exit(exitCode);
       return;
