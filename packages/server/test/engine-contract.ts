@@ -28,7 +28,9 @@ export interface BackendTuning {
    * ms a channel's position outlives its history when nobody publishes (memory: the bus's
    * `historyTtl`, with a sweep short enough to see it; Redis: `epochTtlMs`).
    */
-  readonly epochTtlMs: number;
+  readonly epochTtlMs?: number;
+  /** Most channels with history (per node for Redis). */
+  readonly historyChannels?: number;
 }
 
 export interface EngineFactory {
@@ -273,6 +275,21 @@ export function engineContract(factory: EngineFactory): void {
         for (const p of [first, last, { offset: 0, epoch: last!.epoch }]) {
           expect((await b!.engine.history.since('/idle', p!)).recovered).toBe(false);
         }
+      });
+
+      it('keeps history for at most historyChannels channels: the least recently published loses it, and its positions are not recovered', async () => {
+        tuning = { historyChannels: 2 };
+        const [a, b] = await cluster(2);
+        const pa = await a!.engine.broker.publish('/cap/a', msg('/cap/a', 1), KEEP);
+        const pb = await a!.engine.broker.publish('/cap/b', msg('/cap/b', 1), KEEP);
+        await a!.engine.broker.publish('/cap/a', msg('/cap/a', 2), KEEP); // /cap/b is now the oldest
+        await a!.engine.broker.publish('/cap/c', msg('/cap/c', 1), KEEP);
+        const kept = await b!.engine.history.since('/cap/a', pa!);
+        expect(kept.recovered && kept.publications.map((p) => p.payload)).toEqual([msg('/cap/a', 2)]);
+        await eventually(async () => !(await b!.engine.history.since('/cap/b', pb!)).recovered, 5000);
+        const again = await a!.engine.broker.publish('/cap/b', msg('/cap/b', 2), KEEP);
+        expect(again?.epoch).not.toBe(pb?.epoch);
+        expect((await b!.engine.history.since('/cap/b', pb!)).recovered).toBe(false);
       });
     });
 

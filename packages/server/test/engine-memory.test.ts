@@ -6,7 +6,13 @@ engineContract({
   name: 'memory',
   expiryMs: 1000,
   async backend(tuning) {
-    const bus = new MemoryBus(tuning && { historyTtl: tuning.epochTtlMs, sweepInterval: 20 });
+    const bus = new MemoryBus(
+      tuning && {
+        historyTtl: tuning.epochTtlMs,
+        historyChannels: tuning.historyChannels,
+        sweepInterval: 20,
+      },
+    );
     return {
       create: () => new MemoryEngine({ bus }),
       // In one process a killed node is a closed one: its state goes at once.

@@ -329,20 +329,26 @@ describe('Redis engine beyond the contract', () => {
     expect(await admin.hgetall('idle:{/idle}:counts')).toEqual({ idle: '1000' });
   });
 
-  it('leaves no history key behind once the channels published to are idle past their TTL', async () => {
+  it('keeps history keys for at most historyChannels channels, and none once they are idle past their TTL', async () => {
     own = await RedisServer.start();
     const admin = new Redis(own.url);
     onTestFinished(() => admin.disconnect());
-    const a = await started(own.url, 'bounded', { epochTtlMs: 300 }, 'bounded:');
-    const short = { size: 10, ttlMs: 300 };
+    const a = await started(own.url, 'bounded', { epochTtlMs: 500, historyChannels: 500 }, 'bounded:');
+    const short = { size: 10, ttlMs: 500 };
     const channels = Array.from({ length: 2000 }, (_, i) => `/user/${i}`);
     const positions = await Promise.all(
       channels.map((c) => a.engine.broker.publish(c, message(c, 1), short)),
     );
     expect(positions.every((p) => p?.offset === 1)).toBe(true);
-    expect(await admin.dbsize()).toBeGreaterThan(2000);
+    // A meta and a stream for each of the 500 most recent channels, and the node list
+    // (the last DELs may still be on their way).
+    await eventually(async () => (await admin.dbsize()) === 1001, 5000);
+    expect(await admin.exists('bounded:{/user/1999}:meta', 'bounded:{/user/1499}:meta')).toBe(1);
+    expect(a.engine.historyStats()).toEqual({ channels: 500, expired: 0, evicted: 1500 });
     await eventually(async () => (await admin.dbsize()) === 1, 5000);
     expect(await admin.keys('bounded:*')).toEqual(['bounded:{ctl}:nodes']);
+    await eventually(() => a.engine.historyStats().channels === 0, 5000);
+    expect(a.engine.historyStats()).toEqual({ channels: 0, expired: 500, evicted: 1500 });
     // The channels come back in new epochs: nothing published before is taken for recovered.
     const again = await a.engine.history.since('/user/7', positions[7] as StreamPosition);
     expect(again.recovered).toBe(false);

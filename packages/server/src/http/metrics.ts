@@ -319,7 +319,7 @@ export function createMetrics(
 function historyMetrics(registry: Registry, read: () => HistoryStats): void {
   new Gauge({
     name: 'bayou_history_channels',
-    help: 'Channels whose history this node keeps (at most historyChannels)',
+    help: 'Channels whose history this node keeps (memory engine) or wrote to Redis and counts (Redis engine), at most historyChannels',
     registers: [registry],
     collect() {
       this.set(read().channels);

@@ -106,7 +106,11 @@ export function engineFrom(
       })
     );
   // An idle channel's epoch goes with its messages unless told otherwise: no key outlives the TTL.
-  const redisEngine = { epochTtlMs: Math.max(1, history.historyTtl), ...given };
+  const redisEngine = {
+    epochTtlMs: Math.max(1, history.historyTtl),
+    historyChannels: history.historyChannels,
+    ...given,
+  };
   if (typeof redis === 'string') {
     if (!/^rediss?:\/\/./.test(redis))
       invalid(`option "redis" must be a redis:// or rediss:// URL or ioredis options, got "${redis}"`);

@@ -5,27 +5,33 @@
  * from a stream that was lost never match a new one.
  */
 import type { HistoryPolicy, Publication, Recovery, StreamPosition } from '../engine.js';
+import type { Recent } from '../recency-index.js';
 
 interface Entry {
   readonly publication: Publication;
   readonly at: number;
 }
 
-export class MemoryStream {
+export class MemoryStream implements Recent<MemoryStream> {
   private top = 0;
   private entries: Entry[] = [];
-  /** Neighbours in the table's order of last publication (a list, so eviction is O(1)). */
+  /** Neighbours in the table's order of last publication. */
   older: MemoryStream | null = null;
   newer: MemoryStream | null = null;
 
   constructor(
-    readonly channel: string,
+    readonly key: string,
     readonly epoch: string,
-    /** When it was last published to (or made, until then). */
+    /** When it was last published to (or made, until then); the table sets it. */
     public lastAt: number,
     /** ms it stays after `lastAt`: the publishing policy's, or the table's for a stream only read. */
     public ttlMs: number,
   ) {}
+
+  /** The channel it keeps. */
+  get channel(): string {
+    return this.key;
+  }
 
   get position(): StreamPosition {
     return { offset: this.top, epoch: this.epoch };
@@ -35,8 +41,6 @@ export class MemoryStream {
   append(payload: string, policy: HistoryPolicy, now: number): Publication {
     this.top++;
     const publication: Publication = { channel: this.channel, payload, position: this.position };
-    this.ttlMs = policy.ttlMs;
-    this.lastAt = now;
     this.entries.push({ publication, at: now });
     const excess = this.entries.length - policy.size;
     if (excess > 0) this.entries.splice(0, excess);

@@ -98,6 +98,8 @@ export class RedisBroker implements Broker {
       ),
     )) as [number | string, string];
     const position = reply[0] === '' ? null : { offset: Number(reply[0]), epoch: reply[1] };
+    if (position !== null)
+      e.historyBound.wrote(channel, Math.max(history.ttlMs, e.options.epochTtlMs), Date.now());
     if (e.options.sharded) {
       // The wildcard names live on other shards: one more round trip, still bounded.
       const message = `${header}\n${position?.offset ?? ''}\n${position?.epoch ?? ''}\n${payload}`;

@@ -13,6 +13,8 @@ export interface RedisCore {
   readonly stats: { errors: number; reconnects: number };
   readonly keys: RedisKeys;
   readonly history: History;
+  /** The cap on channels with history keys this node wrote (`RedisHistoryBound`). */
+  readonly historyBound: { wrote(channel: string, ttlMs: number, now: number): void };
   /** The subscriber connection (set by `start`). */
   readonly sub: RedisClient | null;
   /** Live node ids as of the latest heartbeat. */

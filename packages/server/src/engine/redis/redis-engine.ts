@@ -3,11 +3,12 @@
  * shared by all nodes. This module owns the connections, the node's life (start,
  * heartbeat, reconnects, close) and its counters; the parts live in their own modules.
  */
-import type { Engine, EngineNode } from '../engine.js';
+import type { Engine, EngineNode, HistoryStats } from '../engine.js';
 import { RedisBroker, RedisHistory } from './redis-broker.js';
 import { connect, createClient, isReady } from './redis-connections.js';
 import type { RedisCore } from './redis-core.js';
 import { RedisDirectory } from './redis-directory.js';
+import { RedisHistoryBound } from './redis-history-bound.js';
 import { RedisKeys } from './redis-keys.js';
 import { RedisLeases } from './redis-leases.js';
 import { type RedisEngineOptions, type ResolvedRedisOptions, resolveRedisOptions } from './redis-options.js';
@@ -32,6 +33,8 @@ export class RedisEngine implements Engine, RedisCore {
   readonly presence: RedisPresence;
   readonly directory: RedisDirectory;
   readonly leases: RedisLeases;
+  /** @internal The cap on channels with history keys this node wrote. */
+  readonly historyBound: RedisHistoryBound;
   /** @internal Key and topic names. */
   readonly keys: RedisKeys;
   /** @internal The command connection (set by `start`). */
@@ -55,6 +58,12 @@ export class RedisEngine implements Engine, RedisCore {
     this.presence = new RedisPresence(this);
     this.directory = new RedisDirectory(this);
     this.leases = new RedisLeases(this);
+    this.historyBound = new RedisHistoryBound(this);
+  }
+
+  /** The channels whose history keys this node wrote and still counts, and what it dropped. */
+  historyStats(): HistoryStats {
+    return this.historyBound.stats();
   }
 
   /** @internal The node this engine serves; throws before `start` and after `close`. */
@@ -91,7 +100,10 @@ export class RedisEngine implements Engine, RedisCore {
       this.disconnect();
       throw err;
     }
-    this.timer = setInterval(() => void this.heartbeat().catch(() => undefined), this.options.heartbeatMs);
+    this.timer = setInterval(() => {
+      this.historyBound.sweep(Date.now());
+      void this.heartbeat().catch(() => undefined);
+    }, this.options.heartbeatMs);
     this.timer.unref();
   }
 

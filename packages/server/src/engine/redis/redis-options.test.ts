@@ -14,6 +14,7 @@ describe('resolveRedisOptions', () => {
       commandTimeoutMs: 5000,
       sharded: false,
       epochTtlMs: 120_000,
+      historyChannels: 100_000,
       batchWindowMs: 1,
     });
   });

@@ -58,6 +58,14 @@ export interface RedisEngineOptions {
    */
   epochTtlMs?: number;
   /**
+   * Most channels this node keeps history keys for in Redis: past it, the keys of the
+   * channel it published to least recently are deleted (one `DEL`), so clients resuming
+   * there get `recovered: false`. Idle channels' keys expire by themselves whatever this
+   * says. A cluster holds at most this many per publishing node. Default: 100000 (the
+   * plugin and CLI pass their `historyChannels`).
+   */
+  historyChannels?: number;
+  /**
    * Milliseconds a node waits for more of a batch of its own publishes (those it made in
    * one event-loop turn, which leave in one write) when Redis wrote it back in parts, as it
    * does past 16 KB of commands, before delivering what came; 0 never waits. A batch that
@@ -77,6 +85,7 @@ export interface ResolvedRedisOptions {
   readonly commandTimeoutMs: number;
   readonly sharded: boolean;
   readonly epochTtlMs: number;
+  readonly historyChannels: number;
   readonly batchWindowMs: number;
 }
 
@@ -88,6 +97,7 @@ const defaults = Object.freeze({
   forwardTimeoutMs: 45_000,
   commandTimeoutMs: 5000,
   epochTtlMs: 120_000,
+  historyChannels: 100_000,
   batchWindowMs: 1,
 });
 
@@ -146,6 +156,7 @@ export function resolveRedisOptions(input: RedisEngineOptions = {}): ResolvedRed
     commandTimeoutMs: positive('commandTimeoutMs', o.commandTimeoutMs),
     sharded: input.sharded ?? cluster !== null,
     epochTtlMs: positive('epochTtlMs', o.epochTtlMs),
+    historyChannels: positive('historyChannels', o.historyChannels),
     batchWindowMs: nonNegative('batchWindowMs', o.batchWindowMs),
   });
 }
