@@ -121,6 +121,41 @@ export function engineFrom(
   return new RedisEngine({ ...redisEngine, redis });
 }
 
+/**
+ * The connection guard of `app`'s server and the sweep that closes idle connections —
+ * silent ones and, through `sweepWebSockets`, WebSockets without a handshake — in small
+ * steps (every 100 ms at most): a flood's worth falling due within one second costs ten
+ * short turns, not one long one. One shared timer, none per socket.
+ */
+function guardConnections(
+  app: FastifyInstance,
+  options: ResolvedOptions,
+  sweepWebSockets: (now: number) => void,
+): { guard: ConnectionGuard; stop(): void } {
+  const guard = new ConnectionGuard(
+    app.server,
+    { maxConnections: options.maxConnections, handshakeTimeout: options.handshakeTimeout },
+    app.server instanceof TlsServer,
+  );
+  if (options.handshakeTimeout === 0) return { guard, stop: () => guard.close() };
+  const timer = setInterval(
+    () => {
+      const now = Date.now();
+      guard.sweep(now);
+      sweepWebSockets(now);
+    },
+    Math.min(options.sweepInterval, 100),
+  );
+  timer.unref();
+  return {
+    guard,
+    stop: () => {
+      clearInterval(timer);
+      guard.close();
+    },
+  };
+}
+
 const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstance, opts) => {
   const { engine: given, redis, redisEngine, readyPath = false, ...rest } = opts;
   if ((opts as { prefix?: unknown }).prefix !== undefined) {
@@ -161,16 +196,9 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
         })
       : null;
   if (auth !== null) bayou.addExtension(auth);
-  // Connections past maxConnections are refused; silent ones closed (the sweep below).
-  const guard = new ConnectionGuard(
-    app.server,
-    { maxConnections: options.maxConnections, handshakeTimeout: options.handshakeTimeout },
-    app.server instanceof TlsServer,
-  );
   try {
     await kernel.start();
   } catch (err) {
-    guard.close();
     const where = typeof redis === 'string' ? redis.replace(/\/\/[^@/]*@/, '//***@') : 'Redis';
     if (engine instanceof RedisEngine)
       throw new BayouError(
@@ -182,19 +210,16 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
   let draining = false;
 
   const ws = options.transports.includes('websocket') ? new WebSocketTransport(app, kernel, options) : null;
-  // One shared timer for token expiries, forgetting idle IPs and closing idle connections;
-  // none per session or socket. It starts once the transports exist: a tick while the
-  // engine was still joining (a slow Redis) reached \`ws\` before it was declared.
+  // One shared timer for token expiries and forgetting idle IPs; none per session.
   let sweeps = 0;
   const securitySweep = setInterval(() => {
     auth?.sweep();
     if (++sweeps % 60 === 0) limiter.prune();
-    const now = Date.now();
-    guard.sweep(now);
-    ws?.sweep(now);
   }, options.sweepInterval);
   securitySweep.unref();
   const longPolling = options.transports.includes('long-polling') ? createLongPolling(kernel, options) : null;
+  // Connections past maxConnections are refused; idle ones closed by a shared sweep.
+  const connections = guardConnections(app, options, (now) => ws?.sweep(now));
   // The endpoint's routes live in their own scope, so their body parsers stay out of the app.
   await app.register(
     async (scope) => {
@@ -206,7 +231,7 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
         path: options.path,
         serve: longPolling.serveDirect,
         closing: () => draining,
-        ...(options.maxConnections > 0 ? { refuse: (req, res) => guard.refuse(req, res) } : {}),
+        ...(options.maxConnections > 0 ? { refuse: (req, res) => connections.guard.refuse(req, res) } : {}),
       });
     },
     { logLevel: ROUTE_LOG_LEVEL },
@@ -230,9 +255,9 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
     trackedIps: () => limiter.trackedIps,
     auth: auth?.stats ?? null,
     connections: {
-      open: () => guard.stats.open,
-      refused: () => guard.stats.refused,
-      silentClosed: () => guard.stats.silentClosed,
+      open: () => connections.guard.stats.open,
+      refused: () => connections.guard.stats.refused,
+      silentClosed: () => connections.guard.stats.silentClosed,
       handshakeTimeouts: () => ws?.handshakeTimeouts ?? 0,
     },
   };
@@ -255,12 +280,13 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
   app.addHook('preClose', async () => {
     draining = true;
     clearInterval(securitySweep);
+    connections.stop();
     kernel.drainForShutdown();
     longPolling?.drain();
     ws?.closeAll(1001, 'server shutting down');
   });
   app.addHook('onClose', async () => {
-    guard.close();
+    connections.stop();
     await ws?.close();
     await kernel.close();
   });

@@ -34,6 +34,17 @@ type WebSocketOptions = Pick<
 /** Close code and reason of a WebSocket that completed no Bayeux handshake in time. */
 export const HANDSHAKE_TIMEOUT_CLOSE = { code: 1008, reason: 'bayeux handshake timeout' } as const;
 
+/** The close frame those sockets get, built once (RFC 6455 §5.5.1: code, then the reason). */
+const HANDSHAKE_TIMEOUT_FRAME: Buffer = (() => {
+  const reason = Buffer.from(HANDSHAKE_TIMEOUT_CLOSE.reason);
+  const frame = Buffer.alloc(4 + reason.length);
+  frame[0] = 0x88;
+  frame[1] = 2 + reason.length;
+  frame.writeUInt16BE(HANDSHAKE_TIMEOUT_CLOSE.code, 2);
+  reason.copy(frame, 4);
+  return frame;
+})();
+
 /** What every link of one server shares: the kernel and the limits. */
 interface LinkHost {
   readonly kernel: TransportKernel;
@@ -139,8 +150,6 @@ export class WebSocketTransport {
   private readonly host: LinkHost;
   /** Links still to complete a handshake, in the order they opened. */
   private readonly awaiting: DeadlineQueue<WebSocketLink> | null;
-  /** Links told to close at the last sweep: terminated at the next if their peer did not answer. */
-  private closing: WebSocketLink[] = [];
   private readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     this.upgrade(req, socket, head);
   };
@@ -166,18 +175,18 @@ export class WebSocketTransport {
   }
 
   /**
-   * Closes (`1008`) the sockets that completed no Bayeux handshake within
-   * `handshakeTimeout`; those closed at the previous sweep whose peer never answered the
-   * close are cut. Called by the plugin's shared sweep.
+   * Closes the sockets that completed no Bayeux handshake within `handshakeTimeout`: one
+   * shared close frame (`1008`) is written and the socket ended and destroyed once it is
+   * out — no closing handshake waited for, no timer per socket. Called by the plugin's
+   * shared sweep.
    */
   sweep(now: number): void {
-    for (const link of this.closing) if (link.readyState !== WebSocket.CLOSED) link.terminate();
-    this.closing = [];
     this.awaiting?.expire(now, (link) => {
       if (link.trimmed || link.sessions.length > 0 || link.readyState !== WebSocket.OPEN) return;
       this.handshakeTimeouts++;
-      link.close(HANDSHAKE_TIMEOUT_CLOSE.code, HANDSHAKE_TIMEOUT_CLOSE.reason);
-      this.closing.push(link);
+      const socket = (link as unknown as { _socket: Socket })._socket;
+      socket.write(HANDSHAKE_TIMEOUT_FRAME);
+      socket.destroySoon();
     });
   }
 
@@ -247,7 +256,6 @@ export class WebSocketTransport {
   async close(): Promise<void> {
     this.app.server.off('upgrade', this.onUpgrade);
     this.awaiting?.clear();
-    this.closing = [];
     for (const ws of this.wss.clients) ws.terminate();
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
   }
