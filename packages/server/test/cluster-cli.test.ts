@@ -69,7 +69,7 @@ describe('the redis option', () => {
       /"engine" and "redis" exclude each other/,
     );
     await expect(createServer({ redis: 'http://127.0.0.1:6379' })).rejects.toThrow(
-      /"redis" must be a redis:\/\/ or rediss:\/\/ URL/,
+      /"redis" must be a redis:\/\/, rediss:\/\/ or redis\+sentinel:\/\/ URL/,
     );
     await expect(createServer({ redisEngine: { keyPrefix: 'x:' } })).rejects.toThrow(/needs "redis"/);
   });

@@ -52,17 +52,18 @@ export class RedisServer {
     private readonly program: string,
     readonly port: number,
     private readonly extra: readonly string[],
+    private readonly config: string | null,
   ) {}
 
   /**
-   * Starts a redis-server on a free port (or `port`), with `extra` arguments, resolved
-   * once it answers PING.
+   * Starts a redis-server on a free port (or `port`), with `extra` arguments (and the
+   * configuration file `config` first, as a Sentinel needs), resolved once it answers PING.
    */
-  static async start(port?: number, extra: readonly string[] = []): Promise<RedisServer> {
+  static async start(port?: number, extra: readonly string[] = [], config?: string): Promise<RedisServer> {
     const program = redisServerPath();
     if (program === null)
       throw new Error('redis-server not found: run the tests through `npm test`, which installs it');
-    const server = new RedisServer(program, port ?? (await freePort()), extra);
+    const server = new RedisServer(program, port ?? (await freePort()), extra, config ?? null);
     await server.run();
     return server;
   }
@@ -96,6 +97,7 @@ export class RedisServer {
 
   private async run(): Promise<void> {
     const args = [
+      ...(this.config === null ? [] : [this.config]),
       ...['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
       ...this.extra,
     ];

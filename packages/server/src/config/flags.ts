@@ -207,9 +207,12 @@ export const FLAGS: readonly FlagSpec[] = [
     key: 'redis',
     kind: 'string',
     value: '<url>',
-    help: 'join a cluster of nodes sharing this Redis: redis://[user:pass@]host:port[/db], rediss:// for TLS',
+    help: 'join a cluster of nodes sharing this Redis: redis://[user:pass@]host:port[/db], rediss:// for TLS, redis+sentinel://host:port[,host:port…]/<master name> through Sentinel',
     default: 'none (one node, in-process engine)',
-    check: (v) => (/^rediss?:\/\/./.test(v as string) ? null : 'must be a redis:// or rediss:// URL'),
+    check: (v) =>
+      /^(rediss?|redis\+sentinel):\/\/./.test(v as string)
+        ? null
+        : 'must be a redis://, rediss:// or redis+sentinel:// URL',
     secret: true,
   },
   {

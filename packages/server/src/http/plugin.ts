@@ -112,12 +112,16 @@ export function engineFrom(
     ...given,
   };
   if (typeof redis === 'string') {
-    if (!/^rediss?:\/\/./.test(redis))
-      invalid(`option "redis" must be a redis:// or rediss:// URL or ioredis options, got "${redis}"`);
+    if (!/^(rediss?|redis\+sentinel):\/\/./.test(redis))
+      invalid(
+        `option "redis" must be a redis://, rediss:// or redis+sentinel:// URL or ioredis options, got "${redis}"`,
+      );
     return new RedisEngine({ ...redisEngine, url: redis });
   }
   if (typeof redis !== 'object' || redis === null || Array.isArray(redis))
-    invalid('option "redis" must be a redis:// or rediss:// URL or an ioredis options object');
+    invalid(
+      'option "redis" must be a redis://, rediss:// or redis+sentinel:// URL or an ioredis options object',
+    );
   return new RedisEngine({ ...redisEngine, redis });
 }
 

@@ -11,6 +11,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { expandChannel, isWildcard } from '@bayou/protocol';
+import type { Redis } from 'ioredis';
 import type { Broker, History, HistoryPolicy, Publication, Recovery, StreamPosition } from '../engine.js';
 import { isReady } from './redis-connections.js';
 import type { RedisCore } from './redis-core.js';
@@ -76,6 +77,9 @@ export class RedisBroker implements Broker {
   async publish(channel: string, payload: string, history: HistoryPolicy): Promise<StreamPosition | null> {
     const e = this.engine;
     const cmd = e.commands();
+    if (!this.listening(cmd)) {
+      throw new Error('the subscriber connection to Redis is reconnecting or catching up: publish refused');
+    }
     const keep = history.size > 0 && history.ttlMs > 0;
     const names = expandChannel(channel);
     const topics = e.options.sharded ? [e.keys.topic(channel)] : names.map((n) => e.keys.topic(n));
@@ -199,7 +203,8 @@ export class RedisBroker implements Broker {
     } finally {
       if (catchUp) {
         const followed = (channel: string) => expandChannel(channel).some((n) => this.interest.has(n));
-        await this.gate.catchUp(e.history, followed);
+        const delivered = new RedisHistory(e);
+        await this.gate.catchUp((channel, at) => delivered.since(channel, at, true), followed);
       }
     }
   }
@@ -216,6 +221,21 @@ export class RedisBroker implements Broker {
     const id = decoded.id;
     const seq = id.startsWith(this.own) ? Number(id.slice(this.own.length)) : -1;
     this.turns.arrived(decoded.publication, seq);
+  }
+
+  /**
+   * Whether what this node publishes now reaches its own subscribers: its subscriber
+   * connection is up, caught up, and on the same server as the command connection (after
+   * a Sentinel failover one of them may, for a moment, still be on the old master). A
+   * publish that would not be delivered here must fail instead of being acknowledged.
+   */
+  private listening(cmd: RedisClient): boolean {
+    const sub = this.engine.sub;
+    if (sub === null || !isReady(sub) || this.gate.holding()) return false;
+    if (this.engine.options.cluster !== null) return true;
+    const a = (cmd as Redis).stream;
+    const b = (sub as Redis).stream;
+    return a?.remotePort === b?.remotePort && a?.remoteAddress === b?.remoteAddress;
   }
 
   /** @internal The node stopped: what is held is dropped, as it would be in flight. */
@@ -255,7 +275,12 @@ export class RedisBroker implements Broker {
 export class RedisHistory implements History {
   constructor(private readonly engine: RedisCore) {}
 
-  async since(channel: string, position: StreamPosition): Promise<Recovery> {
+  /**
+   * What `channel` carried after `position`; `delivered` when a node delivered that very
+   * position (it then starts a fresh epoch if the history lost it, see `SINCE`). A
+   * client's position is never taken for one: it could name any offset.
+   */
+  async since(channel: string, position: StreamPosition, delivered = false): Promise<Recovery> {
     const e = this.engine;
     if (!Number.isSafeInteger(position.offset) || typeof position.epoch !== 'string') {
       return { recovered: false, position: await this.latest(channel) };
@@ -265,7 +290,7 @@ export class RedisHistory implements History {
         e.commands(),
         SINCE,
         [e.keys.meta(channel), e.keys.stream(channel)],
-        [position.offset, position.epoch, newEpoch(), e.options.epochTtlMs],
+        [position.offset, position.epoch, newEpoch(), e.options.epochTtlMs, delivered ? '1' : '0'],
       ),
     )) as [number, number, string, ...string[]];
     const [recovered, top, epoch, ...payloads] = reply;

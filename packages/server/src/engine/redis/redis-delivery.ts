@@ -5,7 +5,7 @@
  * the node missed while it was cut off, delivers that, then what it held, dropping
  * anything at or before a position already delivered.
  */
-import type { EngineNode, History, Publication, StreamPosition } from '../engine.js';
+import type { EngineNode, Publication, Recovery, StreamPosition } from '../engine.js';
 
 /**
  * Most channels whose last position is kept (the least recently delivered go first): a
@@ -38,18 +38,30 @@ export class DeliveryGate {
     this.held ??= [];
   }
 
+  /** Whether live publications are held back (a catch-up is under way). */
+  holding(): boolean {
+    return this.held !== null;
+  }
+
   /**
    * Delivers what each followed channel carried since its last delivered position (when
    * history still has it), then the held publications; channels the node no longer
-   * needs (`followed` false) are forgotten.
+   * needs (`followed` false) are forgotten, and so is the last position of a channel
+   * whose history cannot say what came after it (a new epoch, or writes lost in a
+   * failover), so whatever comes next on it is delivered.
    */
-  async catchUp(history: History, followed: (channel: string) => boolean): Promise<void> {
+  async catchUp(
+    since: (channel: string, at: StreamPosition) => Promise<Recovery>,
+    followed: (channel: string) => boolean,
+  ): Promise<void> {
     try {
       for (const channel of [...this.last.keys()]) if (!followed(channel)) this.last.delete(channel);
       const channels = [...this.last];
-      const results = await Promise.allSettled(channels.map(([channel, at]) => history.since(channel, at)));
-      for (const r of results) {
-        if (r.status === 'fulfilled' && r.value.recovered) for (const p of r.value.publications) this.pass(p);
+      const results = await Promise.allSettled(channels.map(([channel, at]) => since(channel, at)));
+      for (const [i, r] of results.entries()) {
+        if (r.status !== 'fulfilled') continue;
+        if (r.value.recovered) for (const p of r.value.publications) this.pass(p);
+        else this.last.delete((channels[i] as [string, StreamPosition])[0]);
       }
     } finally {
       const held = this.held ?? [];

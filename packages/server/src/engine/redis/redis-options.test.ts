@@ -19,6 +19,30 @@ describe('resolveRedisOptions', () => {
     });
   });
 
+  it('turns a redis+sentinel:// URL into ioredis Sentinel options', () => {
+    const o = resolveRedisOptions({
+      url: 'redis+sentinel://app:p%40ss@10.0.0.1:26379,[::1]:26380/mymaster/2',
+      redis: { sentinelPassword: 's' },
+    });
+    expect(o.url).toBeNull();
+    expect(o.redis).toEqual({
+      sentinelPassword: 's',
+      sentinels: [
+        { host: '10.0.0.1', port: 26379 },
+        { host: '::1', port: 26380 },
+      ],
+      name: 'mymaster',
+      db: 2,
+      username: 'app',
+      password: 'p@ss',
+      failoverDetector: true,
+    });
+    expect(resolveRedisOptions({ url: 'redis+sentinel://:pw@s1:1/m' }).redis).toMatchObject({
+      password: 'pw',
+      name: 'm',
+    });
+  });
+
   it('turns sharded pub/sub on for a Redis Cluster', () => {
     const o = resolveRedisOptions({ cluster: { nodes: [{ host: '10.0.0.1', port: 7000 }] } });
     expect(o.sharded).toBe(true);
@@ -38,6 +62,9 @@ describe('resolveRedisOptions', () => {
     [{ redis: 'x' }, /redis/],
     [{ redis: { keyPrefix: 'x:' } }, /redis.keyPrefix.*engine option keyPrefix/],
     [{ batchWindowMs: -1 }, /batchWindowMs.*≥ 0/],
+    [{ url: 'redis+sentinel://s1:26379' }, /url.*<master name>.*got "redis\+sentinel:\/\/s1:26379"/],
+    [{ url: 'redis+sentinel://s1/mymaster' }, /url.*Sentinel "s1" is not host:port/],
+    [{ url: 'sentinel://s1:1/m' }, /url.*redis\+sentinel:\/\//],
     [{ batchWindowMs: '1' }, /batchWindowMs/],
   ])('rejects %o naming the option', (input, message) => {
     expect(() => resolveRedisOptions(input as never)).toThrow(message);

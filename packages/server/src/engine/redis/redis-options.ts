@@ -5,11 +5,14 @@
  */
 import type { ClusterNode, ClusterOptions, RedisOptions } from 'ioredis';
 import { BayouError } from '../../errors.js';
+import { isSentinelUrl, sentinelOptions, URL_FORMS } from './redis-sentinel.js';
 
 export interface RedisEngineOptions {
   /**
-   * Where Redis is: `redis://[user:pass@]host:port[/db]`, or `rediss://…` for TLS.
-   * Default: none, so `redis` says where, or else `redis://127.0.0.1:6379`. Ignored with `cluster`.
+   * Where Redis is: `redis://[user:pass@]host:port[/db]`, `rediss://…` for TLS, or
+   * `redis+sentinel://[user:pass@]host:port[,host:port…]/<master name>[/db]` for a Redis
+   * watched by Sentinel (the hosts are the Sentinels). Default: none, so `redis` says
+   * where, or else `redis://127.0.0.1:6379`. Ignored with `cluster`.
    */
   url?: string;
   /**
@@ -125,8 +128,19 @@ export function resolveRedisOptions(input: RedisEngineOptions = {}): ResolvedRed
     throw new BayouError('BAYOU_ERR_UNKNOWN_OPTION', `unknown Redis engine option(s): ${unknown.join(', ')}`);
   }
   const o = { ...defaults, ...Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) };
-  if (o.url !== null && (typeof o.url !== 'string' || !/^rediss?:\/\//.test(o.url))) {
-    invalid('url', 'a redis:// or rediss:// URL');
+  if (o.url !== null && (typeof o.url !== 'string' || !/^(rediss?|redis\+sentinel):\/\//.test(o.url))) {
+    invalid('url', URL_FORMS);
+  }
+  let sentinel = {};
+  if (o.url !== null && isSentinelUrl(o.url)) {
+    try {
+      sentinel = sentinelOptions(o.url);
+    } catch (err) {
+      invalid(
+        'url',
+        `redis+sentinel://[user:password@]host:port[,host:port…]/<master name>[/<db>]: ${(err as Error).message}`,
+      );
+    }
   }
   if (typeof o.keyPrefix !== 'string' || /[{}\s]/.test(o.keyPrefix)) {
     invalid('keyPrefix', 'a string without braces or spaces');
@@ -146,8 +160,9 @@ export function resolveRedisOptions(input: RedisEngineOptions = {}): ResolvedRed
   if (input.sharded !== undefined && typeof input.sharded !== 'boolean') invalid('sharded', 'a boolean');
   if (cluster !== null && input.sharded === false) invalid('sharded', 'true (or left out) with cluster');
   return Object.freeze({
-    url: o.url,
-    redis: { ...(input.redis ?? {}) },
+    // ioredis takes a Sentinel setup as options, not as a URL.
+    url: o.url !== null && isSentinelUrl(o.url) ? null : o.url,
+    redis: { ...(input.redis ?? {}), ...sentinel },
     cluster,
     keyPrefix: o.keyPrefix,
     heartbeatMs,

@@ -66,13 +66,21 @@ for i = 5, 4 + n do redis.call(ARGV[3], ARGV[i], message) end
 return 1`);
 
 /**
- * History since a position. KEYS: meta, stream. ARGV: offset, epoch, fresh epoch, epochTtlMs.
- * Returns {recovered 0|1, top, epoch, payloads…}.
+ * History since a position. KEYS: meta, stream. ARGV: offset, epoch, fresh epoch, epochTtlMs,
+ * '1' when the position is one a node delivered. Returns {recovered 0|1, top, epoch, payloads…}.
+ * A delivered position past the top of its own epoch comes from writes this history lost
+ * (a failover to a replica that had not received them yet): the channel takes the fresh
+ * epoch, so those offsets are never given to other messages.
  */
 export const SINCE = script(`${ENSURE_META}
 local epoch = ensure_meta(ARGV[3], tonumber(ARGV[4]))
 local top = read_top()
 local from = tonumber(ARGV[1])
+if ARGV[5] == '1' and ARGV[2] == epoch and from ~= nil and from > top then
+  redis.call('HSET', KEYS[1], 'epoch', ARGV[3], 'top', 0)
+  redis.call('DEL', KEYS[2])
+  return {0, 0, ARGV[3]}
+end
 if ARGV[2] ~= epoch or from == nil or from > top or from < 0 then return {0, top, epoch} end
 if from == top then return {1, top, epoch} end
 ${NOW}

@@ -1,0 +1,138 @@
+/**
+ * A Redis that fails over: a primary, a replica and a Sentinel (real redis-server
+ * processes on free loopback ports), one Bayou node given the Sentinel URL, and a
+ * numbered stream of publishes while Sentinel promotes the replica (`SENTINEL FAILOVER`,
+ * the old primary still running). Every publish answered `successful: true` reaches both
+ * subscribers (WebSocket and long-polling) once and in order, and delivery resumes
+ * within 5 s of the new primary.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { BayouServer } from '../src/index.js';
+import { eventually, redisAvailable, requireRedis, sleep } from './cluster-helpers.js';
+import { freePort } from './programs.js';
+import { RedisServer } from './redis-server.js';
+import { startServer } from './start-server.js';
+import { type Msg, TestClient } from './test-client.js';
+
+requireRedis('Redis Sentinel failover');
+
+const CHANNEL = '/failover/stream';
+
+describe.runIf(redisAvailable)('Redis Sentinel failover', () => {
+  const cleanup: (() => Promise<unknown> | unknown)[] = [];
+  afterEach(async () => {
+    for (const step of cleanup.splice(0).reverse()) await step();
+  });
+
+  /** A primary, its replica in sync, and a Sentinel (quorum 1) that knows both. */
+  async function sentinelSetup() {
+    // Replication writes its snapshot files in the servers' directory: a temporary one.
+    const dir = mkdtempSync(join(tmpdir(), 'bayou-sentinel-'));
+    cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
+    const primary = await RedisServer.start(undefined, ['--dir', dir]);
+    cleanup.push(() => primary.stop());
+    const replica = await RedisServer.start(undefined, [
+      '--dir',
+      dir,
+      '--replicaof',
+      '127.0.0.1',
+      String(primary.port),
+    ]);
+    cleanup.push(() => replica.stop());
+    const replicaAdmin = new Redis(replica.port, '127.0.0.1');
+    cleanup.push(() => replicaAdmin.disconnect());
+    await eventually(async () => {
+      expect(await replicaAdmin.info('replication')).toContain('master_link_status:up');
+    }, 15_000);
+    const config = join(dir, 'sentinel.conf');
+    writeFileSync(
+      config,
+      [
+        `sentinel monitor primary 127.0.0.1 ${primary.port} 1`,
+        'sentinel down-after-milliseconds primary 1000',
+        'sentinel failover-timeout primary 10000',
+        '',
+      ].join('\n'),
+    );
+    const sentinel = await RedisServer.start(await freePort(), ['--sentinel', '--dir', dir], config);
+    cleanup.push(() => sentinel.stop());
+    const admin = new Redis(sentinel.port, '127.0.0.1');
+    cleanup.push(() => admin.disconnect());
+    await eventually(async () => {
+      const replicas = (await admin.call('SENTINEL', 'REPLICAS', 'primary')) as string[][];
+      expect(replicas.map((r) => r[r.indexOf('flags') + 1])).toEqual(['slave']);
+    }, 15_000);
+    return { primary, replica, sentinel, admin };
+  }
+
+  it('promotes the replica during a stream: no publish acknowledged and then lost, delivery back within 5 s', async () => {
+    const { replica, sentinel, admin } = await sentinelSetup();
+    const { server, base } = await startServer({
+      redis: `redis+sentinel://127.0.0.1:${sentinel.port}/primary`,
+      redisEngine: {
+        keyPrefix: `fo${process.pid}:`,
+        heartbeatMs: 100,
+        nodeTtlMs: 1000,
+        commandTimeoutMs: 1000,
+      },
+    });
+    cleanup.push(() => (server as BayouServer).close());
+    const subscribers = [new TestClient(base, 'websocket'), new TestClient(base, 'long-polling')];
+    const publisher = new TestClient(base, 'websocket');
+    for (const c of [...subscribers, publisher]) {
+      cleanup.push(() => c.close());
+      await c.connect();
+    }
+    for (const c of subscribers) expect((await c.subscribe(CHANNEL)).successful).toBe(true);
+
+    // Each attempt carries its own number; nothing is retried, so every number is one message.
+    const sentAt: number[] = [];
+    const acked: number[] = [];
+    const failed: number[] = [];
+    let streaming = true;
+    const stream = (async () => {
+      while (streaming) {
+        const n = sentAt.length;
+        sentAt.push(Date.now());
+        const reply = await publisher.publish(CHANNEL, { n });
+        (reply.successful === true ? acked : failed).push(n);
+        await sleep(10);
+      }
+    })();
+    const received = (c: TestClient) => c.deliveries(CHANNEL).map((m: Msg) => (m.data as { n: number }).n);
+    await eventually(() => expect(received(subscribers[0] as TestClient).length).toBeGreaterThan(20));
+
+    await admin.call('SENTINEL', 'FAILOVER', 'primary');
+    await eventually(async () => {
+      const [, port] = (await admin.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', 'primary')) as string[];
+      expect(Number(port)).toBe(replica.port);
+    }, 20_000);
+    const promotedAt = Date.now();
+    // Delivery resumes: a message sent after the promotion reaches every subscriber.
+    await Promise.all(
+      subscribers.map((c) =>
+        eventually(() => {
+          const first = received(c).find((n) => (sentAt[n] as number) > promotedAt);
+          expect(first).toBeDefined();
+        }, 10_000),
+      ),
+    );
+    expect(Date.now() - promotedAt).toBeLessThanOrEqual(5000);
+    // Keep streaming a while on the new primary, then stop and let the last ones arrive.
+    const more = acked.length + 30;
+    await eventually(() => expect(acked.length).toBeGreaterThanOrEqual(more), 10_000);
+    streaming = false;
+    await stream;
+    for (const c of subscribers) {
+      await eventually(() => expect(received(c)).toEqual(expect.arrayContaining(acked)), 5000);
+      const got = received(c);
+      expect(got).toEqual([...new Set(got)].sort((a, b) => a - b)); // once each, in order
+      expect(got.every((n) => n < sentAt.length)).toBe(true);
+    }
+    expect(acked.length).toBeGreaterThan(50);
+  }, 90_000);
+});
