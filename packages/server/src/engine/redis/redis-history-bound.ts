@@ -42,7 +42,13 @@ export class RedisHistoryBound {
 
   private delete(channel: string): void {
     const e = this.engine;
+    let cmd: ReturnType<typeof e.commands>;
+    try {
+      cmd = e.commands();
+    } catch {
+      return; // closed meanwhile: the keys expire with their TTL
+    }
     // A failure leaves the keys to their TTL: counted as an engine error, nothing more.
-    void e.track(e.commands().del(e.keys.meta(channel), e.keys.stream(channel))).catch(() => undefined);
+    void e.track(cmd.del(e.keys.meta(channel), e.keys.stream(channel))).catch(() => undefined);
   }
 }
