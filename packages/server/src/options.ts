@@ -19,6 +19,11 @@ import {
 import type { ServerSession } from './session/session.js';
 import { checkAllowedOrigins } from './transports/request-info.js';
 import type { RequestInfo, TransportName } from './types.js';
+import {
+  type ResolvedWebhookOptions,
+  resolveWebhookOptions,
+  type WebhookOptions,
+} from './webhooks/webhook-options.js';
 
 export type { RequestInfo, TransportName };
 
@@ -170,6 +175,11 @@ export interface BayouOptions {
    * whoever learns a clientId can act as that session until it ends.
    */
   trustClientSession?: boolean;
+  /**
+   * POST signed, batched event notices (sessions, channel occupancy, presence) to a
+   * receiver; see `webhooks/webhook-options.ts` and the README. Default: off.
+   */
+  webhooks?: WebhookOptions;
 }
 
 type OptionalKeys =
@@ -181,7 +191,8 @@ type OptionalKeys =
   | 'auth'
   | 'metricsRegistry'
   | 'limits'
-  | 'trustClientSession';
+  | 'trustClientSession'
+  | 'webhooks';
 
 export type ResolvedOptions = Readonly<Required<Omit<BayouOptions, OptionalKeys>>> &
   Readonly<
@@ -191,6 +202,7 @@ export type ResolvedOptions = Readonly<Required<Omit<BayouOptions, OptionalKeys>
     readonly history: readonly Readonly<HistoryRule>[];
     readonly limits: Readonly<Required<LimitOptions>>;
     readonly trustClientSession: boolean;
+    readonly webhooks?: ResolvedWebhookOptions;
   };
 
 export const defaultOptions: ResolvedOptions = Object.freeze({
@@ -227,7 +239,7 @@ export const defaultOptions: ResolvedOptions = Object.freeze({
 
 const hooks = ['authenticate', 'canSubscribe', 'canPublish'] as const;
 /** Optional keys without a default value. */
-const extraKeys = ['auth', 'metricsRegistry'] as const;
+const extraKeys = ['auth', 'metricsRegistry', 'webhooks'] as const;
 const numeric = [
   'timeout',
   'interval',
@@ -320,6 +332,7 @@ export function resolveOptions(input: BayouOptions = {}): ResolvedOptions {
     limits: resolveLimits(input.limits ?? {}),
     records: resolveRecordPatterns(merged.records as RecordPattern[]),
     history: resolveHistoryRules(merged.history),
+    ...(input.webhooks === undefined ? {} : { webhooks: resolveWebhookOptions(input.webhooks) }),
   });
 }
 

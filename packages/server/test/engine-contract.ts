@@ -334,6 +334,44 @@ export function engineContract(factory: EngineFactory): void {
       });
     });
 
+    describe('channel occupancy', () => {
+      it('reports occupied to exactly one of three racing nodes, and vacated to the last to leave', async () => {
+        const nodes = await cluster();
+        for (const channel of ['/occ/a', '/occ/b']) {
+          const firsts = await Promise.all(nodes.map((n) => n.engine.presence.occupy(channel)));
+          expect(firsts.filter(Boolean)).toHaveLength(1);
+          expect(await nodes[0]!.engine.presence.occupy(channel)).toBe(false);
+          expect(await nodes[0]!.engine.presence.vacate(channel)).toBe(false);
+          expect(await nodes[1]!.engine.presence.vacate(channel)).toBe(false);
+          expect(await nodes[2]!.engine.presence.vacate(channel)).toBe(true);
+          // Vacating again is no transition.
+          expect(await nodes[2]!.engine.presence.vacate(channel)).toBe(false);
+          expect(await nodes[1]!.engine.presence.occupy(channel)).toBe(true);
+          expect(await nodes[1]!.engine.presence.vacate(channel)).toBe(true);
+        }
+      });
+
+      it("vacates a crashed node's channels once, whoever sweeps", async () => {
+        const [a, b, c] = await cluster();
+        expect(await c!.engine.presence.occupy('/occ/dead')).toBe(true);
+        expect(await c!.engine.presence.occupy('/occ/shared')).toBe(true);
+        expect(await a!.engine.presence.occupy('/occ/shared')).toBe(false);
+        await backend.crash(c!.engine);
+        const seen: string[] = [];
+        await eventually(async () => {
+          const [x, y] = await Promise.all([
+            a!.engine.presence.vacateDead(),
+            b!.engine.presence.vacateDead(),
+          ]);
+          seen.push(...x, ...y);
+          return seen.length > 0;
+        }, factory.expiryMs);
+        expect(seen).toEqual(['/occ/dead']);
+        expect(await a!.engine.presence.vacateDead()).toEqual([]);
+        expect(await a!.engine.presence.vacate('/occ/shared')).toBe(true);
+      });
+    });
+
     describe('session directory', () => {
       it('lists live nodes and forwards a batch to its owner, returning the reply', async () => {
         const [a, b, c] = await cluster();

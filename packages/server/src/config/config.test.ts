@@ -168,6 +168,22 @@ describe('resolveCli precedence: flags > env > file > defaults', () => {
     expect(() => parseFlags(['--max-queued-bytes', '-1'])).toThrow('--max-queued-bytes must be 0 or more');
   });
 
+  it('merges webhooks from the file with the URL and secret of the flags and environment', async () => {
+    const hooksFile = file(
+      'hooks.json',
+      JSON.stringify({ webhooks: { url: 'http://file.example/hooks', batchWindow: 50, retryFor: 60000 } }),
+    );
+    const r = await resolveCli(['start', '--config', hooksFile, '--webhook-url', 'https://flag.example/h'], {
+      BAYOU_WEBHOOK_SECRET: 'from-env',
+    });
+    expect(r.config).toMatchObject({
+      webhooks: { url: 'https://flag.example/h', secret: 'from-env', batchWindow: 50, retryFor: 60000 },
+    });
+    expect(() => parseFlags(['--webhook-url', 'ftp://x'])).toThrow(
+      '--webhook-url must be an http:// or https:// URL',
+    );
+  });
+
   it('refuses unreadable, malformed or non-object config files with BAYOU_ERR_CONFIG', async () => {
     const bad = [
       join(dir, 'missing.json'),

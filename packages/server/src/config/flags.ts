@@ -6,6 +6,7 @@
 import { BayouError } from '../errors.js';
 import { parseTrustProxy } from '../http/trust-proxy.js';
 import { type FlagKind, type FlagSpec, nonNegative, oneOf, portCheck, positive } from './flag-spec.js';
+import { HOOK_FLAGS } from './hook-flags.js';
 import { LIMIT_FLAGS } from './limit-flags.js';
 import { closest } from './suggest.js';
 
@@ -191,6 +192,7 @@ export const FLAGS: readonly FlagSpec[] = [
     default: '100000',
     check: positive,
   },
+  ...HOOK_FLAGS,
   {
     flag: 'shutdown-timeout',
     env: ['BAYOU_SHUTDOWN_TIMEOUT'],

@@ -16,7 +16,7 @@ export interface ResolvedCli {
 }
 
 /** Keys whose object values merge across sources instead of replacing each other. */
-const MERGED = new Set(['tokens', 'tls', 'publishApi', 'redisEngine', 'limits']);
+const MERGED = new Set(['tokens', 'tls', 'publishApi', 'redisEngine', 'limits', 'webhooks']);
 
 function isPlain(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v) && !Buffer.isBuffer(v);

@@ -133,6 +133,19 @@ export interface Presence {
   join(channel: string, member: PresenceMember): Promise<void>;
   leave(channel: string, clientId: string): Promise<void>;
   members(channel: string): Promise<PresenceMember[]>;
+  /**
+   * This node has subscribers of `channel` now; resolves `true` when no other node had any,
+   * that is when the channel became occupied cluster-wide. Of nodes racing, exactly one
+   * sees `true`; a channel held by a dead node stays occupied until `vacateDead` frees it.
+   */
+  occupy(channel: string): Promise<boolean>;
+  /** This node has no subscribers of `channel` any more; `true` when it was the last node. */
+  vacate(channel: string): Promise<boolean>;
+  /**
+   * Frees the channels dead nodes occupied; resolves with those this call vacated (each
+   * vacated channel is reported by one caller only, whichever nodes sweep at once).
+   */
+  vacateDead(): Promise<string[]>;
 }
 
 export interface SessionDirectory {

@@ -25,6 +25,8 @@ import { Limiter } from '../limits/limiter.js';
 import { type BayouOptions, defaultOptions, type ResolvedOptions, resolveOptions } from '../options.js';
 import { createLongPolling } from '../transports/long-polling.js';
 import { WebSocketTransport } from '../transports/websocket.js';
+import { attachWebhooks } from '../webhooks/webhook-events.js';
+import { WebhookSender } from '../webhooks/webhook-sender.js';
 import { ConnectionGuard } from './connection-guard.js';
 import { directEndpoint } from './direct-endpoint.js';
 import { createMetrics } from './metrics.js';
@@ -179,6 +181,9 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
   // Behind a balancer, two responses of one long-polling session may cross: deliver in connect replies only.
   if (!(engine instanceof MemoryEngine)) bayou.addExtension(new OrderedLongPolling());
   app.decorate('bayou', bayou);
+  const webhooks =
+    options.webhooks === undefined ? null : new WebhookSender(options.webhooks, kernel.nodeId, app.log);
+  if (webhooks !== null) attachWebhooks(bayou, webhooks);
 
   // Built-in extensions, after the ack extension: limits first (before any token is verified).
   const limiter = new Limiter(options.limits);
@@ -272,6 +277,7 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
       security,
       options.metricsRegistry,
       engine,
+      webhooks?.stats,
     );
     if (options.metricsPath !== false) {
       app.get(options.metricsPath, { logLevel: ROUTE_LOG_LEVEL }, async (_req, reply) => {
@@ -293,6 +299,8 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
     connections.stop();
     await ws?.close();
     await kernel.close();
+    // After the kernel: its sessions' ends and vacated channels are the last events.
+    await webhooks?.close();
   });
 };
 export const bayou = fp(plugin, { name: '@bayou/server', fastify: '5.x' });

@@ -8,6 +8,13 @@ export interface BayouEvents {
   'session:removed': [session: ServerSession, reason: RemovalReason];
   subscribe: [session: ServerSession, channel: string];
   unsubscribe: [session: ServerSession, channel: string];
+  /**
+   * A channel got its first subscriber in the whole cluster; emitted by one node only
+   * (the one whose subscriber made the transition). Tracked only with `webhooks` on.
+   */
+  'channel:occupied': [channel: string];
+  /** A channel lost its last subscriber in the whole cluster (or its last node died); once. */
+  'channel:vacated': [channel: string];
 }
 
 /** Where the kernel reports application events (the facade, an EventEmitter). */

@@ -33,6 +33,7 @@ import type { ServerSession, Session, SessionHost } from '../session/session.js'
 import { transition } from '../session/session-lifecycle.js';
 import { ownerOf, SessionRegistry, type SweepHandler } from '../session/session-registry.js';
 import type { RemovalReason, RequestInfo } from '../types.js';
+import { ChannelOccupancy } from './channel-occupancy.js';
 import { Connects } from './connects.js';
 import type { EventSink, ServiceHandler } from './events.js';
 import { HistoryRules } from './history-rules.js';
@@ -68,6 +69,8 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
   readonly services = new ServiceRegistry();
   readonly history: HistoryRules;
   readonly subscriptions: Subscriptions;
+  /** Cluster-wide occupied/vacated channel events; tracked only with `webhooks` on (it costs engine calls). */
+  readonly occupancy: ChannelOccupancy | null;
   readonly stats: KernelStats = {
     messagesIn: 0,
     slowConsumers: 0,
@@ -117,6 +120,15 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
       ),
     );
     this.extensions.add(new ReplayExtension(engine.history));
+    this.occupancy =
+      options.webhooks === undefined
+        ? null
+        : new ChannelOccupancy(
+            engine.presence,
+            (change, channel) => this.emitSafe((e) => e.emit(`channel:${change}`, channel)),
+            log,
+            options.webhooks.deadNodeSweep,
+          );
     this.subscriptions = new Subscriptions(
       this.index,
       this.records,
@@ -128,6 +140,7 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
         extensionCall: (call) => this.extensionCall(call),
         log,
       },
+      this.occupancy,
     );
   }
 
@@ -141,12 +154,15 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
     await this.engine.broker.subscribe(this.inbox);
     this.registry.startSweeping(this.options.sweepInterval, this);
     this.providers.startRenewing();
+    this.occupancy?.start();
   }
 
   async close(): Promise<void> {
     this.registry.stopSweeping();
     this.providers.close();
     for (const session of [...this.registry.values()]) this.removeSession(session, 'shutdown');
+    // The channels this node's sessions held are vacated (and reported) before it leaves.
+    await this.occupancy?.close();
     this.records.close();
     await this.engine.close();
   }

@@ -15,6 +15,7 @@ import { recordEncoding } from '../records/record-codec.js';
 import { readRecordRequest } from '../records/record-options.js';
 import type { RecordStore } from '../records/record-store.js';
 import type { Session } from '../session/session.js';
+import type { ChannelOccupancy } from './channel-occupancy.js';
 import { andThen, errorFor } from './hooks.js';
 
 /** How the kernel runs engine and extension calls (errors become Bayeux error strings). */
@@ -32,6 +33,8 @@ export class Subscriptions {
     private readonly broker: Broker,
     private readonly extensions: ExtensionPipeline,
     private readonly guards: CallGuards,
+    /** Told of each concrete channel's first and last subscriber on this node, when on. */
+    private readonly occupancy: ChannelOccupancy | null = null,
   ) {}
 
   /** Subscribes `session` to `name`; resolves with an error string when it failed. */
@@ -43,7 +46,9 @@ export class Subscriptions {
       session.subscriptions.add(name);
       const request = readRecordRequest(message.ext);
       const first = this.records.subscribe(session, name, pattern, request, recordEncoding(session));
-      return first ? this.firstRecordSubscriber(session, name) : undefined;
+      if (!first) return undefined;
+      this.occupancy?.added(name);
+      return this.firstRecordSubscriber(session, name);
     }
     if (session.subscriptions.has(name)) return undefined;
     const concrete = info?.wildcard === null && this.extensions.size > 0;
@@ -55,13 +60,12 @@ export class Subscriptions {
       );
       if (typeof refused === 'string') return refused;
     }
-    const interest = this.index.add(name, session)
+    const first = this.index.add(name, session);
+    if (first && info?.wildcard === null && info.kind === 'broadcast') this.occupancy?.added(name);
+    const interest = first
       ? this.guards.engineCall(
           () => this.broker.subscribe(name),
-          () => {
-            this.index.remove(name, session);
-            session.holding?.delete(name);
-          },
+          () => this.removeFromIndex(session, name),
         )
       : undefined;
     if (!concrete) return interest;
@@ -82,12 +86,22 @@ export class Subscriptions {
 
   /** Removes one subscription of `session`, telling the engine and providers when it was the last here. */
   drop(session: Session, name: string): void {
-    session.holding?.delete(name);
     if (this.records.unsubscribe(session, name)) this.lastRecordSubscriber(name);
     session.subscriptions.delete(name);
-    if (this.index.remove(name, session)) {
+    if (this.removeFromIndex(session, name)) {
       void Promise.resolve(this.broker.unsubscribe(name)).catch(() => undefined);
     }
+  }
+
+  /** Takes `session` out of the index for `name`; `true` when it was the last one here. */
+  private removeFromIndex(session: Session, name: string): boolean {
+    session.holding?.delete(name);
+    if (!this.index.remove(name, session)) return false;
+    if (this.occupancy !== null) {
+      const info = parseChannel(name);
+      if (info?.wildcard === null && info.kind === 'broadcast') this.occupancy.removed(name);
+    }
+    return true;
   }
 
   private firstRecordSubscriber(session: Session, subject: string): MaybePromise<string | undefined> {
@@ -116,6 +130,7 @@ export class Subscriptions {
   }
 
   private lastRecordSubscriber(subject: string): void {
+    this.occupancy?.removed(subject);
     this.providers.unsubscribed(subject);
     void Promise.resolve(this.broker.unsubscribe(subject)).catch(() => undefined);
   }

@@ -68,6 +68,10 @@ export class MemoryBus {
   readonly counts = new Map<string, Map<string, number>>();
   /** channel → clientId → member and the node it lives on. */
   readonly presence = new Map<string, Map<string, { member: PresenceMember; nodeId: string }>>();
+  /** channel → the nodes with subscribers of it (channel occupancy). */
+  readonly occupied = new Map<string, Set<string>>();
+  /** Channels left empty by a node that went without vacating them, for the next `vacateDead`. */
+  readonly orphaned: string[] = [];
   readonly leases = new Map<string, Lease>();
   readonly images = new Map<string, Record<string, unknown>>();
   private readonly sweepInterval: number;
@@ -121,5 +125,12 @@ export class MemoryBus {
       if (byClient.size === 0) this.presence.delete(channel);
     }
     for (const [name, lease] of this.leases) if (lease.owner === nodeId) this.leases.delete(name);
+    // A node leaves its channels before it goes (its sessions end first); what it still held
+    // is reported by the next node that sweeps, as a dead Redis node's would be.
+    for (const [channel, nodes] of this.occupied) {
+      if (!nodes.delete(nodeId) || nodes.size > 0) continue;
+      this.occupied.delete(channel);
+      this.orphaned.push(channel);
+    }
   }
 }

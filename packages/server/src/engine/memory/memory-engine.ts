@@ -187,6 +187,33 @@ class MemoryPresence implements Presence {
   async members(channel: string): Promise<PresenceMember[]> {
     return [...(this.engine.bus.presence.get(channel)?.values() ?? [])].map((e) => e.member);
   }
+
+  async occupy(channel: string): Promise<boolean> {
+    const nodeId = this.engine.member().node.nodeId;
+    const occupied = this.engine.bus.occupied;
+    let nodes = occupied.get(channel);
+    if (nodes === undefined) {
+      nodes = new Set();
+      occupied.set(channel, nodes);
+    }
+    if (nodes.has(nodeId)) return false;
+    nodes.add(nodeId);
+    return nodes.size === 1;
+  }
+
+  async vacate(channel: string): Promise<boolean> {
+    const nodeId = this.engine.member().node.nodeId;
+    const nodes = this.engine.bus.occupied.get(channel);
+    if (nodes === undefined || !nodes.delete(nodeId)) return false;
+    if (nodes.size > 0) return false;
+    this.engine.bus.occupied.delete(channel);
+    return true;
+  }
+
+  async vacateDead(): Promise<string[]> {
+    this.engine.member();
+    return this.engine.bus.orphaned.splice(0);
+  }
 }
 
 class MemoryDirectory implements SessionDirectory {

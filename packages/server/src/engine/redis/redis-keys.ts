@@ -13,9 +13,12 @@
  *   <p>{/a/b}:image     hash: record field → JSON value
  *   <p>{/a/b}:counts    hash: nodeId → subscriber count
  *   <p>{/a/b}:members   hash: clientId → JSON [nodeId, info]
+ *   <p>{/a/b}:occupied  set: nodes with subscribers of /a/b (channel occupancy)
  *   <p>{/a/b}           pub/sub name of the channel or wildcard name /a/b
  *   <p>{ctl}:nodes      sorted set: nodeId → expiry time of its liveness
  *   <p>{ctl}:lease:<n>  string: the nodeId holding lease n     PX ttl
+ *   <p>{ctl}:occupiers  set: nodes that occupy channels (swept when they die)
+ *   <p>{node:<id>}:occupies  set: the channels node <id> occupies
  *   <p>{node:<id>}      pub/sub name on which node <id> takes forwarded batches and replies
  */
 export class RedisKeys {
@@ -35,6 +38,15 @@ export class RedisKeys {
   }
   members(channel: string): string {
     return `${this.prefix}{${channel}}:members`;
+  }
+  occupied(channel: string): string {
+    return `${this.prefix}{${channel}}:occupied`;
+  }
+  get occupiers(): string {
+    return `${this.prefix}{ctl}:occupiers`;
+  }
+  occupies(nodeId: string): string {
+    return `${this.prefix}{node:${nodeId}}:occupies`;
   }
   /** The pub/sub name carrying publications for channel or wildcard name `name`. */
   topic(name: string): string {

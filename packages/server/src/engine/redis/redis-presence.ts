@@ -8,6 +8,7 @@
  */
 import type { Presence, PresenceMember } from '../engine.js';
 import type { RedisCore } from './redis-core.js';
+import { RedisOccupancy } from './redis-occupancy.js';
 
 export class RedisPresence implements Presence {
   /** channel → this node's count. */
@@ -15,7 +16,23 @@ export class RedisPresence implements Presence {
   /** channel → clientId → member, for members joined through this node. */
   private readonly joined = new Map<string, Map<string, PresenceMember>>();
 
-  constructor(private readonly engine: RedisCore) {}
+  private readonly occupancy: RedisOccupancy;
+
+  constructor(private readonly engine: RedisCore) {
+    this.occupancy = new RedisOccupancy(engine);
+  }
+
+  occupy(channel: string): Promise<boolean> {
+    return this.occupancy.occupy(channel);
+  }
+
+  vacate(channel: string): Promise<boolean> {
+    return this.occupancy.vacate(channel);
+  }
+
+  vacateDead(): Promise<string[]> {
+    return this.occupancy.vacateDead();
+  }
 
   async setCount(channel: string, count: number): Promise<number> {
     if (!Number.isSafeInteger(count) || count < 0)
@@ -84,6 +101,7 @@ export class RedisPresence implements Presence {
     for (const channel of this.counts.keys()) done.push(cmd.hdel(e.keys.counts(channel), nodeId));
     for (const [channel, byClient] of this.joined)
       done.push(cmd.hdel(e.keys.members(channel), ...byClient.keys()));
+    done.push(...this.occupancy.clear());
     this.counts.clear();
     this.joined.clear();
     await e.track(Promise.all(done));
@@ -100,6 +118,7 @@ export class RedisPresence implements Presence {
       const values = [...byClient.values()].flatMap((m) => [m.clientId, memberValue(nodeId, m)]);
       done.push(cmd.hset(e.keys.members(channel), ...values));
     }
+    done.push(...this.occupancy.restore());
     await e.track(Promise.all(done));
   }
 

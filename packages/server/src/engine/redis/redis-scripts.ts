@@ -127,6 +127,20 @@ return 1`);
 export const RELEASE = script(`if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
 return 1`);
 
+/**
+ * A node occupies a channel. KEYS: the channel's set of occupying nodes. ARGV: nodeId.
+ * Returns 1 when the set was empty before (the channel became occupied), else 0: one
+ * atomic step, so of nodes racing exactly one sees the transition.
+ */
+export const OCCUPY = script(`if redis.call('SADD', KEYS[1], ARGV[1]) == 0 then return 0 end
+if redis.call('SCARD', KEYS[1]) == 1 then return 1 end
+return 0`);
+
+/** A node (or, for a dead one, a sweeper) vacates a channel. As OCCUPY: 1 when it left it empty. */
+export const VACATE = script(`if redis.call('SREM', KEYS[1], ARGV[1]) == 0 then return 0 end
+if redis.call('SCARD', KEYS[1]) == 0 then return 1 end
+return 0`);
+
 /** Runs `s` by SHA, loading it first when Redis does not know it (a restart flushed it). */
 export async function runScript(
   client: RedisClient,

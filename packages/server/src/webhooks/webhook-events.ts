@@ -1,0 +1,31 @@
+/**
+ * Turns the application's events into webhook events: sessions connected and ended on
+ * this node, channels occupied and vacated in the cluster (each emitted by one node), and
+ * presence joins and leaves.
+ */
+import type { BayouApp } from '../bayou-app.js';
+import type { ServerSession } from '../session/session.js';
+import type { WebhookSender } from './webhook-sender.js';
+
+/** The user a session stands for: `auth.user`, else the token's `sub`. */
+export function userOf(session: ServerSession): string | undefined {
+  const auth = session.auth;
+  const user = auth?.user ?? auth?.sub;
+  return typeof user === 'string' ? user : undefined;
+}
+
+function withUser<T extends object>(fields: T, session: ServerSession): T & { user?: string } {
+  const user = userOf(session);
+  return user === undefined ? fields : { ...fields, user };
+}
+
+export function attachWebhooks(bayou: BayouApp, sender: WebhookSender): void {
+  bayou.on('session', (session) =>
+    sender.push(withUser({ type: 'session.connected', clientId: session.id }, session)),
+  );
+  bayou.on('session:removed', (session, reason) =>
+    sender.push(withUser({ type: 'session.disconnected', clientId: session.id, reason }, session)),
+  );
+  bayou.on('channel:occupied', (channel) => sender.push({ type: 'channel.occupied', channel }));
+  bayou.on('channel:vacated', (channel) => sender.push({ type: 'channel.vacated', channel }));
+}

@@ -1,0 +1,72 @@
+/** The `webhooks` option: where events go, how they are signed, batched and retried. */
+import { BayouError } from '../errors.js';
+
+export interface WebhookOptions {
+  /** The receiver: an `http://` or `https://` URL each batch is POSTed to. Required. */
+  url: string;
+  /**
+   * Signs each body: `X-Bayou-Signature: sha256=<hex HMAC-SHA256 of the raw body>`.
+   * Default: none (no signature header).
+   */
+  secret?: string;
+  /** ms the first event of a batch waits for others to join it. Default `250`. */
+  batchWindow?: number;
+  /** Most events in one POST (a full batch leaves at once). Default `100`. */
+  batchSize?: number;
+  /** ms a POST may take before it counts as failed and is retried. Default `5000`. */
+  timeout?: number;
+  /**
+   * ms an event keeps being retried (exponential backoff from 0.5 s, doubling up to
+   * `maxRetryDelay`, with jitter) before it is dropped and counted. Default `300000` (5 minutes).
+   */
+  retryFor?: number;
+  /** Longest wait between two attempts, in ms. Default `30000`. */
+  maxRetryDelay?: number;
+  /** Most events waiting on this node; past it the oldest are dropped and counted. Default `10000`. */
+  maxQueued?: number;
+  /** ms between sweeps that free channels occupied by dead nodes (`channel.vacated`). Default `2000`. */
+  deadNodeSweep?: number;
+}
+
+export type ResolvedWebhookOptions = Readonly<Required<Omit<WebhookOptions, 'secret'>>> & {
+  readonly secret: string | undefined;
+};
+
+const DEFAULTS = {
+  batchWindow: 250,
+  batchSize: 100,
+  timeout: 5_000,
+  retryFor: 300_000,
+  maxRetryDelay: 30_000,
+  maxQueued: 10_000,
+  deadNodeSweep: 2_000,
+} as const;
+
+const KEYS = new Set(['url', 'secret', ...Object.keys(DEFAULTS)]);
+
+function invalid(what: string, expected: string): never {
+  throw new BayouError('BAYOU_ERR_INVALID_OPTION', `option "webhooks.${what}" must be ${expected}`);
+}
+
+export function resolveWebhookOptions(input: unknown): ResolvedWebhookOptions {
+  if (input === null || typeof input !== 'object' || Array.isArray(input))
+    invalid('', 'an object { url, secret?, batchWindow?, … }');
+  const o = input as Record<string, unknown>;
+  const unknown = Object.keys(o).filter((k) => !KEYS.has(k));
+  if (unknown.length > 0)
+    throw new BayouError('BAYOU_ERR_UNKNOWN_OPTION', `unknown option(s) in webhooks: ${unknown.join(', ')}`);
+  if (typeof o.url !== 'string' || !/^https?:\/\/./.test(o.url)) invalid('url', 'an http:// or https:// URL');
+  if (o.secret !== undefined && (typeof o.secret !== 'string' || o.secret === ''))
+    invalid('secret', 'a non-empty string');
+  const out: Record<string, unknown> = { url: o.url, secret: o.secret };
+  for (const [k, d] of Object.entries(DEFAULTS)) {
+    const v = o[k] ?? d;
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) invalid(k, 'a non-negative number');
+    out[k] = v;
+  }
+  if ((out.batchSize as number) < 1) invalid('batchSize', 'at least 1');
+  if ((out.maxRetryDelay as number) < 500) invalid('maxRetryDelay', 'at least 500 (ms)');
+  if ((out.timeout as number) < 1) invalid('timeout', 'at least 1 (ms)');
+  if ((out.deadNodeSweep as number) < 10) invalid('deadNodeSweep', 'at least 10 (ms)');
+  return Object.freeze(out) as ResolvedWebhookOptions;
+}

@@ -1,0 +1,130 @@
+/**
+ * Webhooks against a real HTTP receiver (memory engine, one node): signed batches of
+ * session and channel occupancy events, and no event lost while the receiver is down.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { type BayouServer, createServer } from '../src/index.js';
+import { eventually } from './interop-helpers.js';
+import { TestClient } from './test-client.js';
+import { WebhookReceiver } from './webhook-receiver.js';
+
+const SECRET = 'webhook-test-secret';
+
+let server: BayouServer | null = null;
+let receiver: WebhookReceiver | null = null;
+const clients: TestClient[] = [];
+
+afterEach(async () => {
+  for (const c of clients.splice(0)) await c.close();
+  await server?.close();
+  await receiver?.stop();
+  server = null;
+  receiver = null;
+});
+
+async function start(
+  webhooks: Record<string, unknown> = {},
+): Promise<{ base: string; hooks: WebhookReceiver }> {
+  const hooks = new WebhookReceiver(SECRET);
+  await hooks.start();
+  receiver = hooks;
+  server = await createServer({
+    host: '127.0.0.1',
+    port: 0,
+    webhooks: { url: hooks.url, secret: SECRET, batchWindow: 20, ...webhooks },
+  });
+  return { base: await server.listen(), hooks };
+}
+
+async function client(
+  base: string,
+  transport: 'websocket' | 'long-polling' = 'websocket',
+): Promise<TestClient> {
+  const c = new TestClient(base, transport);
+  clients.push(c);
+  await c.connect();
+  return c;
+}
+
+async function metric(base: string, name: string): Promise<number> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const m = new RegExp(`^${name} (\\d+)$`, 'm').exec(text);
+  if (m === null) throw new Error(`no ${name} in /metrics`);
+  return Number(m[1]);
+}
+
+describe('webhooks', () => {
+  it('POSTs signed batches of session, occupied and vacated events, once per transition', async () => {
+    const { base, hooks } = await start();
+    const a = await client(base, 'websocket');
+    const b = await client(base, 'long-polling');
+    await a.subscribe('/room/1');
+    await b.subscribe('/room/1');
+    await b.subscribe('/room/*');
+    await eventually(() => hooks.unique('channel.occupied').length === 1);
+    await a.unsubscribe('/room/1');
+    await b.unsubscribe('/room/1');
+    await eventually(() => hooks.unique('channel.vacated').length === 1);
+    await b.request({ channel: '/meta/disconnect', clientId: b.clientId });
+    await eventually(() => hooks.unique('session.disconnected').length === 1);
+
+    expect(hooks.posts.length).toBeGreaterThan(0);
+    expect(hooks.posts.every((p) => p.valid)).toBe(true);
+    const events = hooks.unique();
+    expect(events.map((e) => e.type)).toEqual([
+      'session.connected',
+      'session.connected',
+      'channel.occupied',
+      'channel.vacated',
+      'session.disconnected',
+    ]);
+    expect(events.slice(0, 2).map((e) => e.clientId)).toEqual([a.clientId, b.clientId]);
+    expect(events[2]).toMatchObject({ channel: '/room/1' });
+    expect(events[3]).toMatchObject({ channel: '/room/1' });
+    expect(events[4]).toMatchObject({ clientId: b.clientId, reason: 'disconnect' });
+    for (const e of events) {
+      expect(typeof e.id).toBe('string');
+      expect(Math.abs(e.at - Date.now())).toBeLessThan(60_000);
+    }
+    // A wildcard subscription occupies no channel; a tampered body fails the check.
+    expect(events.some((e) => e.channel === '/room/*')).toBe(false);
+    const first = hooks.posts[0] as { body: string; signature: string };
+    expect(hooks.verify(`${first.body} `, first.signature)).toBe(false);
+  });
+
+  it('loses no event while the receiver is down for 10 s: retried with backoff, then delivered', async () => {
+    const { base, hooks } = await start({ maxRetryDelay: 2000 });
+    await hooks.stop();
+    const downAt = Date.now();
+    const down: TestClient[] = [];
+    for (let i = 0; i < 20; i++) down.push(await client(base));
+    await Promise.all(down.map((c, i) => c.subscribe(`/down/${i % 5}`)));
+    // Down for at least 10 s, and the server saw its POSTs fail meanwhile.
+    await eventually(
+      async () =>
+        Date.now() - downAt >= 10_000 && (await metric(base, 'bayou_webhook_posts_failed_total')) >= 3,
+      15_000,
+    );
+    expect(hooks.posts).toHaveLength(0);
+    await hooks.start();
+    await eventually(() => hooks.unique('session.connected').length === 20, 10_000);
+    await eventually(() => hooks.unique('channel.occupied').length === 5, 5_000);
+    expect(new Set(hooks.unique('session.connected').map((e) => e.clientId))).toEqual(
+      new Set(down.map((c) => c.clientId)),
+    );
+    expect(hooks.posts.every((p) => p.valid)).toBe(true);
+    expect(await metric(base, 'bayou_webhook_events_dropped_total')).toBe(0);
+    expect(await metric(base, 'bayou_webhook_events_sent_total')).toBe(25);
+  }, 40_000);
+
+  it('drops and counts events past maxQueued instead of growing without bound', async () => {
+    const { base, hooks } = await start({ maxQueued: 3, maxRetryDelay: 500 });
+    await hooks.stop();
+    for (let i = 0; i < 5; i++) await client(base);
+    expect(await metric(base, 'bayou_webhook_events_dropped_total')).toBe(2);
+    expect(await metric(base, 'bayou_webhook_events_queued')).toBe(3);
+    await hooks.start();
+    await eventually(() => hooks.unique('session.connected').length === 3, 10_000);
+    expect(hooks.unique().map((e) => e.clientId)).toEqual(clients.slice(2).map((c) => c.clientId));
+  }, 20_000);
+});
