@@ -13,6 +13,7 @@ import type { Dispatcher } from './dispatcher.js';
 import { BayouError, ErrorCodes } from './errors.js';
 import type { ResolvedOptions } from './options.js';
 import { type ConnectionState, StateMachine } from './state.js';
+import { TokenRefresh } from './token-refresh.js';
 import { TransportSelector } from './transport-selector.js';
 import type { Transport, TransportContext, TransportFactory } from './transports/transport.js';
 import type { Advice, Message } from './types.js';
@@ -71,6 +72,7 @@ export class Connection {
   /** Successful connect replies on the active transport since it became active. */
   private replies = 0;
   private waiters: { resolve(): void; reject(error: BayouError): void }[] = [];
+  private readonly tokens: TokenRefresh;
 
   constructor(
     options: ResolvedOptions,
@@ -86,6 +88,7 @@ export class Connection {
     this.selector = new TransportSelector(options.transports);
     this.reconnectBackoff = new Backoff(options.minReconnectDelay, options.maxReconnectDelay);
     this.probeBackoff = new Backoff(options.minProbeDelay, options.maxProbeDelay);
+    this.tokens = new TokenRefresh(options.token, options.tokenRefreshMargin, () => this.renewForToken());
   }
 
   get state(): ConnectionState {
@@ -220,12 +223,9 @@ export class Connection {
 
   private async handshake(transport: Transport, epoch: number): Promise<void> {
     const h = this.options.handshake;
-    const t = this.options.token;
     let ext = typeof h === 'function' ? await h() : h;
-    if (t !== undefined) {
-      const token = typeof t === 'function' ? await t() : t;
-      ext = { ...ext, auth: { ...(ext?.auth as object | undefined), token } };
-    }
+    const token = await this.tokens.forHandshake();
+    if (token !== undefined) ext = { ...ext, auth: { ...(ext?.auth as object | undefined), token } };
     if (epoch !== this.epoch) throw new BayouError(ErrorCodes.DISCONNECTED, 'stopped');
     const message: Message = {
       channel: META_HANDSHAKE,
@@ -260,8 +260,23 @@ export class Connection {
     };
     if (hold !== undefined) message.advice = { timeout: hold };
     if (mark !== undefined) message.ext = { ack: mark };
+    // A refreshed token goes with every connect until one of them succeeds.
+    const token = this.tokens.pending;
+    if (token !== null) message.ext = { ...message.ext, auth: { token } };
     const wait = (hold ?? this.advice.timeout) + this.options.connectTimeout;
-    return this.dispatcher.request(transport, message, wait);
+    const reply = this.dispatcher.request(transport, message, wait);
+    if (token === null) return reply;
+    return reply.then((r) => {
+      if (r.successful) this.tokens.accepted(token);
+      return r;
+    });
+  }
+
+  /** A refreshed token is pending: a held connect is renewed to carry it now. */
+  private renewForToken(): void {
+    if (this.machine.state !== 'connected' || !this.connectInFlight) return; // the next one carries it
+    this.connectTurn++;
+    this.connectLoop(this.epoch, 'skip');
   }
 
   private takeAdvice(advice: Advice | undefined): void {
@@ -275,6 +290,7 @@ export class Connection {
     this.reconnectBackoff.reset();
     this.machine.set('connected');
     this.hooks.onConnected(newSession);
+    this.tokens.start();
     for (const w of this.waiters.splice(0)) w.resolve();
     this.scheduleConnect(this.epoch, this.advice.interval);
     this.scheduleProbe(this.epoch);
@@ -324,7 +340,8 @@ export class Connection {
     this.takeAdvice(reply.advice);
     // A connect superseded by a renewed one: the renewed one carries the loop on.
     if (turn !== this.connectTurn) return;
-    if (reply.successful) {
+    // A success advising a handshake ended the session (its token expired): handshake below.
+    if (reply.successful && reply.advice?.reconnect !== 'handshake') {
       // The preferred transport answered two connects in a row: it works, so later probes
       // (should it fail again) start from short delays. Replies on a fallback do not count.
       if (++this.replies === 2 && !this.selector.better(transport.name)) this.probeBackoff.reset();
@@ -456,6 +473,7 @@ export class Connection {
     clearTimeout(this.watchTimer);
     this.watchTimer = undefined;
     this.connectInFlight = false;
+    this.tokens.stop();
   }
 
   /** Stops for good: nothing is retried, every pending promise rejects with `error`. */

@@ -20,9 +20,16 @@ export interface BayouClientOptions {
   /**
    * A connection token (a JWT from your backend), sent as `ext.auth.token` with every
    * handshake; a function is called before each one, so an expired token is replaced
-   * when the server asks for a new handshake. Default none.
+   * when the server asks for a new handshake. A function is also called again
+   * `tokenRefreshMargin` ms before the token's `exp`, and the new token is sent on a
+   * `/meta/connect`, so the session outlives its first token. Default none.
    */
   token?: string | (() => string | Promise<string>);
+  /**
+   * Milliseconds before a token's `exp` (read from the JWT payload) to ask the `token`
+   * function for a new one; at most half the token's remaining life. Default `30000`.
+   */
+  tokenRefreshMargin?: number;
   /** Milliseconds a WebSocket may take to open before long-polling is tried. Default `5000`. */
   wsOpenTimeout?: number;
   /**
@@ -88,6 +95,7 @@ export interface ResolvedOptions {
   readonly fetch: FetchFunction | undefined;
   readonly handshake: Ext | (() => Ext | Promise<Ext>) | undefined;
   readonly token: string | (() => string | Promise<string>) | undefined;
+  readonly tokenRefreshMargin: number;
   readonly wsOpenTimeout: number;
   readonly connectTimeout: number;
   readonly minReconnectDelay: number;
@@ -108,6 +116,7 @@ const numeric = [
   'maxBatchMessages',
   'maxFrameBytes',
   'deadLinkTimeout',
+  'tokenRefreshMargin',
 ] as const;
 
 export function resolveOptions(options: BayouClientOptions = {}): ResolvedOptions {
@@ -117,6 +126,7 @@ export function resolveOptions(options: BayouClientOptions = {}): ResolvedOption
     fetch: undefined,
     handshake: undefined,
     token: undefined,
+    tokenRefreshMargin: 30000,
     wsOpenTimeout: 5000,
     connectTimeout: 10000,
     minReconnectDelay: 500,
