@@ -3,6 +3,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController
 import type { BayouApp } from './bayou-app.js';
 import { type BayouPluginOptions, bayou } from './http/plugin.js';
 import { resolveTrustProxy, type TrustProxy } from './http/trust-proxy.js';
+import { defaultOptions } from './options.js';
 import { DEMO_PATTERN, DemoFeed, type DemoFeedOptions } from './records/demo-feed.js';
 
 export interface CreateServerOptions extends BayouPluginOptions {
@@ -34,6 +35,20 @@ export interface BayouServer {
   close(): Promise<void>;
 }
 
+/**
+ * How long a request may take to arrive whole — headers and body (Node answers `408` and
+ * closes the connection past it) — and how often Node checks: the standalone server holds
+ * requests to `handshakeTimeout`, so a long-poll whose body trickles in is no cheaper a
+ * way to hold a socket than one that sends nothing. A request already received (a held
+ * long-poll) is not affected. `null` when `handshakeTimeout` is `0` (or invalid: the
+ * plugin reports that).
+ */
+function requestDeadline(handshakeTimeout: unknown): { timeout: number; every: number } | null {
+  const timeout = handshakeTimeout === undefined ? defaultOptions.handshakeTimeout : handshakeTimeout;
+  if (typeof timeout !== 'number' || !Number.isInteger(timeout) || timeout <= 0) return null;
+  return { timeout, every: Math.max(10, Math.min(1000, Math.floor(timeout / 4))) };
+}
+
 export async function createServer(options: CreateServerOptions = {}): Promise<BayouServer> {
   const {
     host = '0.0.0.0',
@@ -45,13 +60,24 @@ export async function createServer(options: CreateServerOptions = {}): Promise<B
     ...pluginOptions
   } = options;
   const trusted = resolveTrustProxy(trustProxy);
+  const arrival = requestDeadline(pluginOptions.handshakeTimeout);
   // A Comet endpoint answers thousands of polls a second: no per-request log lines.
   const base = {
     logger,
     logController: new LogController({ disableRequestLogging: true }),
     ...(trusted !== undefined ? { trustProxy: trusted } : {}),
+    ...(arrival !== null
+      ? { requestTimeout: arrival.timeout, http: { connectionsCheckingInterval: arrival.every } }
+      : {}),
   };
-  const app = (https ? Fastify({ ...base, https }) : Fastify(base)) as unknown as FastifyInstance;
+  const app = (https
+    ? Fastify({
+        ...base,
+        https: arrival === null ? https : { ...https, connectionsCheckingInterval: arrival.every },
+      })
+    : Fastify(base)) as unknown as FastifyInstance;
+  // Headers are part of the request: they too must arrive within the deadline.
+  if (arrival !== null) app.server.headersTimeout = Math.min(app.server.headersTimeout, arrival.timeout);
   if (demoFeed) {
     // The feed's subjects are records, unless the caller configured that pattern already.
     const records = pluginOptions.records ?? [];

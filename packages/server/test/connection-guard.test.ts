@@ -109,6 +109,49 @@ describe('handshakeTimeout', () => {
   });
 });
 
+/** Writes `text` on a new connection and resolves with everything the server sent until it closed. */
+async function sendAndWait(base: string, text: string): Promise<string> {
+  const socket = await silentSocket(base);
+  let got = '';
+  socket.on('data', (d: Buffer) => {
+    got += d.toString('latin1');
+  });
+  socket.write(text);
+  await closed(socket);
+  return got;
+}
+
+describe('handshakeTimeout for requests (createServer)', () => {
+  it('answers 408 and closes a long-poll whose body or headers never finish arriving', async () => {
+    started = await startServer({ handshakeTimeout: 300, sweepInterval: 20 });
+    const { base } = started;
+    const partialBody =
+      'POST /bayeux HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n[{';
+    expect(await sendAndWait(base, partialBody)).toMatch(/^HTTP\/1\.1 408 /);
+    expect(await sendAndWait(base, 'POST /bayeux HTTP/1.1\r\nHost: x\r\n')).toMatch(/^HTTP\/1\.1 408 /);
+  });
+
+  it("leaves a held long-poll alone: its request arrived whole, the wait is the server's", async () => {
+    started = await startServer({ handshakeTimeout: 300, sweepInterval: 20, timeout: 1200 });
+    const post = async (body: unknown) =>
+      (await fetch(`${started?.base}/bayeux`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }).then((r) => r.json())) as Record<string, unknown>[];
+    const [hs] = await post([
+      { channel: '/meta/handshake', version: '1.0', supportedConnectionTypes: ['long-polling'] },
+    ]);
+    const connect = { channel: '/meta/connect', clientId: hs?.clientId, connectionType: 'long-polling' };
+    await post([connect]);
+    const since = Date.now();
+    const [held] = await post([connect]);
+    expect(held).toMatchObject({ channel: '/meta/connect', successful: true });
+    // Held for the connect timeout (1.2 s), four times the handshake timeout.
+    expect(Date.now() - since).toBeGreaterThanOrEqual(1000);
+  });
+});
+
 describe('maxConnections', () => {
   it('answers 503 with Retry-After to an upgrade and a long-poll past the cap, serves the held clients, and takes a freed slot', async () => {
     started = await startServer({ maxConnections: 3, handshakeTimeout: 0 });
