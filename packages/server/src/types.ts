@@ -30,3 +30,6 @@ export type RemovalReason =
   | 'error'
   /** Its token expired and was not refreshed (the auth extension). */
   | 'token-expired';
+
+/** Where presence events of a channel go: `/presence/chat/room1` for `/chat/room1`. */
+export const PRESENCE_PREFIX = '/presence/';

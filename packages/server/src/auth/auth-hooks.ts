@@ -11,7 +11,13 @@ import type { Message } from '@bayou/protocol';
 import { HandshakeDeniedError } from '../errors.js';
 import type { AuthenticateHook, ChannelHook } from '../options.js';
 import type { ServerSession as Session } from '../session/session.js';
-import { type AuthView, type ChannelPermissions, createChannelPolicy } from './channel-rules.js';
+import { PRESENCE_PREFIX } from '../types.js';
+import {
+  type AuthView,
+  type ChannelPermissions,
+  createChannelPolicy,
+  presencePatterns,
+} from './channel-rules.js';
 import { createTokenVerifier, type TokenOptions } from './token-verifier.js';
 
 export interface AuthOptions {
@@ -93,6 +99,7 @@ export function createAuthHooks(options: AuthOptions = {}): AuthHooks {
   const tolerance = (options.tokens?.clockTolerance ?? 5) * 1000;
   const policy = createChannelPolicy(options.channels ?? {}, tokensOn);
   const rulesSet = options.channels?.rules?.length || options.channels?.default !== undefined;
+  const presenceOn = presencePatterns(options.channels).length > 0;
   const app = options;
 
   const expired = (auth: Record<string, unknown> | null): boolean => {
@@ -131,7 +138,13 @@ export function createAuthHooks(options: AuthOptions = {}): AuthHooks {
     if (!tokensOn && !rulesSet) return hook;
     return (session, channel, message) => {
       if (tokensOn && expired(session.auth)) return false;
-      const ok = policy.allowed(action, channel, session.auth as AuthView | null);
+      let target = channel;
+      if (presenceOn && channel.startsWith(PRESENCE_PREFIX)) {
+        // Presence events are the server's to publish; following them is reading the channel.
+        if (action === 'publish') return false;
+        target = channel.slice(PRESENCE_PREFIX.length - 1);
+      }
+      const ok = policy.allowed(action, target, session.auth as AuthView | null);
       return andThen(ok, hook, session, channel, message);
     };
   };

@@ -30,6 +30,12 @@ export interface ChannelRule {
   subscribe?: Who;
   /** Who may publish (from a client; the server and the publish API always may). */
   publish?: Who;
+  /**
+   * Keep a member list of each channel this pattern covers: subscribers are members,
+   * clients read it on `/service/presence` and follow it on `/presence<channel>`.
+   * Default `false`.
+   */
+  presence?: boolean;
 }
 
 export interface ChannelPermissions {
@@ -83,6 +89,10 @@ export function checkChannelPermissions(p: ChannelPermissions | undefined): void
       bad(`rules[${i}].pattern "${String(rule.pattern)}" is not a channel pattern`);
     checkWho(rule.subscribe, `rules[${i}].subscribe`);
     checkWho(rule.publish, `rules[${i}].publish`);
+    if (rule.presence !== undefined && typeof rule.presence !== 'boolean')
+      bad(`rules[${i}].presence must be true or false`);
+    if (rule.presence === true && rule.pattern.includes('{'))
+      bad(`rules[${i}].presence: a pattern with placeholders cannot keep presence`);
   }
   checkWho(p.default?.subscribe, 'default.subscribe');
   checkWho(p.default?.publish, 'default.publish');
@@ -195,4 +205,9 @@ function reachesPlaceholder(target: string, rulePattern: string): boolean {
   if (target.endsWith('/**')) return base === '' || prefix === base || prefix.startsWith(`${base}/`);
   // `B/*` reaches one level below B: the placeholder's segment, when it sits right there.
   return prefix === base;
+}
+
+/** The patterns whose channels keep presence (rules with `presence: true`), in order. */
+export function presencePatterns(permissions: ChannelPermissions | undefined): string[] {
+  return (permissions?.rules ?? []).filter((r) => r.presence === true).map((r) => r.pattern);
 }

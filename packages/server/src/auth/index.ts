@@ -15,6 +15,7 @@ export {
   checkChannelPermissions,
   covers,
   createChannelPolicy,
+  presencePatterns,
   type Who,
 } from './channel-rules.js';
 export {

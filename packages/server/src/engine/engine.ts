@@ -86,6 +86,11 @@ export interface EngineNode {
   deliver(publication: Publication): void;
   /** A batch another node forwarded for a session this node owns. */
   forwarded(request: ForwardRequest): Promise<ForwardResponse>;
+  /**
+   * Members of a node found dead: called on exactly one live node of the cluster (the one
+   * whose liveness sweep noticed), once per dead node, after they were removed.
+   */
+  membersLost?(lost: readonly LostMember[]): void;
 }
 
 export interface Broker {
@@ -118,7 +123,15 @@ export interface History {
 
 export interface PresenceMember {
   readonly clientId: string;
+  /** Who the member is (a token's `sub`), when known. */
+  readonly user?: string;
   readonly info?: Readonly<Record<string, unknown>>;
+}
+
+/** A member of `channel` whose node died. */
+export interface LostMember {
+  readonly channel: string;
+  readonly member: PresenceMember;
 }
 
 export interface Presence {

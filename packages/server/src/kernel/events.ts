@@ -1,5 +1,6 @@
 /** The application events and the service handler shape, shared by the kernel and the facade. */
 import type { Message } from '@bayou/protocol';
+import type { PresenceMember } from '../engine/engine.js';
 import type { ServerSession } from '../session/session.js';
 import type { RemovalReason } from '../types.js';
 
@@ -15,6 +16,16 @@ export interface BayouEvents {
   'channel:occupied': [channel: string];
   /** A channel lost its last subscriber in the whole cluster (or its last node died); once. */
   'channel:vacated': [channel: string];
+  /**
+   * A session became a member of a presence channel (it subscribed); fires on the node
+   * that owns the session, once per join in the cluster.
+   */
+  'presence:join': [channel: string, member: PresenceMember];
+  /**
+   * A member left a presence channel: it unsubscribed or its session ended (on its own
+   * node), or its node died (on the one node that found it dead). Once per leave in the cluster.
+   */
+  'presence:leave': [channel: string, member: PresenceMember];
 }
 
 /** Where the kernel reports application events (the facade, an EventEmitter). */

@@ -8,6 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { formatError, type Message, parseChannel } from '@bayou/protocol';
 import type { FastifyBaseLogger } from 'fastify';
+import { presencePatterns } from '../auth/channel-rules.js';
 import { type BatchContext, replyTo, routeReply } from '../bayeux/batch-context.js';
 import { processBatch } from '../bayeux/dispatcher.js';
 import { ExtensionFailure, ExtensionPipeline, type Refusal } from '../bayeux/extensions.js';
@@ -19,6 +20,7 @@ import type {
   ForwardRequest,
   ForwardResponse,
   HistoryPolicy,
+  LostMember,
   MaybePromise,
   Publication,
   StreamPosition,
@@ -37,7 +39,9 @@ import { ChannelOccupancy } from './channel-occupancy.js';
 import { Connects } from './connects.js';
 import type { EventSink, ServiceHandler } from './events.js';
 import { HistoryRules } from './history-rules.js';
-import { errorFor } from './hooks.js';
+import { andThen, errorFor } from './hooks.js';
+import { PRESENCE_SERVICE, presenceService } from './presence-service.js';
+import { PresenceTracker } from './presence-tracker.js';
 import { ServiceRegistry } from './service-registry.js';
 import { Subscriptions } from './subscriptions.js';
 
@@ -71,6 +75,8 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
   readonly subscriptions: Subscriptions;
   /** Cluster-wide occupied/vacated channel events; tracked only with `webhooks` on (it costs engine calls). */
   readonly occupancy: ChannelOccupancy | null;
+  /** Member lists of the channels presence rules cover. */
+  readonly presence: PresenceTracker;
   readonly stats: KernelStats = {
     messagesIn: 0,
     slowConsumers: 0,
@@ -94,6 +100,9 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
     this.maxQueuedMessages = options.maxQueuedMessages;
     this.maxQueuedBytes = options.maxQueuedBytes === 0 ? Number.POSITIVE_INFINITY : options.maxQueuedBytes;
     this.history = new HistoryRules(options);
+    this.presence = new PresenceTracker(presencePatterns(options.auth?.channels), this);
+    if (this.presence.enabled)
+      this.services.set(PRESENCE_SERVICE, presenceService(this.presence, options.canSubscribe));
     this.registry = new SessionRegistry(this, options.maxInterval, this.nodeId);
     this.records = new RecordStore(new Map(options.records.map((p) => [p.pattern, p])));
     this.providers = new ProviderRegistry(
@@ -164,6 +173,8 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
     // The channels this node's sessions held are vacated (and reported) before it leaves.
     await this.occupancy?.close();
     this.records.close();
+    // Members of the sessions just ended leave (and are announced) while the engine is up.
+    await this.presence.settle();
     await this.engine.close();
   }
 
@@ -276,11 +287,19 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
 
   /** Subscribes `session` to `name`; resolves with an error string when it failed. */
   subscribe(session: Session, name: string, message: Message): MaybePromise<string | undefined> {
-    return this.subscriptions.subscribe(session, name, message);
+    const done = this.subscriptions.subscribe(session, name, message);
+    if (!this.presence.enabled) return done;
+    return andThen(done, (error) => error ?? this.presence.join(session, name, message));
   }
 
   unsubscribe(session: Session, name: string): void {
+    if (this.presence.enabled) this.presence.leave(session, name);
     this.subscriptions.unsubscribe(session, name);
+  }
+
+  /** Members of a node found dead, for this node to announce (the engine picked it). */
+  membersLost(lost: readonly LostMember[]): void {
+    this.presence.lost(lost);
   }
 
   /** Local subscribers of `channel`, plain and record. */
@@ -411,7 +430,10 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
     transition(session, { type: 'remove' }, Date.now(), this.options.maxInterval);
     this.stats.removed[reason]++;
     this.registry.delete(session);
-    for (const name of [...session.subscriptions]) this.subscriptions.drop(session, name);
+    for (const name of [...session.subscriptions]) {
+      if (this.presence.enabled) this.presence.leave(session, name);
+      this.subscriptions.drop(session, name);
+    }
     session.drain();
     this.extensions.removed(session);
     this.emitSafe((e) => e.emit('session:removed', session as ServerSession, reason));

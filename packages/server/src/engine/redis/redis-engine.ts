@@ -175,10 +175,13 @@ export class RedisEngine implements Engine, RedisCore {
 
   private async beat(): Promise<Set<string>> {
     const args = [this.node().nodeId, this.options.nodeTtlMs];
-    const ids = (await this.track(
+    const [ids, dead] = (await this.track(
       runScript(this.commands(), HEARTBEAT, [this.keys.nodes], args),
-    )) as string[];
+    )) as [string[], string[]];
     const live = new Set(ids);
+    // The script removed these from the live set: no other node saw them go, so this one
+    // reports their members left (once in the cluster).
+    for (const id of dead) if (id !== this.self?.nodeId) void this.presence.reap(id).catch(() => undefined);
     // Just after an outage the other nodes may not have sent their first heartbeat yet
     // (or Redis lost them all): do not take them for dead before they had the time to.
     if (Date.now() < this.graceUntil) for (const id of this.live) live.add(id);

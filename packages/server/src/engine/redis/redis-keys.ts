@@ -20,6 +20,8 @@
  *   <p>{ctl}:occupiers  set: nodes that occupy channels (swept when they die)
  *   <p>{node:<id>}:occupies  set: the channels node <id> occupies
  *   <p>{node:<id>}      pub/sub name on which node <id> takes forwarded batches and replies
+ *   <p>{node:<id>}:presence  hash: "<clientId> <channel>" → JSON [nodeId, info, user] of the
+ *                       members node <id> joined, so whoever finds it dead reports them left
  */
 export class RedisKeys {
   constructor(private readonly prefix: string) {}
@@ -65,5 +67,8 @@ export class RedisKeys {
   }
   inbox(nodeId: string): string {
     return `${this.prefix}{node:${nodeId}}`;
+  }
+  nodePresence(nodeId: string): string {
+    return `${this.prefix}{node:${nodeId}}:presence`;
   }
 }

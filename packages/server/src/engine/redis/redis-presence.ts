@@ -4,9 +4,10 @@
  * live nodes and delete those of dead ones, so a node's presence expires with its
  * liveness. Nothing is kept per plain subscription: one field per node per channel.
  * The node keeps what it wrote, to remove it on close and to write it again after Redis
- * lost it (a restart without persistence).
+ * lost it (a restart without persistence). It also indexes its members under its own key,
+ * so that the node whose heartbeat finds it dead can report each of them left, once.
  */
-import type { Presence, PresenceMember } from '../engine.js';
+import type { LostMember, Presence, PresenceMember } from '../engine.js';
 import type { RedisCore } from './redis-core.js';
 import { RedisOccupancy } from './redis-occupancy.js';
 
@@ -59,7 +60,16 @@ export class RedisPresence implements Presence {
   async join(channel: string, member: PresenceMember): Promise<void> {
     const e = this.engine;
     const nodeId = e.node().nodeId;
-    await e.track(e.commands().hset(e.keys.members(channel), member.clientId, memberValue(nodeId, member)));
+    const value = memberValue(nodeId, member);
+    // The channel's list for readers, the node's index for whoever finds this node dead.
+    // Two commands, not one transaction: on a Redis Cluster the keys sit on two shards.
+    const cmd = e.commands();
+    await e.track(
+      Promise.all([
+        cmd.hset(e.keys.members(channel), member.clientId, value),
+        cmd.hset(e.keys.nodePresence(nodeId), indexField(channel, member.clientId), value),
+      ]),
+    );
     let byClient = this.joined.get(channel);
     if (byClient === undefined) {
       byClient = new Map();
@@ -70,20 +80,45 @@ export class RedisPresence implements Presence {
 
   async leave(channel: string, clientId: string): Promise<void> {
     const e = this.engine;
-    await e.track(e.commands().hdel(e.keys.members(channel), clientId));
+    const cmd = e.commands();
+    await e.track(
+      Promise.all([
+        cmd.hdel(e.keys.members(channel), clientId),
+        cmd.hdel(e.keys.nodePresence(e.node().nodeId), indexField(channel, clientId)),
+      ]),
+    );
     const byClient = this.joined.get(channel);
     byClient?.delete(clientId);
     if (byClient?.size === 0) this.joined.delete(channel);
+  }
+
+  /**
+   * @internal `nodeId` was found dead by this node's heartbeat (and by no other): its
+   * members leave every channel's list and the node is told, once, who they were.
+   */
+  async reap(nodeId: string): Promise<void> {
+    const e = this.engine;
+    const cmd = e.commands();
+    const index = e.keys.nodePresence(nodeId);
+    const hash = await e.track(cmd.hgetall(index));
+    const lost: LostMember[] = [];
+    const done: Promise<unknown>[] = [cmd.del(index)];
+    for (const [field, value] of Object.entries(hash)) {
+      const cut = field.indexOf(' ');
+      const clientId = field.slice(0, cut);
+      const channel = field.slice(cut + 1);
+      lost.push({ channel, member: parseMember(clientId, value).member });
+      done.push(cmd.hdel(e.keys.members(channel), clientId));
+    }
+    await e.track(Promise.all(done));
+    if (lost.length > 0) e.node().membersLost?.(lost);
   }
 
   async members(channel: string): Promise<PresenceMember[]> {
     const e = this.engine;
     const key = e.keys.members(channel);
     const hash = await e.track(e.commands().hgetall(key));
-    const entries = Object.entries(hash).map(([clientId, v]) => {
-      const [nodeId, info] = JSON.parse(v) as [string, Record<string, unknown>?];
-      return { nodeId, member: info === undefined ? { clientId } : { clientId, info } };
-    });
+    const entries = Object.entries(hash).map(([clientId, v]) => parseMember(clientId, v));
     const live = await this.liveAmong(
       key,
       entries.map((x) => [x.member.clientId, x.nodeId]),
@@ -102,6 +137,7 @@ export class RedisPresence implements Presence {
     for (const [channel, byClient] of this.joined)
       done.push(cmd.hdel(e.keys.members(channel), ...byClient.keys()));
     done.push(...this.occupancy.clear());
+    done.push(cmd.del(e.keys.nodePresence(nodeId)));
     this.counts.clear();
     this.joined.clear();
     await e.track(Promise.all(done));
@@ -117,6 +153,11 @@ export class RedisPresence implements Presence {
     for (const [channel, byClient] of this.joined) {
       const values = [...byClient.values()].flatMap((m) => [m.clientId, memberValue(nodeId, m)]);
       done.push(cmd.hset(e.keys.members(channel), ...values));
+      const indexed = [...byClient.values()].flatMap((m) => [
+        indexField(channel, m.clientId),
+        memberValue(nodeId, m),
+      ]);
+      done.push(cmd.hset(e.keys.nodePresence(nodeId), ...indexed));
     }
     done.push(...this.occupancy.restore());
     await e.track(Promise.all(done));
@@ -147,9 +188,23 @@ export class RedisPresence implements Presence {
   }
 }
 
-/** How a member is stored: its node, then its info when it has one. */
+/** How a member is stored: its node, then its info (or null) and user when it has them. */
 function memberValue(nodeId: string, member: PresenceMember): string {
+  if (member.user !== undefined) return JSON.stringify([nodeId, member.info ?? null, member.user]);
   return JSON.stringify(member.info === undefined ? [nodeId] : [nodeId, member.info]);
+}
+
+function parseMember(clientId: string, value: string): { nodeId: string; member: PresenceMember } {
+  const [nodeId, info, user] = JSON.parse(value) as [string, (Record<string, unknown> | null)?, string?];
+  const member: { clientId: string; user?: string; info?: Record<string, unknown> } = { clientId };
+  if (typeof user === 'string') member.user = user;
+  if (info !== undefined && info !== null) member.info = info;
+  return { nodeId, member };
+}
+
+/** A field of a node's presence index; clientIds hold no space, so the first one splits it. */
+function indexField(channel: string, clientId: string): string {
+  return `${clientId} ${channel}`;
 }
 
 /** The results of a pipeline, or its first error. */
