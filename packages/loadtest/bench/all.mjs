@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 // `pnpm bench` in this package: the comparison bench (run.mjs, with every argument), the
-// cluster bench (cluster.mjs, with --quick when given) and the SDK's default path (sdk.mjs,
-// with --quick when given). `--only run,cluster,sdk` runs the parts named, in that order
+// memory-against-Redis engine rows (cluster.mjs --only engines), the rest of the cluster
+// bench (cluster.mjs, with --quick when given) and the SDK's default path (sdk.mjs, with
+// --quick when given). `--only run,engines,cluster,sdk` runs the parts named, in that order
 // (`pnpm bench --only sdk`); with --only sdk every other argument goes to sdk.mjs.
 // Exits with the first failure.
 import { spawnSync } from 'node:child_process';
 
-const PARTS = ['run', 'cluster', 'sdk'];
+const PARTS = ['run', 'engines', 'cluster', 'sdk'];
 // `pnpm bench -- --only sdk` hands the `--` on: it separates nothing here.
 const argv = process.argv.slice(2).filter((a) => a !== '--');
 const at = argv.findIndex((a) => a === '--only' || a.startsWith('--only='));
@@ -31,7 +32,13 @@ const run = (script, scriptArgs) =>
 const alone = only.length === 1;
 const steps = {
   run: () => run('./run.mjs', args),
-  cluster: () => run('./cluster.mjs', alone ? args : quickOnly),
+  // The memory-against-Redis rows of the cluster bench, alone: `pnpm bench --only engines`.
+  engines: () => run('./cluster.mjs', ['--only', 'engines', ...(alone ? args : quickOnly)]),
+  cluster: () =>
+    run('./cluster.mjs', [
+      ...(only.includes('engines') ? ['--only', 'commands,lp'] : []),
+      ...(alone ? args : quickOnly),
+    ]),
   sdk: () => run('./sdk.mjs', alone ? args : quickOnly),
 };
 for (const part of PARTS.filter((p) => only.includes(p))) {

@@ -84,8 +84,11 @@ export function diff(after, before) {
 export const total = (calls) => Object.values(calls).reduce((a, b) => a + b, 0);
 
 /** A script of bench/ in its own process; resolves once it reports its URL. */
-export function forkScript(script, args) {
-  const child = fork(join(here, script), args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+export function forkScript(script, args, env = {}) {
+  const child = fork(join(here, script), args, {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    env: { ...process.env, ...env },
+  });
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${script} did not start`)), 15_000);
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
@@ -110,11 +113,18 @@ export function forkScript(script, args) {
 }
 
 let prefixes = 0;
-export async function startNodes(count, redis) {
+/** `count` nodes on `redis` (memory engine when null); `args` after the engine's, `env` for each. */
+export async function startNodes(count, redis, { args = [], env = {} } = {}) {
   const prefix = `bench${process.pid}.${++prefixes}:`;
   const nodes = [];
   for (let i = 0; i < count; i++)
-    nodes.push(await forkScript('servers/bayou-node.mjs', redis ? [redis.url, prefix] : ['memory']));
+    nodes.push(
+      await forkScript(
+        'servers/bayou-node.mjs',
+        [...(redis ? [redis.url, prefix] : ['memory', '']), ...args],
+        env,
+      ),
+    );
   return nodes;
 }
 

@@ -1,14 +1,18 @@
 #!/usr/bin/env node
 // The cluster bench (run by `pnpm bench` after the comparison bench; loopback only):
-// 1. server CPU per delivered WebSocket message on one node, Redis engine vs memory engine
-//    (chat: 1,000 clients, 100 rooms, 10 rooms each → fan-out 100, a fixed publish rate);
+// 1. `engines`: one node with the memory engine against the same node with the Redis
+//    engine, in one sitting (engines.mjs): WebSocket chat (1,000 clients, 100 rooms, 10 rooms
+//    each → fan-out 100) at saturation and at a fixed 20,000 delivered msg/s; node CPU per
+//    delivered message, messages per frame, p50/p99, and Redis CPU, commands, bytes and
+//    socket reads/writes per publication;
 // 2. Redis commands per published message against the number of nodes and subscribers
 //    (INFO commandstats, the nodes' heartbeats measured while idle and subtracted);
 // 3. long-polling through a round-robin balancer with no affinity, 3 nodes, against 1 node
 //    direct: server CPU per delivered message and latency percentiles.
 // Every server runs in its own process; CPU is utime+stime from /proc over the measured
-// window; the WebSocket part warms up `--ws-warmup` ms (10 s) first, and `--profile DIR`
-// writes each of its nodes' CPU profiles over the measured window. `--idle N` (off by
+// window. `--only engines` (or `commands`, `lp`, a comma list) runs some parts alone;
+// `--engines memory,redis,redis-ap,redis-baseline` adds variants to the engines part
+// (ioredis auto-pipelining; another build's engine through BAYOU_BASELINE). `--idle N` (off by
 // default) adds N idle WebSocket sessions on `bayou start --workers <idle-workers> --redis`,
 // held `--idle-hold` ms: RSS per session, CPU while idle, Redis memory per session. Needs redis-server (REDIS_SERVER_PATH or PATH); without one it says so and exits 0.
 import { execFileSync, spawn } from 'node:child_process';
@@ -29,8 +33,9 @@ import {
   startRedis,
   total,
 } from './cluster-processes.mjs';
+import { enginesTable, measureEngines } from './engines.mjs';
 import { runWithGenerator } from './generators/run-generator.mjs';
-import { cpuSeconds, median, parseFlags, spread } from './lib.mjs';
+import { cpuSeconds, median, parseFlags } from './lib.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const DEFAULTS = {
@@ -38,19 +43,20 @@ const DEFAULTS = {
   clients: 1000,
   rooms: 100,
   roomsPerClient: 10,
-  rate: 200,
   warmup: 1000,
-  // The WebSocket part runs 200 publications/s: the Redis engine's per-publication code
-  // (ioredis, the engine's publish and receive) is still being optimized by V8 a few
-  // seconds in, so a short warm-up would count compiling as the engine's cost.
-  wsWarmup: 10000,
-  profile: '',
+  engines: 'memory,redis',
+  enginesRounds: 3,
+  enginesRate: 20000,
+  // Saturation comes first on each node and warms it up (V8 optimizes the Redis engine's
+  // per-publication code, ioredis' included) before the fixed rate is measured.
+  enginesWarmup: 3000,
+  outstanding: 5000,
   measure: 5000,
   lpClients: 1000,
   lpRate: 50,
   lpGenerator: 'lean',
   publishes: 500,
-  only: 'ws,lp,commands',
+  only: 'engines,lp,commands',
   idle: 0,
   idleWorkers: 6,
   idleHold: 60000,
@@ -58,10 +64,11 @@ const DEFAULTS = {
 };
 const QUICK = {
   rounds: 1,
-  wsWarmup: 3000,
+  enginesRounds: 1,
+  enginesWarmup: 1000,
+  enginesRate: 5000,
   clients: 200,
   rooms: 20,
-  rate: 100,
   measure: 2000,
   lpClients: 200,
   publishes: 100,
@@ -79,7 +86,7 @@ const flags = argFlags.quick ? { ...argFlags, ...QUICK } : argFlags;
 const log = (text) => process.stderr.write(`${text}\n`);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-// ---- 1. WebSocket CPU per delivered message ------------------------------------------
+// ---- long-polling runs (the engines part is engines.mjs) -------------------------------
 
 async function chatRun(
   url,
@@ -125,35 +132,6 @@ async function chatRun(
     p99: result.latency.p99,
     lost: result.messages.lost + result.messages.duplicated + result.sessions.failed,
   };
-}
-
-async function wsEngine(engine, redis) {
-  const [node] = await startNodes(1, engine === 'redis' ? redis : null);
-  try {
-    // `--profile DIR`: the node's CPU profile over the measured window only, one file per run
-    // (summarize with `node bench/profile-summary.mjs <file> 30`).
-    const profile = (event) => {
-      if (!flags.profile) return;
-      const file = join(flags.profile, `ws-${engine}-${Date.now()}.cpuprofile`);
-      node.send(
-        event === 'open' ? { type: 'profile', action: 'start' } : { type: 'profile', action: 'stop', file },
-      );
-    };
-    const r = await chatRun(node.url, 'websocket', flags.rate, flags.clients, [node.pid, redis.pid], {
-      warmup: flags.wsWarmup,
-      onWindow: profile,
-    });
-    return {
-      engine,
-      delivered: r.delivered,
-      nodeUs: r.cpuUs[0],
-      redisUs: r.cpuUs[1],
-      p99: r.p99,
-      lost: r.lost,
-    };
-  } finally {
-    await node.stop();
-  }
 }
 
 // ---- 2. Redis commands per publish ---------------------------------------------------
@@ -360,18 +338,17 @@ if (redis === null) {
 }
 const parts = new Set(flags.only.split(','));
 const started = Date.now();
-const ws = { memory: [], redis: [] };
+let engines = null;
 const lp = { 'lp-1-memory': [], 'lp-1-redis': [], 'lp-3-balanced': [] };
 const commands = [];
 let idle = null;
 try {
-  for (let round = 0; round < flags.rounds; round++) {
+  if (parts.has('engines') || parts.has('ws')) {
+    log(`cluster bench: engines, ${flags.enginesRounds} rounds`);
+    engines = await measureEngines(redis, { ...flags, rounds: flags.enginesRounds }, log);
+  }
+  for (let round = 0; parts.has('lp') && round < flags.rounds; round++) {
     log(`cluster bench round ${round + 1}/${flags.rounds}`);
-    for (const engine of !parts.has('ws') ? [] : round % 2 ? ['redis', 'memory'] : ['memory', 'redis']) {
-      const r = await wsEngine(engine, redis);
-      log(`  websocket ${engine}: ${JSON.stringify(r)}`);
-      ws[engine].push(r);
-    }
     for (const variant of parts.has('lp') ? Object.keys(lp) : []) {
       const r = await longPolling(variant, redis);
       log(`  ${variant}: ${JSON.stringify(r)}`);
@@ -400,34 +377,17 @@ try {
 
 const f = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : '–');
 const med = (runs, key) => median(runs.map((r) => r[key]));
-const sp = (runs, key) => spread(runs.map((r) => r[key]));
 let commit = 'unknown';
 try {
   commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
 } catch {}
-const fanOut = (flags.clients * flags.roomsPerClient) / flags.rooms;
 const out = [];
 out.push(
   `### Cluster bench (Node ${process.version}, ${cpus().length} CPUs, repository at ${commit}, ${Math.round((Date.now() - started) / 1000)} s, medians of ${flags.rounds} rounds)`,
 );
-if (parts.has('ws')) {
+if (engines !== null) {
   out.push('');
-  out.push(
-    `**WebSocket, one node**: chat, ${flags.clients} clients, ${flags.rooms} rooms × ${flags.roomsPerClient} per client (fan-out ${fanOut}), ${flags.rate} publishes/s.`,
-  );
-  out.push('');
-  out.push(
-    '| engine | delivered msg/s | node CPU µs per delivered msg | redis-server CPU µs per delivered msg | p99 ms | lost |',
-  );
-  out.push('|---|---|---|---|---|---|');
-  for (const e of ['memory', 'redis'])
-    out.push(
-      `| ${e} | ${Math.round(med(ws[e], 'delivered'))} | ${f(med(ws[e], 'nodeUs'), 2)} (±${f(sp(ws[e], 'nodeUs'), 0)}%) | ${e === 'memory' ? '–' : f(med(ws[e], 'redisUs'), 2)} | ${f(med(ws[e], 'p99'), 1)} | ${ws[e].reduce((a, r) => a + r.lost, 0)} |`,
-    );
-  out.push('');
-  out.push(
-    `Redis engine / memory engine, node CPU per delivered message: **${f(med(ws.redis, 'nodeUs') / med(ws.memory, 'nodeUs'), 2)}×**.`,
-  );
+  out.push(...enginesTable(engines, { ...flags, rounds: flags.enginesRounds }));
 }
 if (parts.has('commands')) {
   out.push('');

@@ -1,0 +1,175 @@
+// The engines part of the cluster bench (`node bench/cluster.mjs --only engines`): one Bayou
+// node with the memory engine against the same node with the Redis engine on a fresh local
+// redis-server, in one sitting, rounds interleaved, WebSocket chat (lean generator), at
+// saturation (closed loop) and at a fixed delivered rate. Per run: delivered msg/s, node
+// CPU per delivered message, messages per WebSocket frame, p50/p99; for Redis also its CPU,
+// commands, bytes and socket reads/writes per publication (from /proc and INFO deltas over
+// the measured window). Variants: `redis-ap` (ioredis auto-pipelining added) and
+// `redis-baseline` (the Redis engine of another build, BAYOU_BASELINE=…/dist/index.js).
+import { runScenario } from '../dist/index.js';
+import { redisCommand, startNodes } from './cluster-processes.mjs';
+import { cpuSeconds, median, spread } from './lib.mjs';
+
+export const ENGINE_VARIANTS = ['memory', 'redis', 'redis-ap', 'redis-baseline'];
+
+/** Redis counters that grow: commands, script runs (one per publication), bytes, socket events. */
+async function redisCounters(port) {
+  const [stats, commands] = await Promise.all([
+    redisCommand(port, 'INFO stats'),
+    redisCommand(port, 'INFO commandstats'),
+  ]);
+  const stat = (name) => Number(new RegExp(`${name}:(\\d+)`).exec(stats)?.[1] ?? 0);
+  let calls = 0;
+  let scripts = 0;
+  for (const m of commands.matchAll(/cmdstat_([a-z|]+):calls=(\d+)/g)) {
+    calls += Number(m[2]);
+    if (m[1] === 'evalsha' || m[1] === 'eval') scripts += Number(m[2]);
+  }
+  return {
+    calls,
+    scripts,
+    bytesIn: stat('total_net_input_bytes'),
+    bytesOut: stat('total_net_output_bytes'),
+    reads: stat('total_reads_processed'),
+    writes: stat('total_writes_processed'),
+  };
+}
+
+/** One measured chat run against `node`; Redis counters when `redis` is given. */
+async function chat(node, redis, options) {
+  const marks = {};
+  const mark = (event) => {
+    marks[event] = {
+      node: cpuSeconds(node.pid),
+      redis: redis ? cpuSeconds(redis.pid) : 0,
+      counters: redis ? redisCounters(redis.port) : null,
+    };
+  };
+  const r = await runScenario('chat', options, { protocol: 'bayeux', onWindow: mark });
+  const delivered = Math.max(1, r.deliveredInWindow);
+  const out = {
+    delivered: r.deliveredPerSecond,
+    nodeUs: ((marks.close.node - marks.open.node) * 1e6) / delivered,
+    perFrame: r.deliveriesPerFrame,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    lost: r.messages.lost + r.messages.duplicated + r.sessions.failed,
+  };
+  if (redis) {
+    const [a, b] = await Promise.all([marks.open.counters, marks.close.counters]);
+    // Each publication is one script run; the nodes' heartbeats (one a second) are noise here.
+    const pubs = Math.max(1, b.scripts - a.scripts);
+    Object.assign(out, {
+      redisUsPerPub: ((marks.close.redis - marks.open.redis) * 1e6) / pubs,
+      commandsPerPub: (b.calls - a.calls) / pubs,
+      bytesInPerPub: (b.bytesIn - a.bytesIn) / pubs,
+      bytesOutPerPub: (b.bytesOut - a.bytesOut) / pubs,
+      readsPerPub: (b.reads - a.reads) / pubs,
+      writesPerPub: (b.writes - a.writes) / pubs,
+    });
+  }
+  return out;
+}
+
+/** Saturation then the fixed rate, on one node of `variant` (a fresh key prefix each time). */
+async function engineRun(variant, redis, flags) {
+  const onRedis = variant !== 'memory';
+  const env = variant === 'redis-baseline' ? { BAYOU_NODE_BUILD: process.env.BAYOU_BASELINE } : {};
+  const [node] = await startNodes(1, onRedis ? redis : null, {
+    env,
+    args: variant === 'redis-ap' ? ['auto-pipelining'] : [],
+  });
+  try {
+    const base = {
+      url: node.url,
+      transport: 'websocket',
+      clients: flags.clients,
+      rooms: flags.rooms,
+      roomsPerClient: flags.roomsPerClient,
+      messageSize: 50,
+      batchSize: 10,
+      drain: 5000,
+      metricsUrl: 'off',
+      localAddresses: [],
+    };
+    const fanOut = (flags.clients * flags.roomsPerClient) / flags.rooms;
+    const sat = await chat(node, onRedis ? redis : null, {
+      ...base,
+      maxOutstanding: flags.outstanding,
+      duration: flags.measure,
+      warmup: flags.enginesWarmup,
+    });
+    const rate = await chat(node, onRedis ? redis : null, {
+      ...base,
+      rate: flags.enginesRate / fanOut,
+      duration: flags.measure,
+      warmup: 1000,
+    });
+    return { variant, sat, rate };
+  } finally {
+    await node.stop();
+  }
+}
+
+/** Runs every variant `flags.rounds` times, interleaved; returns the runs per variant. */
+export async function measureEngines(redis, flags, log) {
+  const variants = flags.engines.split(',').filter((v) => ENGINE_VARIANTS.includes(v));
+  if (variants.includes('redis-baseline') && !process.env.BAYOU_BASELINE) {
+    throw new Error(
+      '--engines redis-baseline needs BAYOU_BASELINE=<other build>/packages/server/dist/index.js',
+    );
+  }
+  const runs = Object.fromEntries(variants.map((v) => [v, []]));
+  for (let round = 0; round < flags.rounds; round++) {
+    const order = variants.map((_, i) => variants[(i + round) % variants.length]);
+    for (const variant of order) {
+      const r = await engineRun(variant, redis, flags);
+      log(
+        `  engines ${variant}: ${JSON.stringify(r, (_, v) => (typeof v === 'number' ? +v.toFixed(2) : v))}`,
+      );
+      runs[variant].push(r);
+    }
+  }
+  return runs;
+}
+
+const f = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : '–');
+
+/** The markdown of the engines part: one table, then the Redis/memory ratios against their targets. */
+export function enginesTable(runs, flags) {
+  const med = (list, load, key) => median(list.map((r) => r[load][key]));
+  const sp = (list, load, key) => spread(list.map((r) => r[load][key]));
+  const fanOut = (flags.clients * flags.roomsPerClient) / flags.rooms;
+  const out = [
+    `**Memory against Redis engine, one node**: WebSocket chat (lean generator), ${flags.clients} clients, ${flags.rooms} rooms × ${flags.roomsPerClient} per client (fan-out ${fanOut}), 50-byte messages; saturation = closed loop with ${flags.outstanding} deliveries outstanding, fixed = ${flags.enginesRate} delivered msg/s; medians of ${flags.rounds} interleaved rounds, a fresh node per run, Redis on a fresh local redis-server.`,
+    '',
+    '| engine | load | delivered msg/s | node CPU µs per delivered msg | msgs per frame | p50 ms | p99 ms | redis-server CPU µs per publication | Redis commands per publication | Redis bytes in / out per publication | Redis reads / writes per publication | lost |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (const [variant, list] of Object.entries(runs)) {
+    for (const load of ['sat', 'rate']) {
+      const redis = variant !== 'memory';
+      const rd = (key, d) => (redis ? f(med(list, load, key), d) : '–');
+      out.push(
+        `| ${variant} | ${load === 'sat' ? 'saturation' : `${flags.enginesRate} msg/s`} | ${Math.round(med(list, load, 'delivered'))} | ${f(med(list, load, 'nodeUs'), 2)} (±${f(sp(list, load, 'nodeUs'), 0)}%) | ${f(med(list, load, 'perFrame'), 2)} | ${f(med(list, load, 'p50'), 1)} | ${f(med(list, load, 'p99'), 1)} | ${rd('redisUsPerPub', 1)} | ${rd('commandsPerPub', 1)} | ${redis ? `${f(med(list, load, 'bytesInPerPub'), 0)} / ${f(med(list, load, 'bytesOutPerPub'), 0)}` : '–'} | ${redis ? `${f(med(list, load, 'readsPerPub'), 2)} / ${f(med(list, load, 'writesPerPub'), 2)}` : '–'} | ${list.reduce((a, r) => a + r.sat.lost + r.rate.lost, 0)} |`,
+      );
+    }
+  }
+  if (runs.memory && runs.redis) {
+    const ratio = (load, key) => med(runs.redis, load, key) / med(runs.memory, load, key);
+    const check = (value, ok) => `${f(value, 2)}× (${ok ? 'target met' : 'target missed'})`;
+    out.push('');
+    for (const [load, name] of [
+      ['sat', 'saturation'],
+      ['rate', `${flags.enginesRate} msg/s`],
+    ]) {
+      const cpu = ratio(load, 'nodeUs');
+      const frames = ratio(load, 'perFrame');
+      const p99 = ratio(load, 'p99');
+      out.push(
+        `Redis engine / memory engine at ${name}: node CPU per delivered message **${check(cpu, cpu <= 1.15)}** (target ≤ 1.15×), messages per frame ${check(frames, frames >= 0.9)} (target ≥ 0.9×), p99 ${check(p99, p99 <= 1.2)} (target ≤ 1.2×).`,
+      );
+    }
+  }
+  return out;
+}
