@@ -6,8 +6,10 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { request } from 'node:https';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { type BayouServer, createServer } from '../src/index.js';
@@ -149,5 +151,37 @@ describe('TLS', () => {
     expect((await post(url, [handshake('long-polling')]))[0]).toMatchObject({ successful: true });
     child.kill('SIGTERM');
     expect(await new Promise((r) => child.on('exit', r))).toBe(0);
+  });
+});
+
+describe('TLS and the connection limits', () => {
+  it('closes a connection past maxConnections at once (nothing can be said before TLS), and a silent one after handshakeTimeout', async () => {
+    const server = await createServer({
+      host: '127.0.0.1',
+      port: 0,
+      https: { key, cert },
+      maxConnections: 1,
+      handshakeTimeout: 300,
+      sweepInterval: 20,
+    });
+    const base = await server.listen();
+    const { port } = new URL(base);
+    try {
+      // The first connection is silent: accepted, then closed by the timeout.
+      const silent = connect({ host: '127.0.0.1', port: Number(port) });
+      await new Promise((r) => silent.once('connect', r));
+      // A second one while the first is open: past the cap, closed before any TLS.
+      const refused = await new Promise<string>((r) => {
+        const s = tlsConnect({ host: '127.0.0.1', port: Number(port), ca: cert });
+        s.once('secureConnect', () => r('secure'));
+        s.once('error', (err: NodeJS.ErrnoException) => r(err.code ?? err.message));
+      });
+      expect(refused).not.toBe('secure');
+      await new Promise((r) => (silent.destroyed ? r(null) : silent.once('close', r)));
+      // Its slot is free again: a client gets in.
+      expect((await post(base, [handshake('long-polling')]))[0]).toMatchObject({ successful: true });
+    } finally {
+      await server.close();
+    }
   });
 });
