@@ -146,15 +146,19 @@ describe('bayou CLI', () => {
       BAYOU_MAX_SESSIONS_PER_IP: '1',
     });
     const [, base] = await server.waitFor(/listening on (http:\/\/\S+) /);
+    let cookie: string | null = null;
     const from = async (ip: string) => {
       const r = await fetch(`${base}/bayeux`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-forwarded-for': ip },
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': ip, 'x-forwarded-proto': 'https' },
         body: JSON.stringify([handshake()]),
       });
+      cookie = r.headers.get('set-cookie');
       return ((await r.json()) as Record<string, unknown>[])[0];
     };
     expect((await from('203.0.113.7'))?.successful).toBe(true);
+    // The proxy said the client came over https: the browser cookie is Secure.
+    expect(cookie).toMatch(/^BAYEUX_BROWSER=[\w-]+; .*; Secure$/);
     expect(await from('203.0.113.7')).toMatchObject({ successful: false, error: '403:1:session_limit' });
     // Another client behind the same proxy has its own count.
     expect((await from('198.51.100.2'))?.successful).toBe(true);
