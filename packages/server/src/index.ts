@@ -56,6 +56,7 @@ export {
 } from './errors.js';
 export { type BayouPluginOptions, bayou, bayou as default } from './http/plugin.js';
 export { keyMatches, type PublishApiOptions, publishApi } from './http/publish-api.js';
+export { SERVER_API_ROUTES, type ServerApiOptions, serverApi } from './http/server-api.js';
 export type { BayouEvents, ServiceContext, ServiceHandler } from './kernel/events.js';
 export {
   defaultLimits,

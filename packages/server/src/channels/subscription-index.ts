@@ -39,6 +39,16 @@ export class SubscriptionIndex {
     return this.byName.get(name)?.size ?? 0;
   }
 
+  /** Channels and wildcard names held here. */
+  get size(): number {
+    return this.byName.size;
+  }
+
+  /** Every name held here with its subscriber count. */
+  *counts(): IterableIterator<[string, number]> {
+    for (const [name, set] of this.byName) yield [name, set.size];
+  }
+
   /**
    * Queues a publication once for every session subscribed to its channel or to a pattern
    * matching it; returns how many sessions it reached. The same string goes to every

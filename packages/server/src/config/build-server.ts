@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import type { FastifyServerOptions } from 'fastify';
 import { type BayouServer, type CreateServerOptions, createServer } from '../create-server.js';
 import { publishApi } from '../http/publish-api.js';
+import { serverApi } from '../http/server-api.js';
 import { defaultOptions } from '../options.js';
 import { checkAllowedOrigins } from '../transports/request-info.js';
 import type { BayouConfig } from './define-config.js';
@@ -111,6 +112,8 @@ export async function buildServer(
       maxBatchMessages:
         config.publishApi?.maxBatchMessages ?? options.maxBatchMessages ?? defaultOptions.maxBatchMessages,
     });
+    // The server API shares the publish API's key: one secret for the backend.
+    await server.app.register(serverApi, config.apiKey !== undefined ? { apiKey: config.apiKey } : {});
   } catch (err) {
     await server.close();
     throw err;

@@ -44,7 +44,7 @@ export function keyMatches(presented: string, keys: readonly Buffer[]): boolean 
   return found;
 }
 
-function bearer(request: FastifyRequest): string | null {
+export function bearer(request: FastifyRequest): string | null {
   const header = request.headers.authorization;
   if (typeof header !== 'string') return null;
   const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);

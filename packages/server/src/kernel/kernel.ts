@@ -35,7 +35,9 @@ import type { ServerSession, Session, SessionHost } from '../session/session.js'
 import { transition } from '../session/session-lifecycle.js';
 import { ownerOf, SessionRegistry, type SweepHandler } from '../session/session-registry.js';
 import type { RemovalReason, RequestInfo } from '../types.js';
+import { AdminOps } from './admin-ops.js';
 import { ChannelOccupancy } from './channel-occupancy.js';
+import { ClusterControl } from './cluster-control.js';
 import { Connects } from './connects.js';
 import type { EventSink, ServiceHandler } from './events.js';
 import { HistoryRules } from './history-rules.js';
@@ -77,6 +79,9 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
   readonly occupancy: ChannelOccupancy | null;
   /** Member lists of the channels presence rules cover. */
   readonly presence: PresenceTracker;
+  /** The server API's operations on this node's sessions, and the path that carries them between nodes. */
+  readonly admin: AdminOps;
+  readonly control: ClusterControl;
   readonly stats: KernelStats = {
     messagesIn: 0,
     slowConsumers: 0,
@@ -103,6 +108,14 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
     this.presence = new PresenceTracker(presencePatterns(options.auth?.channels), this);
     if (this.presence.enabled)
       this.services.set(PRESENCE_SERVICE, presenceService(this.presence, options.canSubscribe));
+    this.admin = new AdminOps(this, options.maxInterval + options.timeout);
+    this.control = new ClusterControl({
+      nodeId: this.nodeId,
+      nodes: () => engine.directory.nodes(),
+      send: (channel, payload, history) => engine.broker.publish(channel, payload, history),
+      inboxOf: (nodeId) => `${NODE_INBOX_PREFIX}${nodeId}`,
+      run: (request) => this.admin.run(request),
+    });
     this.registry = new SessionRegistry(this, options.maxInterval, this.nodeId);
     this.records = new RecordStore(new Map(options.records.map((p) => [p.pattern, p])));
     this.providers = new ProviderRegistry(
@@ -167,6 +180,7 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
   }
 
   async close(): Promise<void> {
+    this.control.close();
     this.registry.stopSweeping();
     this.providers.close();
     for (const session of [...this.registry.values()]) this.removeSession(session, 'shutdown');
@@ -194,7 +208,8 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
     this.reply(ctx, null, message, {
       successful: false,
       error: formatError('sessionUnknown'),
-      advice: { reconnect: 'handshake', interval: 0 },
+      // A session the server API ended stays ended: its client is told not to come back.
+      advice: { reconnect: this.admin.kicked(message.clientId) ? 'none' : 'handshake', interval: 0 },
     });
     return undefined;
   }
@@ -348,6 +363,10 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
   /** A publication from the engine, for this node's subscribers. */
   deliver(publication: Publication): void {
     if (publication.channel === this.inbox) {
+      if (ClusterControl.owns(publication.payload)) {
+        this.control.receive(publication.payload);
+        return;
+      }
       const { to, message } = JSON.parse(publication.payload) as { to: string; message: string };
       this.findSession(to)?.enqueue(message);
       return;
