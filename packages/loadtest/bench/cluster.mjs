@@ -82,7 +82,14 @@ if (argFlags.help) {
   );
   process.exit(0);
 }
-const flags = argFlags.quick ? { ...argFlags, ...QUICK } : argFlags;
+// --quick shrinks every size the command line did not set itself.
+const given = new Set(
+  process.argv
+    .filter((a) => a.startsWith('--'))
+    .map((a) => a.slice(2).replace(/-([a-z])/g, (_, c) => c.toUpperCase())),
+);
+const quick = Object.fromEntries(Object.entries(QUICK).filter(([k]) => !given.has(k)));
+const flags = argFlags.quick ? { ...argFlags, ...quick } : argFlags;
 const log = (text) => process.stderr.write(`${text}\n`);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
