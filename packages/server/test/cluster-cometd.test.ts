@@ -1,8 +1,9 @@
 /**
  * The official CometD client (`cometd@9` in Node through `cometd-nodejs-client`) over
  * long-polling against three nodes on one Redis behind the round-robin balancer: every
- * request lands on the next node, and 100 messages arrive in order, none lost. In its
- * own file because `adapt()` installs a global `window`.
+ * request lands on the next node, and 100 messages arrive in order, none lost; a node
+ * shut down gracefully ends its session with 402 and handshake advice, which CometD follows
+ * onto another node. In its own file because `adapt()` installs a global `window`.
  */
 import { CometD, type Message } from 'cometd';
 import { adapt } from 'cometd-nodejs-client';
@@ -82,5 +83,50 @@ describe('the CometD client through a round-robin balancer (no affinity)', () =>
     for (const node of cluster.nodes) {
       expect(window.filter((name) => name === node.name).length).toBeGreaterThan(window.length / 4);
     }
+  });
+});
+
+describe('the CometD client when its node shuts down gracefully', () => {
+  it('follows the 402 with handshake advice: a new session on another node, resubscribed by its handshake listener', async () => {
+    cluster = await startCluster(redis());
+    const c = new CometD();
+    cometd = c;
+    for (const type of c.getTransportTypes()) if (type !== 'long-polling') c.unregisterTransport(type);
+    c.configure({ url: cluster.url, logLevel: 'warn', backoffIncrement: 100 });
+    const sessions: string[] = [];
+    const advised: Message[] = [];
+    const got: number[] = [];
+    // As CometD advises: subscriptions made in the handshake listener come back with every session.
+    c.addListener('/meta/handshake', (m) => {
+      if (m.successful !== true) return;
+      sessions.push(String(m.clientId));
+      c.subscribe('/stream/moved', (msg) => got.push((msg.data as { n: number }).n));
+    });
+    c.addListener('/meta/connect', (m) => {
+      if (m.successful === false && m.advice?.reconnect === 'handshake') advised.push(m);
+    });
+    await within(new Promise<Message>((resolve) => c.handshake(resolve)), 'handshake');
+    const publisher = cluster.nodes[0] as (typeof cluster.nodes)[number];
+    await eventually(async () => {
+      await publisher.server.bayou.publish('/stream/moved', { n: 0 });
+      expect(got).toContain(0);
+    });
+    const ownerId = (sessions[0] as string).split('.')[0];
+    const owner = cluster.nodes.find(
+      (n) => n.server.bayou.nodeId === ownerId,
+    ) as (typeof cluster.nodes)[number];
+    cluster.balancer.remove(owner.name);
+    await owner.server.close();
+
+    await eventually(() => expect(sessions).toHaveLength(2), 10_000);
+    expect((sessions[1] as string).split('.')[0]).not.toBe(ownerId);
+    expect(advised.length).toBeGreaterThan(0);
+    expect(advised[0]?.error).toBe('402::session_unknown');
+    const live = cluster.nodes.find((n) => n !== owner) as (typeof cluster.nodes)[number];
+    await eventually(async () => {
+      await live.server.bayou.publish('/stream/moved', { n: 1 });
+      expect(got).toContain(1);
+    });
+    expect(c.isDisconnected()).toBe(false);
   });
 });
