@@ -41,6 +41,10 @@ export const BayeuxErrors = {
   internalError: { code: 500, message: 'internal_error' },
   /** The engine (the cluster's backend) could not take the message; nothing was delivered. */
   engineUnavailable: { code: 503, message: 'engine_unavailable' },
+  /** A proxy hook's backend did not answer in time; args name the hook (`connect`, `subscribe`, …). */
+  backendTimeout: { code: 504, message: 'backend_timeout' },
+  /** A proxy hook's backend failed: unreachable, a 5xx, or an answer that is not one; args name the hook. */
+  backendFailed: { code: 502, message: 'backend_failed' },
 } as const satisfies Record<string, { code: number; message: string }>;
 
 export type BayeuxErrorName = keyof typeof BayeuxErrors;

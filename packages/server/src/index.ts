@@ -76,6 +76,7 @@ export {
   resolveOptions,
   type TransportName,
 } from './options.js';
+export type { ProxyEndpoint, ProxyHookName, ProxyOptions } from './proxy/proxy-options.js';
 export { RandomIds } from './random-ids.js';
 export { DEMO_PATTERN, type DemoFeedOptions, demoSymbol } from './records/demo-feed.js';
 export type { Provider } from './records/provider-registry.js';
@@ -90,3 +91,9 @@ export {
   originAllowed,
 } from './transports/request-info.js';
 export type { RemovalReason } from './types.js';
+export type { WebhookOptions } from './webhooks/webhook-options.js';
+export {
+  signature as webhookSignature,
+  type WebhookEvent,
+  type WebhookEventType,
+} from './webhooks/webhook-sender.js';

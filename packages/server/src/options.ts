@@ -11,6 +11,7 @@ import type { TokenOptions } from './auth/token-verifier.js';
 import { BayouError } from './errors.js';
 import { defaultLimits, type LimitOptions, resolveLimits } from './limits/limiter.js';
 import { defaultMaxConnections } from './open-file-limit.js';
+import { type ProxyOptions, type ResolvedProxyOptions, resolveProxyOptions } from './proxy/proxy-options.js';
 import {
   type RecordPattern,
   type ResolvedRecordPattern,
@@ -180,6 +181,11 @@ export interface BayouOptions {
    * receiver; see `webhooks/webhook-options.ts` and the README. Default: off.
    */
   webhooks?: WebhookOptions;
+  /**
+   * Backend endpoints deciding connects, subscriptions and publishes and answering
+   * `/service/**` calls over HTTP; see `proxy/proxy-options.ts` and the README. Default: none.
+   */
+  proxy?: ProxyOptions;
 }
 
 type OptionalKeys =
@@ -192,7 +198,8 @@ type OptionalKeys =
   | 'metricsRegistry'
   | 'limits'
   | 'trustClientSession'
-  | 'webhooks';
+  | 'webhooks'
+  | 'proxy';
 
 export type ResolvedOptions = Readonly<Required<Omit<BayouOptions, OptionalKeys>>> &
   Readonly<
@@ -203,6 +210,7 @@ export type ResolvedOptions = Readonly<Required<Omit<BayouOptions, OptionalKeys>
     readonly limits: Readonly<Required<LimitOptions>>;
     readonly trustClientSession: boolean;
     readonly webhooks?: ResolvedWebhookOptions;
+    readonly proxy?: ResolvedProxyOptions;
   };
 
 export const defaultOptions: ResolvedOptions = Object.freeze({
@@ -239,7 +247,7 @@ export const defaultOptions: ResolvedOptions = Object.freeze({
 
 const hooks = ['authenticate', 'canSubscribe', 'canPublish'] as const;
 /** Optional keys without a default value. */
-const extraKeys = ['auth', 'metricsRegistry', 'webhooks'] as const;
+const extraKeys = ['auth', 'metricsRegistry', 'webhooks', 'proxy'] as const;
 const numeric = [
   'timeout',
   'interval',
@@ -333,6 +341,7 @@ export function resolveOptions(input: BayouOptions = {}): ResolvedOptions {
     records: resolveRecordPatterns(merged.records as RecordPattern[]),
     history: resolveHistoryRules(merged.history),
     ...(input.webhooks === undefined ? {} : { webhooks: resolveWebhookOptions(input.webhooks) }),
+    ...(input.proxy === undefined ? {} : { proxy: resolveProxyOptions(input.proxy) }),
   });
 }
 

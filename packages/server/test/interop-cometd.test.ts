@@ -1,12 +1,12 @@
 /**
  * Interop with the official CometD JavaScript client (`cometd@9` run in Node by
  * `cometd-nodejs-client@2`), over WebSocket and over long-polling, each forced by
- * registering only that transport. `adapt()` installs a global `window`
+ * registering only that transport. The client comes from `cometd-helpers.ts`, whose `adapt()` installs a global `window`
  * (XMLHttpRequest, WebSocket), which is why this suite lives in its own file.
  */
-import { CometD, type Message, type SubscriptionHandle } from 'cometd';
-import { adapt } from 'cometd-nodejs-client';
+import type { CometD, Message } from 'cometd';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { cometdOver, handshake, publish, REPLY_MS, subscribe } from './cometd-helpers.js';
 import {
   connectionGauge,
   eventually,
@@ -17,51 +17,6 @@ import {
   type Transport,
   within,
 } from './interop-helpers.js';
-
-adapt();
-
-const REPLY_MS = 5000;
-
-/** A CometD client that can only use `transport`. */
-function cometdOver(transport: Transport, url: string): CometD {
-  const cometd = new CometD();
-  for (const type of cometd.getTransportTypes()) if (type !== transport) cometd.unregisterTransport(type);
-  cometd.configure({
-    url,
-    logLevel: 'warn',
-    // Retry quickly when the server goes away (default 1 s, growing). Everything else
-    // stays at CometD's defaults, including appendMessageTypeToURL: long-polling posts
-    // to <path>/handshake, <path>/connect and <path>/.
-    backoffIncrement: 100,
-  });
-  return cometd;
-}
-
-function handshake(cometd: CometD): Promise<Message> {
-  return within(new Promise((resolve) => cometd.handshake(resolve)), REPLY_MS, 'handshake reply');
-}
-
-function subscribe(
-  cometd: CometD,
-  channel: string,
-  onMessage: (m: Message) => void,
-): Promise<{ reply: Message; handle: SubscriptionHandle }> {
-  return within(
-    new Promise((resolve) => {
-      const handle = cometd.subscribe(channel, onMessage, (reply) => resolve({ reply, handle }));
-    }),
-    REPLY_MS,
-    `subscribe reply for ${channel}`,
-  );
-}
-
-function publish(cometd: CometD, channel: string, data: unknown): Promise<Message> {
-  return within(
-    new Promise((resolve) => cometd.publish(channel, data, resolve)),
-    REPLY_MS,
-    `publish reply on ${channel}`,
-  );
-}
 
 describe.each(TRANSPORTS)('the CometD client over %s', (transport) => {
   let bayou: Running;

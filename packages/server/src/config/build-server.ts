@@ -86,7 +86,9 @@ export async function buildServer(
   }
   const rest: Record<string, unknown> = { ...config };
   for (const key of OWN_KEYS) delete rest[key];
-  const host = config.host ?? (auth.tokensOn ? '0.0.0.0' : '127.0.0.1');
+  // A connect backend decides who may connect, as tokens do: such a server is not open.
+  const backendAuth = config.proxy?.connect !== undefined;
+  const host = config.host ?? (auth.tokensOn || backendAuth ? '0.0.0.0' : '127.0.0.1');
   const options: CreateServerOptions = {
     ...(rest as CreateServerOptions),
     host,
@@ -119,8 +121,10 @@ export async function buildServer(
     throw err;
   }
   const shutdownTimeout = config.shutdownTimeout ?? 10_000;
-  const posture = auth.tokensOn
-    ? `tokens required${config.allowAnonymous ? ' (anonymous sessions allowed)' : ''}; publish API ${config.apiKey ? 'on' : 'off'}`
-    : `OPEN server: no tokens, anyone who reaches ${host} may subscribe and publish${host === '127.0.0.1' ? ' (listening on localhost only)' : ''}; publish API ${config.apiKey ? 'on' : 'off'}`;
+  const posture = backendAuth
+    ? `handshakes decided by the connect backend${auth.tokensOn ? ' after the token check' : ''}; publish API ${config.apiKey ? 'on' : 'off'}`
+    : auth.tokensOn
+      ? `tokens required${config.allowAnonymous ? ' (anonymous sessions allowed)' : ''}; publish API ${config.apiKey ? 'on' : 'off'}`
+      : `OPEN server: no tokens, anyone who reaches ${host} may subscribe and publish${host === '127.0.0.1' ? ' (listening on localhost only)' : ''}; publish API ${config.apiKey ? 'on' : 'off'}`;
   return { server, auth, host, posture, shutdownTimeout };
 }

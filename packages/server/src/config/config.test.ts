@@ -184,6 +184,30 @@ describe('resolveCli precedence: flags > env > file > defaults', () => {
     );
   });
 
+  it('merges proxy hooks one level deep: a flag URL keeps the file timeout and headers of that hook', async () => {
+    const proxyFile = file(
+      'proxy.json',
+      JSON.stringify({
+        proxy: {
+          connect: { url: 'http://file/connect', timeout: 800, headers: { 'x-key': 'k' } },
+          subscribe: 'http://file/subscribe',
+          timeout: 3000,
+        },
+      }),
+    );
+    const r = await resolveCli(
+      ['start', '--config', proxyFile, '--proxy-connect-url', 'http://flag/connect'],
+      { BAYOU_PROXY_SUBSCRIBE_URL: 'http://env/subscribe', BAYOU_PROXY_RPC_URL: 'http://env/rpc' },
+    );
+    expect(r.config.proxy).toEqual({
+      connect: { url: 'http://flag/connect', timeout: 800, headers: { 'x-key': 'k' } },
+      subscribe: { url: 'http://env/subscribe' },
+      rpc: { url: 'http://env/rpc' },
+      timeout: 3000,
+    });
+    expect(() => parseFlags(['--proxy-timeout', '0'])).toThrow('--proxy-timeout must be a positive number');
+  });
+
   it('refuses unreadable, malformed or non-object config files with BAYOU_ERR_CONFIG', async () => {
     const bad = [
       join(dir, 'missing.json'),

@@ -30,7 +30,7 @@ export const FLAGS: readonly FlagSpec[] = [
     kind: 'string',
     value: '<addr>',
     help: 'interface to listen on',
-    default: '127.0.0.1 without tokens, 0.0.0.0 with --jwt-secret/--jwks-url',
+    default: '127.0.0.1 without tokens, 0.0.0.0 with --jwt-secret/--jwks-url or --proxy-connect-url',
   },
   {
     flag: 'path',

@@ -10,7 +10,8 @@ import type { Engine, HistoryStats } from '../engine/engine.js';
 import { SERVICE_BUCKETS } from '../kernel/kernel.js';
 import type { LimiterStats } from '../limits/limiter.js';
 import type { RemovalReason } from '../types.js';
-import type { WebhookStats } from '../webhooks/webhook-sender.js';
+import { type HookStats, hookMetrics } from './hook-metrics.js';
+import { totalCounter } from './metric-helpers.js';
 
 export interface ConnectionCounts {
   websocket(): number;
@@ -35,21 +36,6 @@ export interface SecurityCounts {
     silentClosed(): number;
     handshakeTimeouts(): number;
   };
-}
-
-/** A counter that reports a running total kept elsewhere. */
-function totalCounter(registry: Registry, name: string, help: string, read: () => number): void {
-  let reported = 0;
-  new Counter({
-    name,
-    help,
-    registers: [registry],
-    collect() {
-      const now = read();
-      if (now > reported) this.inc(now - reported);
-      reported = now;
-    },
-  });
 }
 
 /** The version in this package's package.json, read once. */
@@ -82,7 +68,7 @@ export function createMetrics(
   security: SecurityCounts,
   shared?: Registry,
   engine?: Engine,
-  webhooks?: Readonly<WebhookStats>,
+  hooks: HookStats = {},
 ): Registry {
   const registry = shared ?? new Registry();
   if (shared === undefined) collectDefaultMetrics({ register: registry });
@@ -300,7 +286,7 @@ export function createMetrics(
     });
   }
   if (engine?.historyStats !== undefined) historyMetrics(registry, engine.historyStats.bind(engine));
-  if (webhooks !== undefined) webhookMetrics(registry, webhooks);
+  hookMetrics(registry, hooks);
   if (hasStats(engine)) {
     totalCounter(
       registry,
@@ -340,34 +326,4 @@ function historyMetrics(registry: Registry, read: () => HistoryStats): void {
     'Channel histories dropped, least recently published first, to stay within historyChannels',
     () => read().evicted,
   );
-}
-
-/** The webhook sender: events delivered, POSTs that failed (and were retried), events given up. */
-function webhookMetrics(registry: Registry, stats: Readonly<WebhookStats>): void {
-  totalCounter(
-    registry,
-    'bayou_webhook_events_sent_total',
-    'Webhook events the receiver accepted',
-    () => stats.sent,
-  );
-  totalCounter(
-    registry,
-    'bayou_webhook_posts_failed_total',
-    'Webhook POSTs that failed (error, timeout, non-2xx) and were retried',
-    () => stats.failed,
-  );
-  totalCounter(
-    registry,
-    'bayou_webhook_events_dropped_total',
-    'Webhook events given up: retried past retryFor, past maxQueued, or left at shutdown',
-    () => stats.dropped,
-  );
-  new Gauge({
-    name: 'bayou_webhook_events_queued',
-    help: 'Webhook events waiting to be delivered on this node',
-    registers: [registry],
-    collect() {
-      this.set(stats.queued);
-    },
-  });
 }

@@ -21,8 +21,11 @@ import type { RedisEngineOptions } from '../engine/redis/redis-options.js';
 import { BayouError } from '../errors.js';
 import { AuthExtension } from '../extensions/auth-extension.js';
 import { LimitsExtension } from '../extensions/limits-extension.js';
+import type { ServiceHandler } from '../kernel/events.js';
 import { Limiter } from '../limits/limiter.js';
 import { type BayouOptions, defaultOptions, type ResolvedOptions, resolveOptions } from '../options.js';
+import { emptyProxyStats, type ProxyStats } from '../proxy/proxy-backend.js';
+import { createProxyHooks } from '../proxy/proxy-hooks.js';
 import { createLongPolling } from '../transports/long-polling.js';
 import { WebSocketTransport } from '../transports/websocket.js';
 import { attachWebhooks } from '../webhooks/webhook-events.js';
@@ -79,6 +82,23 @@ function withAuthHooks(options: ResolvedOptions): {
     else next[name] = hooks[name];
   }
   return { options: Object.freeze(next) as ResolvedOptions, hooks };
+}
+
+/** With `proxy`, the backend's hooks run after those in place (tokens, rules, the app's). */
+function withProxyHooks(options: ResolvedOptions): {
+  options: ResolvedOptions;
+  rpc: ServiceHandler | undefined;
+  stats: ProxyStats | undefined;
+} {
+  if (options.proxy === undefined) return { options, rpc: undefined, stats: undefined };
+  const stats = emptyProxyStats();
+  const hooks = createProxyHooks(options.proxy, options, stats);
+  const next: Record<string, unknown> = { ...options };
+  for (const name of ['authenticate', 'canSubscribe', 'canPublish'] as const) {
+    if (hooks[name] === undefined) delete next[name];
+    else next[name] = hooks[name];
+  }
+  return { options: Object.freeze(next) as ResolvedOptions, rpc: hooks.rpc, stats };
 }
 
 function invalid(message: string): never {
@@ -172,7 +192,10 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
     );
   }
   const own = Object.fromEntries(Object.entries(rest).filter(([k]) => !REGISTER_KEYS.has(k)));
-  const { options, hooks } = withAuthHooks(resolveOptions(own));
+  const authed = withAuthHooks(resolveOptions(own));
+  const hooks = authed.hooks;
+  const proxied = withProxyHooks(authed.options);
+  const options = proxied.options;
   if (readyPath !== false && (typeof readyPath !== 'string' || !readyPath.startsWith('/')))
     invalid('option "readyPath" must be a path or false');
   const engine = engineFrom({ engine: given, redis, redisEngine }, options);
@@ -184,6 +207,8 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
   const webhooks =
     options.webhooks === undefined ? null : new WebhookSender(options.webhooks, kernel.nodeId, app.log);
   if (webhooks !== null) attachWebhooks(bayou, webhooks);
+  // The rpc backend answers what no handler of the app serves (the more specific one wins).
+  if (proxied.rpc !== undefined) bayou.service('/service/**', proxied.rpc);
 
   // Built-in extensions, after the ack extension: limits first (before any token is verified).
   const limiter = new Limiter(options.limits);
@@ -277,7 +302,7 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
       security,
       options.metricsRegistry,
       engine,
-      webhooks?.stats,
+      { webhooks: webhooks?.stats, proxy: proxied.stats },
     );
     if (options.metricsPath !== false) {
       app.get(options.metricsPath, { logLevel: ROUTE_LOG_LEVEL }, async (_req, reply) => {

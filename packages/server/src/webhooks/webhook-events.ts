@@ -3,16 +3,10 @@
  * this node, channels occupied and vacated in the cluster (each emitted by one node), and
  * presence joins and leaves.
  */
+import { userOf } from '../auth/user-of.js';
 import type { BayouApp } from '../bayou-app.js';
 import type { ServerSession } from '../session/session.js';
 import type { WebhookSender } from './webhook-sender.js';
-
-/** The user a session stands for: `auth.user`, else the token's `sub`. */
-export function userOf(session: ServerSession): string | undefined {
-  const auth = session.auth;
-  const user = auth?.user ?? auth?.sub;
-  return typeof user === 'string' ? user : undefined;
-}
 
 function withUser<T extends object>(fields: T, session: ServerSession): T & { user?: string } {
   const user = userOf(session);
