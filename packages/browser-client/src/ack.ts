@@ -4,7 +4,15 @@
  * the last batch received (`ext.ack: N`, from the server's `ext.ack` on connect replies),
  * and the server sends again, in order, every later batch it had sent — so messages lost
  * with a socket or a response arrive after the reconnect, as long as the session lives.
+ *
+ * With `frames` it also asks a Bayou server for numbered WebSocket frames
+ * (`ext.bayou.ackFrames`): deliveries then stream at once instead of one batch per connect
+ * round trip, each frame ending with a `/meta/ack` marker holding its number. The client
+ * reports what it got now and then (`ext.ackFrames` on a connect that renews the held one:
+ * the server forgets it and resends nothing); the first connect after a reconnect reports
+ * with `ext.ack`, so what the dead socket lost comes again.
  */
+import { ACK_MARKER_CHANNEL } from '@bayou/protocol';
 import type { Extension, Message } from './types.js';
 
 /**
@@ -12,53 +20,113 @@ import type { Extension, Message } from './types.js';
  * batch number — the connect supersedes a held one whose reply may be carrying the next
  * batch, and reporting the older number would make the server send that batch twice;
  * `'probe'` also ignores the number in the reply, which counts batches sent on the other
- * transport, not received.
+ * transport, not received; `'resume'` is the first connect on a new link: it asks for
+ * everything after the last batch received (with numbered frames, the only connect that does).
  */
-export type AckMark = 'skip' | 'probe';
+export type AckMark = 'skip' | 'probe' | 'resume';
+
+/** ms after a frame with deliveries before the client reports it (numbered frames). */
+export const FRAME_REPORT_DELAY = 1000;
+/** Frames with deliveries that are reported at once, without waiting for the delay. */
+export const FRAME_REPORT_COUNT = 256;
 
 export class AckExtension implements Extension {
   /** The server agreed in the current session's handshake. */
   private enabled = false;
+  /** ... and to numbered WebSocket frames. */
+  private numbered = false;
   /** The number of the last batch received in this session. */
   private batch = 0;
+  /** Frames with deliveries received since the last report. */
+  private unreported = 0;
+  /** A delivery arrived since the last marker. */
+  private delivered = false;
+  private reportTimer: ReturnType<typeof setTimeout> | undefined;
   /** Ids of probe connects, whose replies' numbers are not taken. */
   private readonly probes = new Set<string>();
+  /** Sends a connect that reports the frames received; set by the connection. */
+  onReport: (() => void) | null = null;
 
-  constructor(private readonly wanted: boolean) {}
+  constructor(
+    private readonly wanted: boolean,
+    private readonly frames = false,
+  ) {}
 
   outgoing(message: Message): Message | null {
     if (message.channel === '/meta/connect') {
       const { ack: mark, ...ext } = message.ext ?? {};
       if (mark === 'probe' && this.enabled && message.id !== undefined) this.probes.add(message.id);
-      if (this.enabled && mark === undefined) ext.ack = this.batch;
+      if (this.enabled && (mark === undefined || mark === 'resume')) {
+        if (this.numbered && mark === undefined && message.connectionType === 'websocket') {
+          ext.ackFrames = this.batch;
+        } else ext.ack = this.batch;
+        this.reported();
+      }
       const out: Message = { ...message, ext };
       if (Object.keys(ext).length === 0) delete out.ext;
       return out;
     }
+    if (message.channel === '/meta/disconnect') this.reported();
     if (this.wanted && message.channel === '/meta/handshake') {
       this.enabled = false;
+      this.numbered = false;
       this.batch = 0;
+      this.reported();
       this.probes.clear();
-      return { ...message, ext: { ...message.ext, ack: true } };
+      const ext: Record<string, unknown> = { ...message.ext, ack: true };
+      if (this.frames) ext.bayou = { ...(message.ext?.bayou as object | undefined), ackFrames: true };
+      return { ...message, ext };
     }
     return message;
   }
 
   incoming(message: Message): Message | null {
     if (!this.wanted) return message;
+    if (this.numbered) {
+      if (message.channel === ACK_MARKER_CHANNEL) return this.marker(message);
+      if (message.successful === undefined && !message.channel.startsWith('/meta/')) this.delivered = true;
+    }
     const ack = message.ext?.ack;
     if (message.channel === '/meta/handshake' && message.successful) {
       // CometD answers `ack: true`; @bayou/server `ack: { enabled: true, batch: 0 }`.
-      this.enabled =
-        ack === true || (typeof ack === 'object' && ack !== null && (ack as Ack).enabled === true);
+      const object = typeof ack === 'object' && ack !== null ? (ack as Ack) : null;
+      this.enabled = ack === true || object?.enabled === true;
+      this.numbered = this.enabled && this.frames && object?.frames === true;
     } else if (message.channel === '/meta/connect') {
       const probe = message.id !== undefined && this.probes.delete(message.id);
       if (this.enabled && !probe && typeof ack === 'number' && ack > this.batch) this.batch = ack;
     }
     return message;
   }
+
+  /** The end of a numbered frame: take its number; report frames with deliveries soon. */
+  private marker(message: Message): null {
+    const n = message.ext?.ack;
+    if (typeof n === 'number' && n > this.batch) this.batch = n;
+    if (!this.delivered) return null;
+    this.delivered = false;
+    if (++this.unreported >= FRAME_REPORT_COUNT) this.report();
+    else this.reportTimer ??= setTimeout(() => this.report(), FRAME_REPORT_DELAY);
+    return null;
+  }
+
+  private report(): void {
+    clearTimeout(this.reportTimer);
+    this.reportTimer = undefined;
+    // When no connect is held to renew, the next one of the loop reports anyway; the
+    // next frame with deliveries sets a timer again. Nothing repeats on its own.
+    if (this.unreported > 0) this.onReport?.();
+  }
+
+  /** A connect carried the batch number: nothing waits to be reported. */
+  private reported(): void {
+    this.unreported = 0;
+    clearTimeout(this.reportTimer);
+    this.reportTimer = undefined;
+  }
 }
 
 interface Ack {
   enabled?: unknown;
+  frames?: unknown;
 }

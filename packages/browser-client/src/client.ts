@@ -80,7 +80,8 @@ export class BayouClient {
       },
       onFailure: (transport, error) => this.connection.transportFailed(transport, error),
     };
-    this.dispatcher.extensions.push(new AckExtension(this.options.ack));
+    const ack = new AckExtension(this.options.ack, this.options.ackFrames);
+    this.dispatcher.extensions.push(ack);
     this.recovery = new Recovery(this.options.recover);
     this.dispatcher.extensions.push(this.recovery);
     // Records ride on ordinary subscriptions; the codec negotiates and decodes them.
@@ -96,6 +97,7 @@ export class BayouClient {
       onConnected: (newSession) => this.resume(newSession),
       onStopped: (error) => this.stopped(error),
     });
+    ack.onReport = () => this.connection.reportFrames();
   }
 
   /** `disconnected | connecting | connected | reconnecting`. */

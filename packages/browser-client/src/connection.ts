@@ -199,7 +199,7 @@ export class Connection {
   /** Handshakes when there is no session, then sends the first connect; true for a new session. */
   private async establish(transport: Transport, epoch: number): Promise<boolean> {
     if (this.clientId === null) await this.handshake(transport, epoch);
-    let reply = await this.sendConnect(transport, 0);
+    let reply = await this.sendConnect(transport, 0, 'resume');
     if (
       !reply.successful &&
       reconnectAdvice(reply) === 'handshake' &&
@@ -208,7 +208,7 @@ export class Connection {
     ) {
       this.clientId = null;
       await this.handshake(transport, epoch);
-      reply = await this.sendConnect(transport, 0);
+      reply = await this.sendConnect(transport, 0, 'resume');
     }
     if (!reply.successful) {
       if (reconnectAdvice(reply) === 'none') throw stopError(reply);
@@ -351,6 +351,19 @@ export class Connection {
     if (advice === 'none') return this.stop(stopError(reply));
     if (advice === 'handshake') this.clientId = null;
     this.lost(reply.advice?.interval ?? this.reconnectBackoff.next());
+  }
+
+  /**
+   * Renews the held connect so that it reports the numbered frames received (the ack
+   * extension asks). Only on a live WebSocket with a connect held: otherwise the next
+   * connect of the loop carries the report anyway.
+   */
+  reportFrames(): void {
+    const transport = this.active;
+    if (this.machine.state !== 'connected' || transport?.name !== 'websocket' || !this.connectInFlight)
+      return;
+    this.connectTurn++;
+    this.connectLoop(this.epoch);
   }
 
   // ── dead-link detection ──────────────────────────────────────────────────────

@@ -67,6 +67,14 @@ export interface BayouClientOptions {
    */
   ack?: boolean;
   /**
+   * With `ack`, ask a Bayou server for numbered WebSocket frames: deliveries stream at once
+   * (no round trip per batch), each frame numbered; the client reports what it received
+   * about once a second, and after a reconnect what was lost is sent again. `false` keeps
+   * CometD's way (deliveries only in `/meta/connect` replies). Servers that do not offer it
+   * (CometD) answer as for `ack` alone. Default `true`.
+   */
+  ackFrames?: boolean;
+  /**
    * Recover every subscription from the server's history after a new session (Bayou's
    * replay extension, when the server offers it): positions are kept per channel,
    * duplicates dropped, and what cannot be recovered is reported by the `gap` event.
@@ -85,6 +93,7 @@ export interface BayouClientOptions {
 
 export interface ResolvedOptions {
   readonly ack: boolean;
+  readonly ackFrames: boolean;
   readonly recover: boolean;
   readonly deadLinkTimeout: number;
   readonly transports: readonly TransportFactory[];
@@ -138,6 +147,7 @@ export function resolveOptions(options: BayouClientOptions = {}): ResolvedOption
     maxBatchMessages: 100,
     maxFrameBytes: 65536,
     ack: true,
+    ackFrames: true,
     recover: true,
     deadLinkTimeout: 20000,
   };
@@ -161,7 +171,7 @@ export function resolveOptions(options: BayouClientOptions = {}): ResolvedOption
   if (resolved.maxBatchMessages < 1) {
     throw new TypeError('BayouClient: option "maxBatchMessages" must be at least 1');
   }
-  for (const key of ['compactRecords', 'ack', 'recover'] as const) {
+  for (const key of ['compactRecords', 'ack', 'ackFrames', 'recover'] as const) {
     if (typeof resolved[key] !== 'boolean') {
       throw new TypeError(`BayouClient: option "${key}" must be a boolean`);
     }

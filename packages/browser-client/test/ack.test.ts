@@ -2,6 +2,7 @@
  * The client's ack extension against the real `@bayou/server`, over both transports: a
  * frame lost with its WebSocket, or a long-poll response lost with its request, is sent
  * again after the reconnect while the session lives, once; without the extension it is gone.
+ * Both ways of acknowledging: numbered frames (the default) and CometD's connect replies.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { BayouClient, type FetchFunction, longPolling, websocket } from '../src/index.js';
@@ -28,6 +29,7 @@ function lossyFetch(control: { swallow: ((text: string) => boolean) | null }): F
 async function lossyRun(
   transport: 'websocket' | 'long-polling',
   ack: boolean,
+  ackFrames = true,
 ): Promise<{ got: number[]; sameSession: boolean; handshake: unknown }> {
   const server = await startBayou({ timeout: 2000 });
   cleanup.push(() => server.close());
@@ -39,6 +41,7 @@ async function lossyRun(
     minReconnectDelay: 50,
     maxReconnectDelay: 100,
     ack,
+    ackFrames,
   });
   cleanup.push(() => client.disconnect());
   let handshake: unknown;
@@ -69,8 +72,15 @@ async function lossyRun(
 describe.each(['websocket', 'long-polling'] as const)(
   'the ack extension against @bayou/server over %s',
   (transport) => {
-    it('negotiates acks and resends what was in flight when the connection died, exactly once', async () => {
+    it('negotiates numbered frames and resends what was in flight when the connection died, exactly once', async () => {
       const { got, sameSession, handshake } = await lossyRun(transport, true);
+      expect(handshake).toEqual({ enabled: true, batch: 0, frames: true });
+      expect(sameSession).toBe(true);
+      expect(got).toEqual([1, 2, 3]);
+    });
+
+    it('does the same with ackFrames: false, in connect replies as CometD does', async () => {
+      const { got, sameSession, handshake } = await lossyRun(transport, true, false);
       expect(handshake).toEqual({ enabled: true, batch: 0 });
       expect(sameSession).toBe(true);
       expect(got).toEqual([1, 2, 3]);

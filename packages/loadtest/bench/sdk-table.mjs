@@ -5,7 +5,6 @@
 import { cell, ratio, sumOf } from './table.mjs';
 
 const PLAIN = 'sdk-plain';
-const ACKED = 'sdk';
 
 function header(rate, rtt, withRtt) {
   const cols = [
@@ -66,23 +65,25 @@ function row(summary, protocol, transport, label, withRtt) {
 }
 
 /** What ack costs over WebSocket at the fixed rate, against the issue's two thresholds. */
-function verdict(summary, flags) {
-  const s = summary[`${ACKED}/websocket`];
+function verdict(summary, flags, variants) {
   const p = summary[`${PLAIN}/websocket`];
-  if (!s || !p) return [];
-  const cpu = s.rateCpuUsPerMsg.median / p.rateCpuUsPerMsg.median;
-  const lines = [
-    `Over WebSocket at ${flags.rate} delivered msg/s the SDK's defaults cost ${cpu.toFixed(2)}× the server CPU ` +
-      `per delivered message of the same clients without ack and recovery (threshold 1.5×: ${cpu > 1.5 ? 'above' : 'within'}).`,
-  ];
-  if (flags.rtt > 0 && s.rttP50 && p.rttP50) {
-    const d50 = s.rttP50.median - p.rttP50.median;
-    const d99 = s.rttP99.median - p.rttP99.median;
-    const over = d50 > flags.rtt || d99 > flags.rtt;
-    lines.push(
-      `Through the delay proxy (${flags.rtt} ms round trip) ack adds ${d50.toFixed(1)} ms at p50 and ` +
-        `${d99.toFixed(1)} ms at p99 (threshold one round trip, ${flags.rtt} ms: ${over ? 'above' : 'within'}).`,
-    );
+  const lines = [];
+  for (const [protocol, label] of Object.entries(variants)) {
+    const s = summary[`${protocol}/websocket`];
+    if (protocol === PLAIN || !s || !p) continue;
+    const cpu = s.rateCpuUsPerMsg.median / p.rateCpuUsPerMsg.median;
+    let line =
+      `${label}, over WebSocket at ${flags.rate} delivered msg/s: ${cpu.toFixed(2)}× the server CPU per ` +
+      `delivered message of the clients without ack and recovery (threshold 1.5×: ${cpu > 1.5 ? 'above' : 'within'})`;
+    if (flags.rtt > 0 && s.rttP50 && p.rttP50) {
+      const d50 = s.rttP50.median - p.rttP50.median;
+      const d99 = s.rttP99.median - p.rttP99.median;
+      const over = d50 > flags.rtt || d99 > flags.rtt;
+      line +=
+        `; through the delay proxy (${flags.rtt} ms round trip) ack adds ${d50.toFixed(1)} ms at p50 and ` +
+        `${d99.toFixed(1)} ms at p99 (threshold one round trip, ${flags.rtt} ms: ${over ? 'above' : 'within'})`;
+    }
+    lines.push(`${line}.`);
   }
   return lines;
 }
@@ -109,6 +110,6 @@ export function renderSdkTable({ summary, transports, variants, flags, fanOut, s
     '',
     ...rows,
     '',
-    ...verdict(summary, flags),
+    ...verdict(summary, flags, variants),
   ].join('\n');
 }

@@ -66,7 +66,11 @@ const chatBase = {
   batchSize: 10,
 };
 /** The SDK variants: the protocol names of the loadtest's @bayou/client drivers. */
-const VARIANTS = { sdk: 'ack + recovery on (defaults)', 'sdk-plain': 'ack + recovery off' };
+const VARIANTS = {
+  sdk: 'defaults: ack in numbered frames + recovery',
+  'sdk-connect-ack': 'ack in connect replies (CometD way) + recovery',
+  'sdk-plain': 'ack + recovery off',
+};
 
 const log = (text) => process.stderr.write(`${text}\n`);
 
@@ -153,8 +157,8 @@ const results = {};
 for (let round = 0; round < flags.rounds; round++) {
   log(`sdk round ${round + 1}/${flags.rounds}`);
   for (const transport of transports) {
-    // Alternate which variant goes first, so neither always meets a warmer machine.
-    for (const protocol of round % 2 === 0 ? variants : [...variants].reverse()) {
+    // Rotate which variant goes first, so none always meets a warmer machine.
+    for (const protocol of variants.map((_, i) => variants[(i + round) % variants.length])) {
       const key = `${protocol}/${transport}`;
       try {
         const value = await measureVariant(protocol, transport);

@@ -1,9 +1,10 @@
 /**
  * Real `@bayou/client` instances as load-test clients, with `ws` injected as the chaos run
  * does: the path an application gets from the SDK (its batching, its extensions, its
- * parsing), not the lean driver's. `acked` picks the SDK's defaults (acknowledged delivery
- * and recovery on) or both off. One instance costs far more than a lean-driver client, so
- * runs spread them over `--workers` processes.
+ * parsing), not the lean driver's: as it ships (acknowledged delivery in numbered frames,
+ * recovery), with CometD's acknowledgement in connect replies instead, or with ack and
+ * recovery off. One instance costs far more than a lean-driver client, so runs spread them
+ * over `--workers` processes.
  */
 import { BayouClient, type BayouClientOptions, longPolling, websocket } from '@bayou/client';
 import WebSocket from 'ws';
@@ -37,7 +38,7 @@ class SdkDriver implements Driver {
   constructor(
     private readonly options: DriverOptions,
     private readonly transport: Transport,
-    private readonly acked: boolean,
+    private readonly features: Pick<BayouClientOptions, 'ack' | 'ackFrames' | 'recover'>,
   ) {}
 
   async open(index: number): Promise<void> {
@@ -46,8 +47,7 @@ class SdkDriver implements Driver {
     const options: BayouClientOptions = {
       transports: this.transport === 'long-polling' ? [longPolling] : [websocket],
       WebSocket: countingSocket(local, onFrame) as unknown as BayouClientOptions['WebSocket'],
-      ack: this.acked,
-      recover: this.acked,
+      ...this.features,
       ...(this.options.handshakeExt ? { handshake: { ...this.options.handshakeExt } } : {}),
     };
     const client = new BayouClient(this.options.url, options);
@@ -99,12 +99,17 @@ class SdkDriver implements Driver {
   }
 }
 
-/** The SDK as it ships: acknowledged delivery and recovery on. */
+/** The SDK as it ships: acknowledged delivery (numbered frames over WebSocket) and recovery on. */
 export function sdkDefaults(transport: Transport): DriverFactory {
-  return (options) => new SdkDriver(options, transport, true);
+  return (options) => new SdkDriver(options, transport, { ack: true, ackFrames: true, recover: true });
+}
+
+/** Acknowledged delivery as CometD does it (only in connect replies), and recovery on. */
+export function sdkConnectAck(transport: Transport): DriverFactory {
+  return (options) => new SdkDriver(options, transport, { ack: true, ackFrames: false, recover: true });
 }
 
 /** The SDK with acknowledged delivery and recovery off. */
 export function sdkPlain(transport: Transport): DriverFactory {
-  return (options) => new SdkDriver(options, transport, false);
+  return (options) => new SdkDriver(options, transport, { ack: false, recover: false });
 }

@@ -43,7 +43,11 @@ const render = (summary: Record<string, unknown>) =>
   renderSdkTable({
     summary,
     transports: ['websocket'],
-    variants: { sdk: 'ack + recovery on (defaults)', 'sdk-plain': 'ack + recovery off' },
+    variants: {
+      sdk: 'ack in numbered frames + recovery',
+      'sdk-connect-ack': 'ack in connect replies + recovery',
+      'sdk-plain': 'ack + recovery off',
+    },
     flags,
     fanOut: 100,
     seconds: 60,
@@ -52,20 +56,27 @@ const render = (summary: Record<string, unknown>) =>
   }) as string;
 
 describe('bench SDK table', () => {
-  it('gives the defaults their ratio to the plain clients and the latency ack adds on the long link', () => {
+  it('gives each acknowledged variant its ratio to the plain clients and the latency ack adds on the long link', () => {
     const text = render({
-      'sdk/websocket': figures(3, 10, 40, 160, 330),
+      'sdk/websocket': figures(1.2, 5, 30, 111, 252),
+      'sdk-connect-ack/websocket': figures(3, 10, 40, 160, 330),
       'sdk-plain/websocket': figures(1.5, 5, 30, 110, 250),
     });
     expect(text).toContain(
-      '| @bayou/client, ack + recovery on (defaults) | websocket | 33,333 ±0% | 3.00 ±0% | 2.00× |',
+      '| @bayou/client, ack in connect replies + recovery | websocket | 33,333 ±0% | 3.00 ±0% | 2.00× |',
     );
     expect(text).toContain('| +50.0 / +80.0 |');
-    expect(text).toContain('cost 2.00× the server CPU per delivered message');
+    expect(text).toContain(
+      'ack in connect replies + recovery, over WebSocket at 20000 delivered msg/s: 2.00× the server CPU per delivered message',
+    );
     expect(text).toContain('(threshold 1.5×: above)');
     expect(text).toContain(
       'ack adds 50.0 ms at p50 and 80.0 ms at p99 (threshold one round trip, 100 ms: within)',
     );
+    expect(text).toContain(
+      'ack in numbered frames + recovery, over WebSocket at 20000 delivered msg/s: 0.80×',
+    );
+    expect(text).toContain('ack adds 1.0 ms at p50 and 2.0 ms at p99');
   });
 
   it('says within when ack stays under both thresholds, and above when it adds more than a round trip', () => {

@@ -1,7 +1,8 @@
 /**
  * The @bayou/client drivers of the bench: real SDK instances, split over two worker
  * processes, run the chat scenario against a real Bayou server with every message counted —
- * as the SDK ships (ack and recovery on) and with both off.
+ * as the SDK ships (ack in numbered frames, recovery), with ack in connect replies, and with
+ * ack and recovery off.
  */
 import { createServer } from '@bayou/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,6 +22,7 @@ afterAll(async () => {
 
 describe.each([
   ['sdk', 'websocket'],
+  ['sdk-connect-ack', 'websocket'],
   ['sdk-plain', 'websocket'],
   ['sdk', 'long-polling'],
 ] as const)('the %s driver over %s', (protocol, transport) => {

@@ -19,6 +19,18 @@ export const COMPACT_RECORD_CHANNEL = '/~r';
 
 /** CometD's acknowledgement extension: handshake `ext.ack: true`, connect `ext.ack: <batch>`. */
 export const EXT_ACK = 'ack';
+/**
+ * Acknowledged delivery in numbered WebSocket frames (Bayou only; CometD's ack as it is
+ * otherwise). Handshake `ext.ack: true` with `ext.bayou.ackFrames: true`; the server agrees
+ * with `ext.ack.frames: true`. Its deliveries over a WebSocket then leave at once, each
+ * frame ending with `{"channel":"/meta/ack","ext":{"ack":<batch>}}`; a connect's
+ * `ext.ackFrames: <batch>` says every frame up to it arrived (nothing is resent), and a
+ * connect's `ext.ack: <batch>` (after a reconnect) asks for every later batch again.
+ * Over long-polling the session acknowledges connect replies as CometD's does.
+ */
+export const EXT_ACK_FRAMES = 'ackFrames';
+/** The last message of each numbered frame: `ext.ack` is the frame's batch number. */
+export const ACK_MARKER_CHANNEL = '/meta/ack';
 /** The replay extension: handshake `ext.replay: true`; positions and recovery under `ext.replay`. */
 export const EXT_REPLAY = 'replay';
 /** Handshake `ext` key of a connection token: `ext.auth = { token }`. */

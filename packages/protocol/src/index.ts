@@ -1,4 +1,5 @@
 export {
+  ACK_MARKER_CHANNEL,
   BAYOU_EXT,
   COMPACT_RECORD_CHANNEL,
   DEFAULTS,
@@ -7,6 +8,7 @@ export {
   demoSubject,
   demoSymbol,
   EXT_ACK,
+  EXT_ACK_FRAMES,
   EXT_AUTH,
   EXT_COMPACT,
   EXT_RECORD_KIND,

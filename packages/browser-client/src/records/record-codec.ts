@@ -31,7 +31,8 @@ export class RecordCodec implements Extension {
       // Aliases and ids belong to a server session: start afresh with each handshake.
       this.subjects.clear();
       this.names.clear();
-      return { ...message, ext: { ...message.ext, bayou: { records: true, compact: this.compact } } };
+      const bayou = { ...(message.ext?.bayou as object | undefined), records: true, compact: this.compact };
+      return { ...message, ext: { ...message.ext, bayou } };
     }
     if (message.channel === '/meta/subscribe' && typeof message.subscription === 'string') {
       const request = this.requests.get(message.subscription);

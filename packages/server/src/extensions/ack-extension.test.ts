@@ -23,10 +23,25 @@ describe('AckState', () => {
     expect(ack.acknowledge(5)).toEqual([]);
   });
 
+  it('forgets the batches a client reports received over a live socket, resending none', () => {
+    const ack = new AckState();
+    ack.next(['a']);
+    ack.next(['b', 'c']);
+    ack.next(['d']);
+    ack.forget(2);
+    expect(ack.pending).toBe(1);
+    ack.forget(2);
+    expect(ack.pending).toBe(1);
+    // After a reconnect, only what followed the last report comes back.
+    expect(ack.acknowledge(2)).toEqual(['d']);
+    expect(ack.pending).toBe(0);
+  });
+
   it('reads only an integer ack from a connect ext', () => {
     expect(reportedAck({ ack: 3 })).toBe(3);
     expect(reportedAck({ ack: '3' })).toBeUndefined();
     expect(reportedAck({ ack: 1.5 })).toBeUndefined();
     expect(reportedAck(undefined)).toBeUndefined();
+    expect(reportedAck({ ack: 3, ackFrames: 4 }, 'ackFrames')).toBe(4);
   });
 });

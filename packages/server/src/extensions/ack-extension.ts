@@ -4,8 +4,16 @@
  * numbered (`ext.ack: batch`); its next connect says the last batch it received, and the
  * server resends any later batch it still holds. So a long-poll response or a frame lost
  * with its connection is delivered again after the client reconnects, in order.
+ *
+ * A Bayou client may also ask for numbered frames (`ext.bayou.ackFrames: true`, see
+ * `EXT_ACK_FRAMES`): over a WebSocket its deliveries then leave at once, as for a client
+ * without ack, each frame numbered by a marker at its end, instead of one batch per
+ * connect round trip. The client reports the frames it got now and then (`ext.ackFrames`
+ * on a connect: forget, resend nothing, the rest is still on its way over the live socket);
+ * after a reconnect its connect's `ext.ack` asks for every later frame again. Over
+ * long-polling such a session is acknowledged as CometD's.
  */
-import { EXT_ACK, type Message } from '@bayou/protocol';
+import { ACK_MARKER_CHANNEL, BAYOU_EXT, EXT_ACK, EXT_ACK_FRAMES, type Message } from '@bayou/protocol';
 import type { Extension, Reply } from '../bayeux/extensions.js';
 import type { ServerSession } from '../session/session.js';
 
@@ -37,6 +45,16 @@ export class AckState {
     return resend;
   }
 
+  /** The client received everything up to `batch` and the rest is on its way: forget it. */
+  forget(batch: number): void {
+    let i = 0;
+    while (i < this.unacked.length && (this.unacked[i] as Batch).batch <= batch) {
+      this.held -= (this.unacked[i] as Batch).messages.length;
+      i++;
+    }
+    if (i > 0) this.unacked = this.unacked.slice(i);
+  }
+
   /** Numbers the next reply's batch, remembering its messages until acknowledged. */
   next(messages: readonly string[]): number {
     this.batch++;
@@ -49,10 +67,21 @@ export class AckState {
   }
 }
 
-/** The `ack` a connect message reports, if any. */
-export function reportedAck(ext: Record<string, unknown> | undefined): number | undefined {
-  const ack = ext?.[EXT_ACK];
+/** The `ack` (or, with `key`, another field) a connect message reports, if any. */
+export function reportedAck(
+  ext: Record<string, unknown> | undefined,
+  key: string = EXT_ACK,
+): number | undefined {
+  const ack = ext?.[key];
   return typeof ack === 'number' && Number.isInteger(ack) ? ack : undefined;
+}
+
+/** Whether a handshake asks for numbered WebSocket frames (`ext.bayou.ackFrames: true`). */
+function wantsFrames(ext: Record<string, unknown> | undefined): boolean {
+  const bayou = ext?.[BAYOU_EXT];
+  return (
+    typeof bayou === 'object' && bayou !== null && (bayou as Record<string, unknown>)[EXT_ACK_FRAMES] === true
+  );
 }
 
 export class AckExtension implements Extension {
@@ -65,16 +94,24 @@ export class AckExtension implements Extension {
 
   stateOf(session: ServerSession): AckState | undefined {
     // Only sessions that negotiated ack have state: the others' lazy map stays uncreated.
-    if (!session.metaConnectDeliveryOnly) return undefined;
+    if (!session.metaConnectDeliveryOnly && !session.numberedFrames) return undefined;
     return session.extensionState.get(this) as AckState | undefined;
   }
 
   incoming(message: Message, session: ServerSession | null): undefined {
     if (session === null || message.channel !== '/meta/connect') return undefined;
     const state = this.stateOf(session);
-    const acked = state === undefined ? undefined : reportedAck(message.ext);
+    if (state === undefined) return undefined;
+    if (session.numberedFrames) {
+      // Numbered frames stream over a WebSocket; long-polling carries them in connect replies.
+      session.metaConnectDeliveryOnly =
+        (message as { connectionType?: unknown }).connectionType !== 'websocket';
+      const got = reportedAck(message.ext, EXT_ACK_FRAMES);
+      if (got !== undefined) state.forget(got);
+    }
+    const acked = reportedAck(message.ext);
     // Acknowledge before the connect is handled: whatever is resent goes in its reply.
-    if (state !== undefined && acked !== undefined) session.requeue(state.acknowledge(acked));
+    if (acked !== undefined) session.requeue(state.acknowledge(acked));
     return undefined;
   }
 
@@ -82,8 +119,25 @@ export class AckExtension implements Extension {
     if (request.channel !== '/meta/handshake' || session === null || request.ext?.[EXT_ACK] !== true) return;
     if (reply.successful !== true) return;
     session.extensionState.set(this, new AckState());
+    // Until its first connect says which transport it is on, a session gets its messages
+    // in connect replies only.
     session.metaConnectDeliveryOnly = true;
-    reply.ext = { ...reply.ext, [EXT_ACK]: { enabled: true, batch: 0 } };
+    if (wantsFrames(request.ext)) {
+      session.numberedFrames = true;
+      reply.ext = { ...reply.ext, [EXT_ACK]: { enabled: true, batch: 0, frames: true } };
+    } else reply.ext = { ...reply.ext, [EXT_ACK]: { enabled: true, batch: 0 } };
+  }
+
+  /**
+   * The marker that ends a numbered frame of `session` carrying `messages`, remembered
+   * until acknowledged; `undefined` for a session without numbered frames.
+   */
+  frameMarker(session: ServerSession, messages: readonly string[]): string | undefined {
+    const state = this.stateOf(session);
+    if (state === undefined || !session.numberedFrames) return undefined;
+    const batch = state.next(messages);
+    if (state.pending > this.maxPending) this.onTooManyPending(session);
+    return `{"channel":"${ACK_MARKER_CHANNEL}","ext":{"${EXT_ACK}":${batch}}}`;
   }
 
   connectBatch(session: ServerSession, messages: readonly string[], immediate: boolean) {
@@ -96,6 +150,6 @@ export class AckExtension implements Extension {
   }
 
   removed(session: ServerSession): void {
-    if (session.metaConnectDeliveryOnly) session.extensionState.delete(this);
+    if (session.metaConnectDeliveryOnly || session.numberedFrames) session.extensionState.delete(this);
   }
 }

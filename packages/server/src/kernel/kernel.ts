@@ -135,12 +135,12 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
       options.longPollDelay,
     );
     this.connects = new Connects(options, this.outbound, this.extensions);
-    this.extensions.add(
-      new AckExtension(
-        (s) => queueMicrotask(() => this.dropSlowConsumer(s as Session)),
-        options.maxQueuedMessages,
-      ),
+    const ack = new AckExtension(
+      (s) => queueMicrotask(() => this.dropSlowConsumer(s as Session)),
+      options.maxQueuedMessages,
     );
+    this.extensions.add(ack);
+    this.outbound.frameMarker = (s, messages) => ack.frameMarker(s, messages);
     this.extensions.add(new ReplayExtension(engine.history));
     this.occupancy =
       options.webhooks === undefined

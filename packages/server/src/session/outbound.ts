@@ -44,6 +44,11 @@ export class Outbound {
     this.pending = [];
     for (let i = 0; i < batch.length; i++) this.flush(batch[i] as Session);
   };
+  /**
+   * The marker ending a numbered frame (the ack extension's), for sessions with
+   * `numberedFrames`; set by the host.
+   */
+  frameMarker: ((session: Session, messages: readonly string[]) => string | undefined) | null = null;
   constructor(
     /** Called when a session with a held long-poll has messages: the host completes it. */
     private readonly completePoll: (session: Session) => void,
@@ -68,7 +73,10 @@ export class Outbound {
     session.flushScheduled = false;
     if (session.queue.length === 0 || session.state === 'removed') return;
     if (session.socket !== null && !session.metaConnectDeliveryOnly) {
-      this.sendFrame(session, session.drain());
+      const messages = session.drain();
+      const marker =
+        session.numberedFrames && this.frameMarker !== null ? this.frameMarker(session, messages) : undefined;
+      this.sendFrame(session, messages, marker);
       return;
     }
     // Long-polling, or acknowledged delivery: messages leave with a connect reply.
@@ -84,12 +92,13 @@ export class Outbound {
     this.pollTimer ??= setTimeout(this.completePolls, this.longPollDelay);
   }
 
-  /** One WebSocket frame holding `messages` (serialized JSON strings). */
-  sendFrame(session: Session, messages: string[]): void {
+  /** One WebSocket frame holding `messages` (serialized JSON strings), then `tail` if given. */
+  sendFrame(session: Session, messages: string[], tail?: string): void {
     const socket = session.socket;
     if (socket === null) return;
     let bytes: number;
-    if (messages.length === 1) {
+    if (tail !== undefined) bytes = socket.sendText(`[${messages.join(',')},${tail}]`);
+    else if (messages.length === 1) {
       // One publication reaching many sessions alone in a turn: encode its frame once.
       const only = messages[0] as string;
       if (only !== this.lastSingle) {

@@ -28,6 +28,8 @@ export interface ServerSession {
   metaConnectDeliveryOnly: boolean;
   /** Deliveries carry their history position in `ext.replay` (set by the replay extension). */
   wantsPositions: boolean;
+  /** WebSocket frames end with a batch number to acknowledge (set by the ack extension). */
+  numberedFrames: boolean;
   /** Puts serialized messages back ahead of what is queued (a resend). */
   requeue(messages: string[]): void;
   /**
@@ -82,6 +84,8 @@ export class Session implements ServerSession, Lifecycle {
   metaConnectDeliveryOnly = false;
   /** Whether deliveries carry their history position in `ext` (negotiated by replay). */
   wantsPositions = false;
+  /** Whether each WebSocket frame ends with a batch number (negotiated by ack). */
+  numberedFrames = false;
   holding: Map<string, Publication[]> | null = null;
   countedIp: string | null = null;
   private extState: Map<object, unknown> | null = null;
