@@ -225,14 +225,15 @@ export class RedisBroker implements Broker {
 
   /**
    * Whether what this node publishes now reaches its own subscribers: its subscriber
-   * connection is up, caught up, and on the same server as the command connection (after
-   * a Sentinel failover one of them may, for a moment, still be on the old master). A
+   * connection is up, caught up, and (through Sentinel) on the same server as the command
+   * connection: after a failover one of them may, for a moment, still be on the old master. A
    * publish that would not be delivered here must fail instead of being acknowledged.
    */
   private listening(cmd: RedisClient): boolean {
     const sub = this.engine.sub;
     if (sub === null || !isReady(sub) || this.gate.holding()) return false;
-    if (this.engine.options.cluster !== null) return true;
+    // Only Sentinel moves the connections between servers (a name may resolve to several).
+    if (this.engine.options.redis.sentinels === undefined) return true;
     const a = (cmd as Redis).stream;
     const b = (sub as Redis).stream;
     return a?.remotePort === b?.remotePort && a?.remoteAddress === b?.remoteAddress;
