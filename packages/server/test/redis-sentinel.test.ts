@@ -1,10 +1,10 @@
 /**
  * A Redis that fails over: a primary, a replica and a Sentinel (real redis-server
  * processes on free loopback ports), one Bayou node given the Sentinel URL, and a
- * numbered stream of publishes while Sentinel promotes the replica (`SENTINEL FAILOVER`,
- * the old primary still running). Every publish answered `successful: true` reaches both
- * subscribers (WebSocket and long-polling) once and in order, and delivery resumes
- * within 5 s of the new primary.
+ * numbered stream of publishes while Sentinel promotes the replica (`SENTINEL FAILOVER`
+ * with the old primary still running, or the primary killed). Every publish answered
+ * `successful: true` reaches both subscribers (WebSocket and long-polling) once and in
+ * order, and delivery resumes within 5 s of the new primary.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -69,70 +69,78 @@ describe.runIf(redisAvailable)('Redis Sentinel failover', () => {
     return { primary, replica, sentinel, admin };
   }
 
-  it('promotes the replica during a stream: no publish acknowledged and then lost, delivery back within 5 s', async () => {
-    const { replica, sentinel, admin } = await sentinelSetup();
-    const { server, base } = await startServer({
-      redis: `redis+sentinel://127.0.0.1:${sentinel.port}/primary`,
-      redisEngine: {
-        keyPrefix: `fo${process.pid}:`,
-        heartbeatMs: 100,
-        nodeTtlMs: 1000,
-        commandTimeoutMs: 1000,
-      },
-    });
-    cleanup.push(() => (server as BayouServer).close());
-    const subscribers = [new TestClient(base, 'websocket'), new TestClient(base, 'long-polling')];
-    const publisher = new TestClient(base, 'websocket');
-    for (const c of [...subscribers, publisher]) {
-      cleanup.push(() => c.close());
-      await c.connect();
-    }
-    for (const c of subscribers) expect((await c.subscribe(CHANNEL)).successful).toBe(true);
-
-    // Each attempt carries its own number; nothing is retried, so every number is one message.
-    const sentAt: number[] = [];
-    const acked: number[] = [];
-    const failed: number[] = [];
-    let streaming = true;
-    const stream = (async () => {
-      while (streaming) {
-        const n = sentAt.length;
-        sentAt.push(Date.now());
-        const reply = await publisher.publish(CHANNEL, { n });
-        (reply.successful === true ? acked : failed).push(n);
-        await sleep(10);
+  it.each([
+    ['SENTINEL FAILOVER', 'the old primary running'],
+    ['SIGKILL', 'the old primary killed'],
+  ])(
+    'promotes the replica during a stream (%s, %s): no publish acknowledged and then lost, delivery back within 5 s',
+    async (how) => {
+      const { primary, replica, sentinel, admin } = await sentinelSetup();
+      const { server, base } = await startServer({
+        redis: `redis+sentinel://127.0.0.1:${sentinel.port}/primary`,
+        redisEngine: {
+          keyPrefix: `fo${process.pid}:`,
+          heartbeatMs: 100,
+          nodeTtlMs: 1000,
+          commandTimeoutMs: 1000,
+        },
+      });
+      cleanup.push(() => (server as BayouServer).close());
+      const subscribers = [new TestClient(base, 'websocket'), new TestClient(base, 'long-polling')];
+      const publisher = new TestClient(base, 'websocket');
+      for (const c of [...subscribers, publisher]) {
+        cleanup.push(() => c.close());
+        await c.connect();
       }
-    })();
-    const received = (c: TestClient) => c.deliveries(CHANNEL).map((m: Msg) => (m.data as { n: number }).n);
-    await eventually(() => expect(received(subscribers[0] as TestClient).length).toBeGreaterThan(20));
+      for (const c of subscribers) expect((await c.subscribe(CHANNEL)).successful).toBe(true);
 
-    await admin.call('SENTINEL', 'FAILOVER', 'primary');
-    await eventually(async () => {
-      const [, port] = (await admin.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', 'primary')) as string[];
-      expect(Number(port)).toBe(replica.port);
-    }, 20_000);
-    const promotedAt = Date.now();
-    // Delivery resumes: a message sent after the promotion reaches every subscriber.
-    await Promise.all(
-      subscribers.map((c) =>
-        eventually(() => {
-          const first = received(c).find((n) => (sentAt[n] as number) > promotedAt);
-          expect(first).toBeDefined();
-        }, 10_000),
-      ),
-    );
-    expect(Date.now() - promotedAt).toBeLessThanOrEqual(5000);
-    // Keep streaming a while on the new primary, then stop and let the last ones arrive.
-    const more = acked.length + 30;
-    await eventually(() => expect(acked.length).toBeGreaterThanOrEqual(more), 10_000);
-    streaming = false;
-    await stream;
-    for (const c of subscribers) {
-      await eventually(() => expect(received(c)).toEqual(expect.arrayContaining(acked)), 5000);
-      const got = received(c);
-      expect(got).toEqual([...new Set(got)].sort((a, b) => a - b)); // once each, in order
-      expect(got.every((n) => n < sentAt.length)).toBe(true);
-    }
-    expect(acked.length).toBeGreaterThan(50);
-  }, 90_000);
+      // Each attempt carries its own number; nothing is retried, so every number is one message.
+      const sentAt: number[] = [];
+      const acked: number[] = [];
+      const failed: number[] = [];
+      let streaming = true;
+      const stream = (async () => {
+        while (streaming) {
+          const n = sentAt.length;
+          sentAt.push(Date.now());
+          const reply = await publisher.publish(CHANNEL, { n });
+          (reply.successful === true ? acked : failed).push(n);
+          await sleep(10);
+        }
+      })();
+      const received = (c: TestClient) => c.deliveries(CHANNEL).map((m: Msg) => (m.data as { n: number }).n);
+      await eventually(() => expect(received(subscribers[0] as TestClient).length).toBeGreaterThan(20));
+
+      if (how === 'SIGKILL') await primary.kill();
+      else await admin.call('SENTINEL', 'FAILOVER', 'primary');
+      await eventually(async () => {
+        const [, port] = (await admin.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', 'primary')) as string[];
+        expect(Number(port)).toBe(replica.port);
+      }, 20_000);
+      const promotedAt = Date.now();
+      // Delivery resumes: a message sent after the promotion reaches every subscriber.
+      await Promise.all(
+        subscribers.map((c) =>
+          eventually(() => {
+            const first = received(c).find((n) => (sentAt[n] as number) > promotedAt);
+            expect(first).toBeDefined();
+          }, 10_000),
+        ),
+      );
+      expect(Date.now() - promotedAt).toBeLessThanOrEqual(5000);
+      // Keep streaming a while on the new primary, then stop and let the last ones arrive.
+      const more = acked.length + 30;
+      await eventually(() => expect(acked.length).toBeGreaterThanOrEqual(more), 10_000);
+      streaming = false;
+      await stream;
+      for (const c of subscribers) {
+        await eventually(() => expect(received(c)).toEqual(expect.arrayContaining(acked)), 5000);
+        const got = received(c);
+        expect(got).toEqual([...new Set(got)].sort((a, b) => a - b)); // once each, in order
+        expect(got.every((n) => n < sentAt.length)).toBe(true);
+      }
+      expect(acked.length).toBeGreaterThan(50);
+    },
+    90_000,
+  );
 });
