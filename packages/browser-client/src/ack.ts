@@ -27,8 +27,12 @@ export type AckMark = 'skip' | 'probe' | 'resume';
 
 /** ms after a frame with deliveries before the client reports it (numbered frames). */
 export const FRAME_REPORT_DELAY = 1000;
-/** Frames with deliveries that are reported at once, without waiting for the delay. */
-export const FRAME_REPORT_COUNT = 256;
+/**
+ * Deliveries after which the frames are reported at once, without waiting for the delay: the
+ * server keeps what is unreported (up to its `maxQueuedMessages`, 10,000 by default), and a
+ * background tab may run the delay's timer only once a minute.
+ */
+export const REPORT_AFTER_MESSAGES = 1000;
 
 export class AckExtension implements Extension {
   /** The server agreed in the current session's handshake. */
@@ -37,10 +41,10 @@ export class AckExtension implements Extension {
   private numbered = false;
   /** The number of the last batch received in this session. */
   private batch = 0;
-  /** Frames with deliveries received since the last report. */
+  /** Deliveries received since the last report. */
   private unreported = 0;
-  /** A delivery arrived since the last marker. */
-  private delivered = false;
+  /** Deliveries since the last marker. */
+  private delivered = 0;
   private reportTimer: ReturnType<typeof setTimeout> | undefined;
   /** Ids of probe connects, whose replies' numbers are not taken. */
   private readonly probes = new Set<string>();
@@ -84,7 +88,7 @@ export class AckExtension implements Extension {
     if (!this.wanted) return message;
     if (this.numbered) {
       if (message.channel === ACK_MARKER_CHANNEL) return this.marker(message);
-      if (message.successful === undefined && !message.channel.startsWith('/meta/')) this.delivered = true;
+      if (message.successful === undefined && !message.channel.startsWith('/meta/')) this.delivered++;
     }
     const ack = message.ext?.ack;
     if (message.channel === '/meta/handshake' && message.successful) {
@@ -103,9 +107,10 @@ export class AckExtension implements Extension {
   private marker(message: Message): null {
     const n = message.ext?.ack;
     if (typeof n === 'number' && n > this.batch) this.batch = n;
-    if (!this.delivered) return null;
-    this.delivered = false;
-    if (++this.unreported >= FRAME_REPORT_COUNT) this.report();
+    if (this.delivered === 0) return null;
+    this.unreported += this.delivered;
+    this.delivered = 0;
+    if (this.unreported >= REPORT_AFTER_MESSAGES) this.report();
     else this.reportTimer ??= setTimeout(() => this.report(), FRAME_REPORT_DELAY);
     return null;
   }

@@ -94,3 +94,37 @@ describe.each(['websocket', 'long-polling'] as const)(
     });
   },
 );
+
+describe('numbered frames against @bayou/server', () => {
+  it('stream deliveries without a connect per batch, and report them on a renewed connect', async () => {
+    const server = await startBayou({ timeout: 30_000 });
+    cleanup.push(() => server.close());
+    const control = socketControl();
+    const client = new BayouClient(server.url, { WebSocket: control.WebSocket, transports: [websocket] });
+    cleanup.push(() => client.disconnect());
+    const connects: Record<string, unknown>[] = [];
+    client.use({
+      outgoing: (m) => {
+        if (m.channel === '/meta/connect') connects.push(m.ext ?? {});
+        return m;
+      },
+    });
+    await client.connect();
+    const got: number[] = [];
+    await client.subscribe('/stream', (m) => got.push(m.data as number)).ready;
+    const before = connects.length;
+    for (let i = 1; i <= 20; i++) {
+      server.bayou.publish('/stream', i);
+      await new Promise((r) => setImmediate(r)); // one frame each
+    }
+    await waitFor(() => got.length === 20, 5000, 'the 20 messages');
+    // In connect replies that would be a connect per batch; here none was needed.
+    expect(connects.length - before).toBeLessThanOrEqual(1);
+    await waitFor(
+      () => connects.slice(before).some((ext) => typeof ext.ackFrames === 'number' && ext.ackFrames > 0),
+      5000,
+      'a connect reporting the frames',
+    );
+    expect(got).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+  });
+});
