@@ -10,6 +10,7 @@ import { Dispatcher, type Outgoing } from './dispatcher.js';
 import { Emitter } from './emitter.js';
 import { BayouError, ErrorCodes, rejection } from './errors.js';
 import { type BayouClientOptions, type ResolvedOptions, resolveOptions } from './options.js';
+import { Presence } from './presence.js';
 import { RecordCodec, type RecordOptions } from './records/record-codec.js';
 import type { RecordStore } from './records/record-store.js';
 import { type RecordCallback, type RecordHandle, Records } from './records/records.js';
@@ -189,6 +190,18 @@ export class BayouClient {
   recordStore(subject: string, options: RecordOptions = {}): RecordStore {
     checkRecordSubject(subject);
     return this.records.store(subject, options);
+  }
+
+  /**
+   * Who is in `channel`, on a server that keeps presence there: a store (`subscribe`,
+   * `getSnapshot`) that follows joins and leaves while it has listeners, and `members()`.
+   */
+  presence(channel: string): Presence {
+    const info = parseChannel(channel);
+    if (info?.kind !== 'broadcast' || info.wildcard) {
+      throw new TypeError(`BayouClient: presence needs a broadcast channel, got "${channel}"`);
+    }
+    return new Presence(this, channel);
   }
 
   /** Publishes `data` on `channel`; settled by the server's reply. */

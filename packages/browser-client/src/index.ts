@@ -1,6 +1,13 @@
 export { BayouClient, type ClientEvents } from './client.js';
 export { type BayeuxError, BayouError, type ErrorCode, ErrorCodes } from './errors.js';
 export type { BayouClientOptions } from './options.js';
+export type {
+  Presence,
+  PresenceClient,
+  PresenceEvent,
+  PresenceMember,
+  PresenceSnapshot,
+} from './presence.js';
 export type { RecordOptions } from './records/record-codec.js';
 export type { RecordImage, RecordListener, RecordStore } from './records/record-store.js';
 export type { RecordCallback, RecordHandle } from './records/records.js';
