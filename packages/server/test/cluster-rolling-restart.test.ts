@@ -125,7 +125,7 @@ describe('rolling restart of three bayou processes (SIGTERM, then start again)',
     const bus = publisher.bayou;
     const stream = numberedStream((data) => Promise.resolve(bus.publish('/numbered', data)));
     await eventually(() => {
-      for (const s of subs) expect(s.received.length).toBeGreaterThan(5);
+      for (const s of subs) expect(s.received.length, describeOf(s, stream.sent)).toBeGreaterThan(5);
     }, 15_000);
 
     for (const [i, port] of ports.entries()) {
