@@ -2,7 +2,7 @@
  * What `@bayou/react` needs from `@bayou/client`: connection state, channel
  * subscriptions and the record store. `BayouClient` satisfies it; a test double can too.
  */
-import type { BayouClient, Message } from '@bayou/client';
+import type { BayouClient, Message, PresenceSnapshot } from '@bayou/client';
 
 /**
  * A record subscription's options: a field subset and a maximum update rate (updates/s).
@@ -38,4 +38,12 @@ export interface BayouReactClient {
     handler: (message: Message) => void,
   ): { unsubscribe(): void; ready?: Promise<void> };
   recordStore(subject: string, options?: RecordOptions): RecordStore;
+  /** Who is in a channel (`BayouClient.presence`); needed by `usePresence` only. */
+  presence?(channel: string): PresenceStore;
+}
+
+/** The client's store of a channel's members (`BayouClient.presence`). */
+export interface PresenceStore {
+  subscribe(listener: () => void): () => void;
+  getSnapshot(): PresenceSnapshot;
 }
