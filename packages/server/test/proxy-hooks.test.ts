@@ -61,7 +61,7 @@ describe.each(TRANSPORTS)('proxy hooks with a Python backend, CometD over %s', (
     const hello = await handshake(cometd, ADA);
     expect(hello.successful).toBe(true);
     const clientId = cometd.getClientId() as string;
-    expect(server?.bayou.session(clientId)?.auth).toMatchObject({ user: 'ada', info: { role: 'tester' } });
+    expect(server?.bayou.session(clientId)?.auth).toMatchObject({ sub: 'ada', info: { role: 'tester' } });
 
     const inbox = new Inbox<Message>();
     expect((await subscribe(cometd, '/rewrite/room', inbox.push)).reply.successful).toBe(true);

@@ -5,6 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { type BayouServer, createServer } from '../src/index.js';
 import { eventually } from './interop-helpers.js';
+import { presenceAuth, token } from './presence-helpers.js';
 import { TestClient } from './test-client.js';
 import { WebhookReceiver } from './webhook-receiver.js';
 
@@ -24,6 +25,7 @@ afterEach(async () => {
 
 async function start(
   webhooks: Record<string, unknown> = {},
+  more: Record<string, unknown> = {},
 ): Promise<{ base: string; hooks: WebhookReceiver }> {
   const hooks = new WebhookReceiver(SECRET);
   await hooks.start();
@@ -32,6 +34,7 @@ async function start(
     host: '127.0.0.1',
     port: 0,
     webhooks: { url: hooks.url, secret: SECRET, batchWindow: 20, ...webhooks },
+    ...more,
   });
   return { base: await server.listen(), hooks };
 }
@@ -116,6 +119,21 @@ describe('webhooks', () => {
     expect(await metric(base, 'bayou_webhook_events_dropped_total')).toBe(0);
     expect(await metric(base, 'bayou_webhook_events_sent_total')).toBe(25);
   }, 40_000);
+
+  it('reports presence joins and leaves with the member\'s user, and the user of sessions', async () => {
+    const { base, hooks } = await start({}, { auth: presenceAuth, trustClientSession: true });
+    const c = new TestClient(base, 'websocket');
+    clients.push(c);
+    expect((await c.connect({ auth: { token: await token({ sub: 'ada' }) } })).successful).toBe(true);
+    expect((await c.subscribe('/chat/room')).successful).toBe(true);
+    await eventually(() => hooks.unique('presence.join').length === 1);
+    expect((await c.unsubscribe('/chat/room')).successful).toBe(true);
+    await eventually(() => hooks.unique('presence.leave').length === 1);
+    const member = { channel: '/chat/room', clientId: c.clientId, user: 'ada' };
+    expect(hooks.unique('presence.join')[0]).toMatchObject(member);
+    expect(hooks.unique('presence.leave')[0]).toMatchObject(member);
+    expect(hooks.unique('session.connected')[0]).toMatchObject({ clientId: c.clientId, user: 'ada' });
+  });
 
   it('drops and counts events past maxQueued instead of growing without bound', async () => {
     const { base, hooks } = await start({ maxQueued: 3, maxRetryDelay: 500 });

@@ -9,7 +9,8 @@
  * - subscribe: { clientId, user, channel, ext }            → result {}
  * - publish:   { clientId, user, channel, data, ext }      → result { data? } (replaces the data)
  * - rpc:       { clientId, user, channel, data, ext }      → result { data } (the answer)
- * A connect's `subscribe` / `publish` patterns become the session's channel permissions.
+ * A connect's `user` becomes `session.auth.sub` (as a token's would), its `subscribe` /
+ * `publish` patterns the session's channel permissions.
  */
 import { formatError, type Message } from '@bayou/protocol';
 import { covers } from '../auth/channel-rules.js';
@@ -56,7 +57,8 @@ function connectAuth(result: Record<string, unknown>): Record<string, unknown> {
   const auth: Record<string, unknown> = {};
   if (result.user !== undefined) {
     if (typeof result.user !== 'string') throw new ProxyHookError(formatError('backendFailed', ['connect']));
-    auth.user = result.user;
+    // As a token's `sub`: presence, the server API and channel rules know the user by it.
+    auth.sub = result.user;
   }
   if (result.info !== undefined) auth.info = result.info;
   const subscribe = strings(result.subscribe);
