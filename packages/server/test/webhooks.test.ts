@@ -120,7 +120,7 @@ describe('webhooks', () => {
     expect(await metric(base, 'bayou_webhook_events_sent_total')).toBe(25);
   }, 40_000);
 
-  it('reports presence joins and leaves with the member\'s user, and the user of sessions', async () => {
+  it("reports presence joins and leaves with the member's user, and the user of sessions", async () => {
     const { base, hooks } = await start({}, { auth: presenceAuth, trustClientSession: true });
     const c = new TestClient(base, 'websocket');
     clients.push(c);

@@ -25,7 +25,9 @@ export function attachWebhooks(bayou: BayouApp, sender: WebhookSender): void {
   bayou.on('channel:vacated', (channel) => sender.push({ type: 'channel.vacated', channel }));
   // Presence events fire once per change in the cluster (see the presence tracker).
   const member = (channel: string, m: PresenceMember) =>
-    m.user === undefined ? { channel, clientId: m.clientId } : { channel, clientId: m.clientId, user: m.user };
+    m.user === undefined
+      ? { channel, clientId: m.clientId }
+      : { channel, clientId: m.clientId, user: m.user };
   bayou.on('presence:join', (channel, m) => sender.push({ type: 'presence.join', ...member(channel, m) }));
   bayou.on('presence:leave', (channel, m) => sender.push({ type: 'presence.leave', ...member(channel, m) }));
 }
