@@ -23,7 +23,7 @@ function header(rate, rtt, withRtt) {
     `p50 / p99 ms @ ${rate}/s`,
   ];
   if (withRtt) cols.push(`p50 / p99 ms @ ${rate}/s, ${rtt} ms RTT`, `+ p50 / p99 vs plain, ${rtt} ms RTT`);
-  cols.push('lost');
+  cols.push('lost / dup. / failed', 'reconnects');
   return [`| ${cols.join(' | ')} |`, `|${cols.map(() => '---').join('|')}|`];
 }
 
@@ -60,7 +60,7 @@ function row(summary, protocol, transport, label, withRtt) {
         : '–',
     );
   }
-  cells.push(String(sumOf(s?.lost)));
+  cells.push(String(sumOf(s?.lost)), String(sumOf(s?.reconnects)));
   return `| ${cells.join(' | ')} |`;
 }
 

@@ -98,12 +98,17 @@ async function chatRun(server, url, protocol, transport, load) {
   const n = Math.max(1, r.deliveredInWindow);
   return {
     msgPerSec: r.deliveredPerSecond,
-    perFrame: r.deliveriesPerFrame,
+    // Frames are counted over WebSocket only (the SDK has no per-response hook).
+    perFrame: transport === 'websocket' ? r.deliveriesPerFrame : Number.NaN,
     cpuUsPerMsg: ((at.close.server - at.open.server) * 1e6) / n,
     genCpuUsPerMsg: ((at.close.generator - at.open.generator) * 1e6) / n,
     p50: r.latency.p50,
     p99: r.latency.p99,
-    lost: r.messages.lost + r.messages.duplicated + r.sessions.failed + r.sessions.lost,
+    // Messages never delivered or delivered twice; clients that failed to connect; and
+    // reconnects (a client's link dropped during the run: with ack and recovery it should
+    // cost no message).
+    lost: r.messages.lost + r.messages.duplicated + r.sessions.failed,
+    reconnects: r.sessions.lost,
   };
 }
 
@@ -127,6 +132,7 @@ async function measureVariant(protocol, transport) {
       p50: rate.p50,
       p99: rate.p99,
       lost: sat.lost + rate.lost,
+      reconnects: sat.reconnects + rate.reconnects,
     };
     if (flags.rtt > 0 && transport === 'websocket') {
       const proxy = await startDelayProxy(server.url, flags.rtt / 2);
@@ -140,6 +146,7 @@ async function measureVariant(protocol, transport) {
           rttP99: far.p99,
         });
         out.lost += far.lost;
+        out.reconnects += far.reconnects;
       } finally {
         await proxy.close();
       }

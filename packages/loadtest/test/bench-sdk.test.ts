@@ -24,6 +24,7 @@ const figures = (cpu: number, p50: number, p99: number, rttP50: number, rttP99: 
   rttP50: m(rttP50),
   rttP99: m(rttP99),
   lost: m(0),
+  reconnects: m(0),
 });
 const flags = {
   rounds: 3,
