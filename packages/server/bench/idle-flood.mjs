@@ -11,8 +11,9 @@
 // of them publishes `--rate` messages/s stamped with the time, so every message is
 // delivered `--clients` times; latency = arrival − stamp (one clock, this process).
 // Windows: `before` (--seconds); `arrival` (from the first idle socket until every one was
-// answered: opened, or refused with 503); `held` (from then until every one has ended,
-// closed by the handshake timeout or cut); `after` (--seconds).
+// answered: opened, or refused with 503); `held` (from then until the server closes the
+// first one); `closing` (until every one has ended, closed by the handshake timeout);
+// `after` (--seconds).
 // The idle sockets come from `--flooders` child processes, each on its own loopback
 // address (127.0.0.2 …), `--open-rate` new sockets a second in all: `ulimit -n` (20,000 here)
 // holds per process, and the server has the same limit, which its connection cap keeps
@@ -44,6 +45,8 @@ async function flooder({ base, count, localAddress, rate }) {
   let started = 0;
   let ended = 0;
   let answered = 0;
+  /** Whether the server has begun closing this flooder's sockets (the first close frame). */
+  let closing = false;
   /** One more socket was answered (opened or refused): once all were, the flood is held. */
   const arrived = () => {
     if (++answered === count) process.send({ type: 'held' });
@@ -69,7 +72,13 @@ async function flooder({ base, count, localAddress, rate }) {
           chunk = end < 0 ? chunk.subarray(chunk.length) : chunk.subarray(end + 4);
         }
         // A close frame (FIN + opcode 8): its code, then keep silent.
-        if (status === 101 && chunk.length >= 4 && chunk[0] === 0x88) closeCode = chunk.readUInt16BE(2);
+        if (status === 101 && chunk.length >= 4 && chunk[0] === 0x88) {
+          closeCode = chunk.readUInt16BE(2);
+          if (!closing) {
+            closing = true;
+            process.send({ type: 'closing' });
+          }
+        }
       });
       socket.on('error', () => {
         failed = true;
@@ -213,7 +222,7 @@ async function main() {
   const url = `${server.base.replace(/^http/, 'ws')}/bayeux`;
   const channel = '/bench/idle-flood';
   let window = null;
-  const WINDOWS = ['before', 'arrival', 'held', 'after'];
+  const WINDOWS = ['before', 'arrival', 'held', 'closing', 'after'];
   const latencies = Object.fromEntries(WINDOWS.map((w) => [w, []]));
   let published = 0;
   const received = Object.fromEntries(WINDOWS.map((w) => [w, 0]));
@@ -262,6 +271,7 @@ async function main() {
   mark('arrival');
   const floodStart = performance.now();
   let heldAt = Number.NaN;
+  let closingAt = Number.NaN;
   let flooding = flooders;
   const probes = { accepted: 0, refused: 0 };
   const probe = setInterval(() => {
@@ -289,9 +299,17 @@ async function main() {
       });
       return new Promise((r) =>
         child.on('message', (m) => {
+          if (m.type === 'closing') {
+            // The first handshake timeouts: from here the server is closing the flood.
+            if (window === 'held' || window === 'arrival') {
+              closingAt = performance.now();
+              mark('closing');
+            }
+            return;
+          }
           if (m.type === 'held') {
             // Every idle socket is open or refused: from here the flood is only held.
-            if (--flooding === 0) {
+            if (--flooding === 0 && window === 'arrival') {
               heldAt = performance.now();
               mark('held');
             }
@@ -304,11 +322,14 @@ async function main() {
     }),
   );
   const floodEnd = performance.now();
-  if (Number.isNaN(heldAt)) heldAt = floodEnd;
+  // A window that never began (closing began during the arrival) spans nothing.
+  if (Number.isNaN(closingAt)) closingAt = floodEnd;
+  if (Number.isNaN(heldAt)) heldAt = closingAt;
   const spans = {
     before: seconds,
     arrival: (heldAt - floodStart) / 1000,
-    held: (floodEnd - heldAt) / 1000,
+    held: (closingAt - heldAt) / 1000,
+    closing: (floodEnd - closingAt) / 1000,
     after: seconds,
   };
   clearInterval(probe);
@@ -337,8 +358,12 @@ async function main() {
   for (const w of WINDOWS) {
     const sorted = latencies[w].sort((a, b) => a - b);
     const secs = spans[w];
-    const next = WINDOWS[WINDOWS.indexOf(w) + 1] ?? 'end';
-    const cpu = (100 * ((cpuAt[next] ?? cpuAt.end) - cpuAt[w])) / secs;
+    if (cpuAt[w] === undefined) {
+      console.log(`| ${w} | 0 | | | | | | | |`);
+      continue;
+    }
+    const after = WINDOWS.slice(WINDOWS.indexOf(w) + 1).find((x) => cpuAt[x] !== undefined) ?? 'end';
+    const cpu = (100 * (cpuAt[after] - cpuAt[w])) / secs;
     console.log(
       `| ${w} | ${secs.toFixed(1)} | ${received[w]} | ${sentIn[w] * clients} | ${percentile(sorted, 50).toFixed(2)} | ${percentile(sorted, 99).toFixed(2)} | ${sorted.at(-1)?.toFixed(2)} | ${cpu.toFixed(0)} | ${lagOf[w]?.lagP99.toFixed(1)} / ${lagOf[w]?.lagMax.toFixed(1)} |`,
     );

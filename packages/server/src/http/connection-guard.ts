@@ -12,7 +12,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { DeadlineQueue } from '../transports/deadline-queue.js';
+import { CLOSES_PER_SWEEP, DeadlineQueue } from '../transports/deadline-queue.js';
 
 /** ms a refused connection may stay open to send its request and read the `503`. */
 export const REFUSED_GRACE_MS = 1000;
@@ -112,11 +112,15 @@ export class ConnectionGuard {
 
   /** Closes connections that sent nothing within `handshakeTimeout`. Called by the shared sweep. */
   sweep(now: number): void {
-    this.silent?.expire(now, (socket) => {
-      if (socket.destroyed || socket.bytesRead > 0) return;
-      this.stats.silentClosed++;
-      socket.destroy();
-    });
+    this.silent?.expire(
+      now,
+      (socket) => {
+        if (socket.destroyed || socket.bytesRead > 0) return;
+        this.stats.silentClosed++;
+        socket.destroy();
+      },
+      CLOSES_PER_SWEEP,
+    );
   }
 
   close(): void {

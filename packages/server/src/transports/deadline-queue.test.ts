@@ -28,4 +28,15 @@ describe('DeadlineQueue', () => {
     }
     expect(swept).toBeGreaterThan(99_000);
   });
+
+  it('takes at most `limit` due items per call, the oldest first, leaving the rest for the next', () => {
+    const q = new DeadlineQueue<number>(10);
+    for (let i = 0; i < 5; i++) q.add(i, 0);
+    const due: number[] = [];
+    q.expire(100, (x) => due.push(x), 2);
+    expect(due).toEqual([0, 1]);
+    q.expire(100, (x) => due.push(x), 2);
+    q.expire(100, (x) => due.push(x), 2);
+    expect(due).toEqual([0, 1, 2, 3, 4]);
+  });
 });

@@ -16,7 +16,7 @@ import type { ResolvedOptions } from '../options.js';
 import type { Session } from '../session/session.js';
 import type { SocketLink } from '../session/session-lifecycle.js';
 import type { RequestInfo } from '../types.js';
-import { DeadlineQueue } from './deadline-queue.js';
+import { CLOSES_PER_SWEEP, DeadlineQueue } from './deadline-queue.js';
 import { keepAfterHandshake, originAllowed, pathOf, requestInfo } from './request-info.js';
 import type { TransportKernel } from './transport-kernel.js';
 
@@ -181,13 +181,17 @@ export class WebSocketTransport {
    * shared sweep.
    */
   sweep(now: number): void {
-    this.awaiting?.expire(now, (link) => {
-      if (link.trimmed || link.sessions.length > 0 || link.readyState !== WebSocket.OPEN) return;
-      this.handshakeTimeouts++;
-      const socket = (link as unknown as { _socket: Socket })._socket;
-      socket.write(HANDSHAKE_TIMEOUT_FRAME);
-      socket.destroySoon();
-    });
+    this.awaiting?.expire(
+      now,
+      (link) => {
+        if (link.trimmed || link.sessions.length > 0 || link.readyState !== WebSocket.OPEN) return;
+        this.handshakeTimeouts++;
+        const socket = (link as unknown as { _socket: Socket })._socket;
+        socket.write(HANDSHAKE_TIMEOUT_FRAME);
+        socket.destroySoon();
+      },
+      CLOSES_PER_SWEEP,
+    );
   }
 
   get connections(): number {
