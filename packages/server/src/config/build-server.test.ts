@@ -20,6 +20,21 @@ describe('buildServer', () => {
     await locked.server.close();
   });
 
+  it('treats a connect backend as authentication, and hands proxy and webhooks to the server', async () => {
+    const built = await buildServer({
+      port: 0,
+      logger: false,
+      proxy: { connect: 'http://127.0.0.1:1/connect' },
+      webhooks: { url: 'http://127.0.0.1:1/hooks' },
+    });
+    expect(built.host).toBe('0.0.0.0');
+    expect(built.posture).toBe('handshakes decided by the connect backend; publish API off');
+    const metrics = await built.server.app.inject({ url: '/metrics' });
+    expect(metrics.body).toContain('bayou_webhook_events_queued 0');
+    expect(metrics.body).toContain('bayou_proxy_calls_total');
+    await built.server.close();
+  });
+
   it('refuses a short secret, a lone TLS file, a missing TLS file and a bad origin', async () => {
     await expect(buildServer({ tokens: { secret: 'short' } })).rejects.toThrow(/at least 32/);
     await expect(buildServer({ tls: { key: 'k.pem' } as never })).rejects.toThrow(/go together/);
