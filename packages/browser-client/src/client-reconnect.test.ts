@@ -5,7 +5,7 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { tick, track, useFakeServer } from '../test/fake-client-harness.js';
 import type { FakeBayeuxServer } from '../test/fake-server.js';
-import { ErrorCodes } from './index.js';
+import { ErrorCodes, longPolling, websocket } from './index.js';
 
 let server: FakeBayeuxServer;
 const harness = useFakeServer();
@@ -134,6 +134,34 @@ describe('reconnecting', () => {
     await tick(20);
     expect(got).toEqual(['after the failed connect']);
   });
+
+  it.each([
+    ['websocket', [websocket]],
+    ['long-polling', [longPolling]],
+  ] as const)(
+    'takes a subscribe answered 402 for a lost session, not a refusal: it is live again on the next session (%s)',
+    async (_, transports) => {
+      const c = client({ transports: [...transports] });
+      await Promise.all([c.connect(), tick(50)]);
+      const errors: unknown[] = [];
+      c.on('error', (e) => errors.push(e));
+      const a: unknown[] = [];
+      const b: unknown[] = [];
+      c.subscribe('/a', (m) => a.push(m.data));
+      await tick(20);
+      server.forgetSessions();
+      const sub = c.subscribe('/b', (m) => b.push(m.data));
+      await tick(20);
+      expect(server.count('/meta/handshake')).toBe(1); // the 402 came on the subscribe first
+      await tick(40_000);
+      expect(server.count('/meta/handshake')).toBe(2);
+      expect(sub.status).toBe('live');
+      server.publish('/a', 'a after');
+      server.publish('/b', 'b after');
+      await tick(20);
+      expect({ a, b, errors }).toEqual({ a: ['a after'], b: ['b after'], errors: [] });
+    },
+  );
 
   it('backs off with growing, jittered delays while the server is down, then reconnects', async () => {
     vi.spyOn(Math, 'random').mockReturnValue(0.999);

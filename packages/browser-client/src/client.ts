@@ -3,7 +3,7 @@
  * subscriptions, the offline queue, batching, extensions, events — and leaves the session
  * and its transports to `Connection`.
  */
-import { META_SUBSCRIBE, META_UNSUBSCRIBE, parseChannel } from '@bayou/protocol';
+import { META_SUBSCRIBE, META_UNSUBSCRIBE, parseChannel, parseError } from '@bayou/protocol';
 import { AckExtension } from './ack.js';
 import { Connection } from './connection.js';
 import { Dispatcher, type Outgoing } from './dispatcher.js';
@@ -48,6 +48,8 @@ export class BayouClient {
   private readonly dispatcher: Dispatcher;
   private readonly connection: Connection;
   private readonly subscriptions = new SubscriptionRegistry();
+  /** The latest subscribe sent for each subscription: a `402` to an older one is stale. */
+  private readonly lastSubscribe = new WeakMap<ChannelEntry, Outgoing>();
   /** Publishes waiting for a connection, oldest first. */
   private outbox: Outgoing[] = [];
   /** Publishes whose transport failed before the reply: sent again before the outbox. */
@@ -281,7 +283,7 @@ export class BayouClient {
 
   private subscribeItem(entry: ChannelEntry): Outgoing {
     entry.inFlight = true;
-    return {
+    const item: Outgoing = {
       message: { channel: META_SUBSCRIBE, subscription: entry.channel },
       onReply: (reply) => {
         if (reply.successful) {
@@ -291,6 +293,7 @@ export class BayouClient {
           for (const gap of gaps) this.events.emit('gap', gap);
           return;
         }
+        if (parseError(reply.error)?.code === 402) return this.sessionGone(entry, item);
         const error = rejection(reply);
         this.subscriptions.refuse(entry, error);
         this.setStatus(entry, 'failed');
@@ -298,6 +301,21 @@ export class BayouClient {
       },
       onFail: () => this.subscriptions.retry(entry),
     };
+    this.lastSubscribe.set(entry, item);
+    return item;
+  }
+
+  /**
+   * A subscribe answered `402`: not a refusal, the session it went on is gone (its node
+   * died, it expired). The subscription stays and goes out again on the next session —
+   * at once if that session is already up (its resubscribes went out before this reply).
+   * A reply to an older attempt, overtaken by a newer subscribe, changes nothing.
+   */
+  private sessionGone(entry: ChannelEntry, item: Outgoing): void {
+    if (this.lastSubscribe.get(entry) !== item) return;
+    this.subscriptions.retry(entry);
+    const session = this.connection.session;
+    if (this.connection.sendable && session !== null && session !== item.message.clientId) this.resume(false);
   }
 
   private unsubscribeItem(channel: string): Outgoing {

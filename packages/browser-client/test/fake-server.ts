@@ -176,6 +176,15 @@ export class FakeBayeuxServer {
     this.polls.clear();
   }
 
+  /**
+   * Every session is gone but the connections stay, as when a session's node died behind
+   * a balancer that keeps the client's connection to another node: the next message of
+   * each session is answered `402`.
+   */
+  forgetSessions(): void {
+    this.sessions.clear();
+  }
+
   /** Goes down (`true`) or comes back (`false`); going down drops every connection. */
   setDown(down: boolean): void {
     if (down) this.restart();
