@@ -30,6 +30,7 @@ describe.runIf(redisServerPath() !== null || ci)('cluster chaos, bounded', () =>
       workers: 2,
       seed: 3,
       prefix: '/chaos/',
+      logDir: '',
     });
     expect(result.nodeRestarts).toBe(3);
     expect(result.redisRestarts).toBe(1);

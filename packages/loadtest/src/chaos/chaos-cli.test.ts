@@ -51,6 +51,7 @@ describe('bayou-loadtest chaos options', () => {
       drainMs: 30_000,
       seed: 1,
       prefix: '/chaos/',
+      logDir: '',
     });
     expect(parseChaosArgs(['--cluster', '3', '--restart', 'rolling', '--rooms', '4']).options).toMatchObject({
       restart: 'rolling',

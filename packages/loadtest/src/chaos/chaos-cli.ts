@@ -129,6 +129,14 @@ const FLAGS: readonly Flag[] = [
     help: 'worker processes sharing the clients',
   },
   {
+    key: 'logDir',
+    flag: 'logs',
+    kind: 'string',
+    default: '',
+    mode: 'cluster',
+    help: "directory that receives each node's output (node0.log, …; with --log-level warn)",
+  },
+  {
     key: 'chaosInterval',
     flag: 'chaos',
     kind: 'ms',
@@ -285,7 +293,7 @@ export function parseChaosArgs(argv: readonly string[]): ParsedChaos {
       html: html as string,
     };
   }
-  const { killEvery: _k, restart: _r, redisRestartAt: _a, workers: _w, ...own } = rest;
+  const { killEvery: _k, restart: _r, redisRestartAt: _a, workers: _w, logDir: _l, ...own } = rest;
   return { mode: 'connections', options: own as unknown as ChaosOptions, json: json as string, html: '' };
 }
 

@@ -38,6 +38,16 @@ export interface ClusterChaosOptions {
   workers: number;
   seed: number;
   prefix: string;
+  /** Directory where each node's output goes (`node0.log`, …); '' keeps none. */
+  logDir: string;
+}
+
+/** Times to receive again after a node went down, ms. */
+export interface Recovery {
+  count: number;
+  p50: number;
+  p99: number;
+  max: number;
 }
 
 export interface ChaosEvent {
@@ -61,7 +71,7 @@ export interface ClusterChaosResult {
   unacknowledged: number;
   gaps: number;
   stranded: number;
-  recovery: { count: number; p50: number; p99: number; max: number; unrecovered: number };
+  recovery: Recovery & { unrecovered: number; websocket: Recovery; longPolling: Recovery };
   /** Every recovery time, ms, sorted (for the report's distribution). */
   recoveries: number[];
   nodeRestarts: number;
@@ -70,6 +80,7 @@ export interface ClusterChaosResult {
   /** One point a second: deliveries in all, clients connected, messages acknowledged. */
   series: { t: number; delivered: number; connected: number; accepted: number }[];
   losses: WorkerResult['losses'];
+  slow: WorkerResult['slow'];
   /** Whether every client held every message before `drainMs` ran out. */
   drained: boolean;
   seconds: number;
@@ -107,7 +118,12 @@ export async function runClusterChaos(o: ClusterChaosOptions): Promise<ClusterCh
   process.once('SIGTERM', onSignal);
   const redis = await ChaosRedis.start();
   try {
-    const settings = { redisUrl: redis.url, prefix: `chaos${process.pid}:`, apiKey: randomKey() };
+    const settings = {
+      redisUrl: redis.url,
+      prefix: `chaos${process.pid}:`,
+      apiKey: randomKey(),
+      logDir: o.logDir,
+    };
     const nodes: ChaosNode[] = [];
     for (let i = 0; i < o.nodes; i++) nodes.push(new ChaosNode(`node${i}`, await freePort(), settings));
     await Promise.all(nodes.map((n) => n.start()));
@@ -274,6 +290,7 @@ function summarize(parts: readonly WorkerResult[], f: RunFacts): ClusterChaosRes
       | 'unrecovered',
   ) => parts.reduce((n, p) => n + p[k], 0);
   const recoveries = parts.flatMap((p) => p.recoveries).sort((a, b) => a - b);
+  const longPolling = parts.flatMap((p) => p.recoveriesLongPolling).sort((a, b) => a - b);
   return {
     published: f.published,
     accepted: f.accepted.reduce((n, seqs) => n + seqs.length, 0),
@@ -286,11 +303,10 @@ function summarize(parts: readonly WorkerResult[], f: RunFacts): ClusterChaosRes
     gaps: sum('gaps'),
     stranded: sum('stranded'),
     recovery: {
-      count: recoveries.length,
-      p50: percentile(recoveries, 0.5),
-      p99: percentile(recoveries, 0.99),
-      max: recoveries.at(-1) ?? 0,
+      ...spread(recoveries),
       unrecovered: sum('unrecovered'),
+      websocket: spread(difference(recoveries, longPolling)),
+      longPolling: spread(longPolling),
     },
     recoveries,
     nodeRestarts: f.nodeRestarts,
@@ -298,9 +314,30 @@ function summarize(parts: readonly WorkerResult[], f: RunFacts): ClusterChaosRes
     events: f.events,
     series: f.series,
     losses: parts.flatMap((p) => p.losses).slice(0, 20),
+    slow: parts.flatMap((p) => p.slow),
     drained: f.drained,
     seconds: f.seconds,
   };
+}
+
+function spread(sorted: readonly number[]): Recovery {
+  return {
+    count: sorted.length,
+    p50: percentile(sorted, 0.5),
+    p99: percentile(sorted, 0.99),
+    max: sorted.at(-1) ?? 0,
+  };
+}
+
+/** The sorted `all` without one occurrence of each value of the sorted `some`. */
+function difference(all: readonly number[], some: readonly number[]): number[] {
+  const out: number[] = [];
+  let j = 0;
+  for (const v of all) {
+    if (j < some.length && some[j] === v) j++;
+    else out.push(v);
+  }
+  return out;
 }
 
 /** Nothing lost, duplicated or told `gap`; every client connected and recovered. */

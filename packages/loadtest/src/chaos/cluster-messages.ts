@@ -7,6 +7,29 @@ export interface WorkerClient {
   rooms: number[];
 }
 
+/** What one client missed in one room. */
+export interface Loss {
+  client: number;
+  transport: string;
+  room: number;
+  lost: number;
+  /** The first and last seq missed. */
+  first: number;
+  last: number;
+  /** `gap` events the client was told. */
+  gaps: number;
+  /** Its sessions, in order (one per successful handshake). */
+  clientIds: string[];
+  /** At the end: its connection state, the transport in use, the room's subscription status. */
+  state: string;
+  /** The last subscribe reply it got (JSON, for the servers' logs). */
+  lastSubscribeReply: string;
+  /** When (Date.now()) the last message of the room arrived. */
+  lastReceivedAt: number;
+  /** Since its node last went down: ms since then and what happened. */
+  timeline: string[];
+}
+
 /** The run's verdict on one worker's clients. */
 export interface WorkerResult {
   clients: number;
@@ -21,10 +44,21 @@ export interface WorkerResult {
   stranded: number;
   /** ms from a node's death to each of its clients receiving again on its new session. */
   recoveries: number[];
+  /** The same, of the long-polling clients only. */
+  recoveriesLongPolling: number[];
+  /** The slowest recoveries (over 15 s), to look into. */
+  slow: {
+    client: number;
+    transport: string;
+    at: number;
+    ms: number;
+    clientIds: string[];
+    timeline: string[];
+  }[];
   /** Clients of a dead node that never received again. */
   unrecovered: number;
-  /** The first few losses, to find them in the servers' logs. */
-  losses: { client: number; transport: string; room: number; seq: number; clientIds: string[] }[];
+  /** The first few clients that lost messages, per room: to find them in the servers' logs. */
+  losses: Loss[];
 }
 
 export type ToWorker =

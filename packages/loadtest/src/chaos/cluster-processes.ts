@@ -7,7 +7,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -136,6 +136,8 @@ export interface NodeSettings {
   redisUrl: string;
   prefix: string;
   apiKey: string;
+  /** Directory for each node's output (`node0.log`, …); '' keeps none. */
+  logDir: string;
 }
 
 /** One `bayou start --redis` process on a fixed loopback port; `start` again after it died. */
@@ -177,8 +179,11 @@ export class ChaosNode {
     const child = track(spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] }));
     this.child = child;
     let out = '';
+    const log = this.settings.logDir === '' ? null : join(this.settings.logDir, `${this.name}.log`);
+    if (log !== null) appendFileSync(log, `--- ${new Date().toISOString()} start\n`);
     const listening = new Promise<void>((resolve, reject) => {
       const read = (d: Buffer) => {
+        if (log !== null) appendFileSync(log, d);
         out = (out + d.toString()).slice(-4000);
         if (/listening on/.test(out)) resolve();
       };

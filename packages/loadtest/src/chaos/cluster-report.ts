@@ -1,9 +1,16 @@
 /** The cluster chaos run's text report and its self-contained HTML report. */
 import { type ChartSpec, COLORS, escapeHtml, htmlPage } from '../html-report.js';
-import { type ClusterChaosOptions, type ClusterChaosResult, clusterChaosPassed } from './cluster-chaos.js';
+import {
+  type ClusterChaosOptions,
+  type ClusterChaosResult,
+  clusterChaosPassed,
+  type Recovery,
+} from './cluster-chaos.js';
 
 const n = (x: number) => x.toLocaleString('en-US');
 const s = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
+
+const spreadText = (x: Recovery) => `${n(x.count)} times: p50 ${s(x.p50)}, p99 ${s(x.p99)}, max ${s(x.max)}`;
 
 function transports(o: ClusterChaosOptions): string {
   if (o.transport !== 'mixed') return `all ${o.transport}`;
@@ -23,14 +30,16 @@ export function formatClusterChaos(o: ClusterChaosOptions, r: ClusterChaosResult
     `  lost ${n(r.lost)}, duplicated ${n(r.duplicated)}, gap events ${r.gaps}, clients not connected at the end ${r.stranded}`,
     `  a client of a node gone down receiving again: ${n(r.recovery.count)} times`,
     `    after p50 ${s(r.recovery.p50)}, p99 ${s(r.recovery.p99)}, max ${s(r.recovery.max)}; never ${r.recovery.unrecovered}`,
+    `    WebSocket ${spreadText(r.recovery.websocket)}`,
+    `    long-polling ${spreadText(r.recovery.longPolling)}`,
   ];
   if (r.unacknowledged > 0)
     lines.push(
-      `  deliveries of publishes that were not acknowledged (not counted as lost or duplicated): ${n(r.unacknowledged)}`,
+      `  delivered though their publish was not acknowledged (neither lost nor duplicated): ${n(r.unacknowledged)}`,
     );
   for (const l of r.losses)
     lines.push(
-      `  lost: client ${l.client} (${l.transport}) room ${l.room} seq ${l.seq}; sessions ${l.clientIds.join(' → ')}`,
+      `  lost: client ${l.client} (${l.transport}) room ${l.room}: ${l.lost} of seq ${l.first}…${l.last}, gap events ${l.gaps}; sessions ${l.clientIds.join(' → ')}`,
     );
   if (!r.drained) lines.push('  the drain ran out before every client held every message');
   lines.push(`  ${r.seconds.toFixed(1)} s in all — ${clusterChaosPassed(r) ? 'PASS' : 'FAIL'}`);

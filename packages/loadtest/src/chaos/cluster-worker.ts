@@ -5,11 +5,30 @@
  * node take to receive again on their new session. Counts are made here and only the
  * verdict travels back, so the parent's IPC stays small at 1,000 clients.
  */
-import { BayouClient, longPolling, type WebSocketConstructor, websocket } from '@bayou/client';
+import {
+  BayouClient,
+  longPolling,
+  type Subscription,
+  type WebSocketConstructor,
+  websocket,
+} from '@bayou/client';
 import WebSocket from 'ws';
-import type { FromWorker, ToWorker, WorkerClient, WorkerResult } from './cluster-messages.js';
+import type { FromWorker, Loss, ToWorker, WorkerClient, WorkerResult } from './cluster-messages.js';
 
 const MAX_LOSSES_LISTED = 20;
+
+/** `ws` with its opening and closing noted on the client's timeline. */
+function timedWebSocket(w: { note(event: string): void }): WebSocketConstructor {
+  class Timed extends WebSocket {
+    constructor(url: string | URL, protocols?: string | string[]) {
+      super(url, protocols);
+      w.note('ws new');
+      this.once('open', () => w.note('ws open'));
+      this.once('close', (code) => w.note(`ws close ${code}`));
+    }
+  }
+  return Timed as unknown as WebSocketConstructor;
+}
 
 class Watched {
   readonly client: BayouClient;
@@ -18,8 +37,19 @@ class Watched {
   /** Every clientId the client had, in order (a new one after each re-handshake). */
   readonly clientIds: string[] = [];
   gaps = 0;
+  lastSubscribeReply = '';
+  readonly subs = new Map<number, Subscription>();
+  /** room → Date.now() of its last message. */
+  readonly lastAt = new Map<number, number>();
   /** Set when the client's node died: since when, and the session it lost. */
   down: { at: number; clientId: string } | null = null;
+  /** What happened to it since its node went down (ms since then: event), for the slow ones. */
+  timeline: string[] = [];
+
+  note(event: string): void {
+    if (this.down !== null && this.timeline.length < 40)
+      this.timeline.push(`${Date.now() - this.down.at}:${event}`);
+  }
 
   constructor(
     readonly spec: WorkerClient,
@@ -27,10 +57,26 @@ class Watched {
   ) {
     this.client = new BayouClient(url, {
       transports: [spec.transport === 'websocket' ? websocket : longPolling],
-      WebSocket: WebSocket as unknown as WebSocketConstructor,
+      WebSocket: timedWebSocket(this),
     });
+    this.client.on('state', (state) => this.note(state));
     this.client.on('gap', () => {
       this.gaps++;
+    });
+    this.client.use({
+      incoming: (message) => {
+        if (message.channel === '/meta/handshake' && message.successful === true)
+          this.clientIds.push(String(message.clientId));
+        if (message.channel?.startsWith('/meta/') && message.channel !== '/meta/connect')
+          this.note(
+            `${message.channel.slice(6)} ${message.successful === true ? 'ok' : String(message.error)}`,
+          );
+        else if (message.channel === '/meta/connect' && message.successful !== true)
+          this.note(`connect ${String(message.error)}`);
+        if (message.channel === '/meta/subscribe')
+          this.lastSubscribeReply = `${new Date().toISOString()} ${JSON.stringify(message)}`;
+        return message;
+      },
     });
   }
 
@@ -41,11 +87,22 @@ class Watched {
       this.got.set(room, seen);
     }
     seen.set(seq, (seen.get(seq) ?? 0) + 1);
+    this.lastAt.set(room, Date.now());
     delivered++;
     const id = this.client.clientId;
-    if (id !== null && this.clientIds.at(-1) !== id) this.clientIds.push(id);
     if (this.down !== null && id !== null && id !== this.down.clientId) {
-      recoveries.push(Date.now() - this.down.at);
+      const ms = Date.now() - this.down.at;
+      recoveries.push(ms);
+      if (this.spec.transport === 'long-polling') recoveriesLongPolling.push(ms);
+      if (ms > SLOW_MS && slow.length < 50)
+        slow.push({
+          client: this.spec.index,
+          transport: this.spec.transport,
+          at: this.down.at,
+          ms,
+          timeline: this.timeline,
+          clientIds: this.clientIds,
+        });
       this.down = null;
     }
   }
@@ -54,6 +111,9 @@ class Watched {
 let watched: Watched[] = [];
 let delivered = 0;
 const recoveries: number[] = [];
+const recoveriesLongPolling: number[] = [];
+const SLOW_MS = 15_000;
+const slow: WorkerResult['slow'] = [];
 let expected: number[][] | null = null;
 let completeSent = false;
 const post = (m: FromWorker) => process.send?.(m);
@@ -64,16 +124,16 @@ async function start(url: string, prefix: string, specs: WorkerClient[]): Promis
   for (let i = 0; i < watched.length; i += 25) {
     await Promise.all(
       watched.slice(i, i + 25).map(async (w) => {
-        const subs = w.spec.rooms.map((room) =>
-          w.client.subscribe(`${prefix}${room}`, (m) => {
+        const subs = w.spec.rooms.map((room) => {
+          const sub = w.client.subscribe(`${prefix}${room}`, (m) => {
             const seq = (m.data as { seq?: unknown } | undefined)?.seq;
             if (typeof seq === 'number') w.receive(room, seq);
-          }),
-        );
+          });
+          w.subs.set(room, sub);
+          return sub;
+        });
         await w.client.connect();
         await Promise.all(subs.map((s) => s.ready));
-        const id = w.client.clientId;
-        if (id !== null) w.clientIds.push(id);
       }),
     );
   }
@@ -103,7 +163,10 @@ function hasAll(w: Watched, accepted: number[][]): boolean {
 function nodeDown(nodeId: string, at: number): void {
   for (const w of watched) {
     const id = w.client.clientId;
-    if (id?.startsWith(`${nodeId}.`) && w.down === null) w.down = { at, clientId: id };
+    if (id?.startsWith(`${nodeId}.`) && w.down === null) {
+      w.down = { at, clientId: id };
+      w.timeline = [];
+    }
   }
 }
 
@@ -118,6 +181,8 @@ function verdict(accepted: number[][]): WorkerResult {
     gaps: 0,
     stranded: 0,
     recoveries,
+    recoveriesLongPolling,
+    slow,
     unrecovered: 0,
     losses: [],
   };
@@ -128,21 +193,34 @@ function verdict(accepted: number[][]): WorkerResult {
     if (w.down !== null) r.unrecovered++;
     for (const room of w.spec.rooms) {
       const seen = w.got.get(room) ?? new Map<number, number>();
+      let missed: Loss | null = null;
       for (const seq of accepted[room] ?? []) {
         r.expected++;
-        const n = seen.get(seq) ?? 0;
-        if (n > 0) r.delivered++;
-        else {
-          r.lost++;
-          if (r.losses.length < MAX_LOSSES_LISTED)
-            r.losses.push({
-              client: w.spec.index,
-              transport: w.spec.transport,
-              room,
-              seq,
-              clientIds: w.clientIds,
-            });
+        if ((seen.get(seq) ?? 0) > 0) {
+          r.delivered++;
+          continue;
         }
+        r.lost++;
+        if (missed === null) {
+          const { index: client, transport } = w.spec;
+          missed = {
+            client,
+            transport,
+            room,
+            lost: 0,
+            first: seq,
+            last: seq,
+            gaps: w.gaps,
+            clientIds: w.clientIds,
+            state: `${w.client.state} ${w.client.transport ?? ''} ${w.subs.get(room)?.status ?? ''}`,
+            lastSubscribeReply: w.lastSubscribeReply,
+            lastReceivedAt: w.lastAt.get(room) ?? 0,
+            timeline: w.timeline,
+          };
+          if (r.losses.length < MAX_LOSSES_LISTED) r.losses.push(missed);
+        }
+        missed.lost++;
+        missed.last = seq;
       }
       for (const [seq, n] of seen) {
         r.duplicated += n - 1;
