@@ -159,6 +159,7 @@ describe('Redis engine beyond the contract', () => {
     const b = await started(own.url, 'outage-b', {}, prefix);
     await b.engine.broker.subscribe('/o');
     await b.engine.presence.setCount('/o', 2);
+    expect(await b.engine.presence.occupy('/o')).toBe(true);
     const before = await a.engine.broker.publish('/o', message('/o', 1), KEEP);
     await b.node.until((p) => p.payload === message('/o', 1), 5000);
 
@@ -191,6 +192,10 @@ describe('Redis engine beyond the contract', () => {
     });
     // What the node holds is written back, and the counters saw it all.
     await eventually(async () => (await a.engine.presence.count('/o')) === 2, 5000);
+    // b's channel occupancy too: a is not the first in, b is the last out.
+    expect(await a.engine.presence.occupy('/o')).toBe(false);
+    expect(await a.engine.presence.vacate('/o')).toBe(false);
+    expect(await b.engine.presence.vacate('/o')).toBe(true);
     expect(a.engine.stats.errors).toBeGreaterThan(0);
     expect(a.engine.stats.reconnects).toBeGreaterThanOrEqual(1);
     expect(b.engine.stats.reconnects).toBeGreaterThanOrEqual(1);

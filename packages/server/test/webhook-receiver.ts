@@ -22,6 +22,9 @@ export class WebhookReceiver {
   readonly posts: { body: string; signature: string | undefined; valid: boolean }[] = [];
   private server: Server | null = null;
   port = 0;
+  /** POSTs still to answer late (recorded, then answered after `stallMs`): an answer the sender gives up on. */
+  stall = 0;
+  stallMs = 0;
 
   constructor(private readonly secret: string) {}
 
@@ -57,7 +60,11 @@ export class WebhookReceiver {
         const signature = req.headers['x-bayou-signature'] as string | undefined;
         const valid = this.verify(body, signature);
         this.posts.push({ body, signature, valid });
-        res.writeHead(valid ? 204 : 401).end();
+        const answer = () => res.writeHead(valid ? 204 : 401).end();
+        if (this.stall > 0) {
+          this.stall--;
+          setTimeout(answer, this.stallMs);
+        } else answer();
       });
     });
     await new Promise<void>((resolve, reject) => {

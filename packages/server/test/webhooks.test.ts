@@ -135,6 +135,22 @@ describe('webhooks', () => {
     expect(hooks.unique('session.connected')[0]).toMatchObject({ clientId: c.clientId, user: 'ada' });
   });
 
+  it('sends a batch again when its answer comes too late: at least once, the same ids to de-duplicate on', async () => {
+    const { base, hooks } = await start({ timeout: 200, maxRetryDelay: 500 });
+    hooks.stall = 1;
+    hooks.stallMs = 1000;
+    const a = await client(base);
+    const b = await client(base);
+    await eventually(() => hooks.posts.length >= 2);
+    await eventually(() => hooks.unique('session.connected').length === 2);
+    const ids = hooks.events.map((e) => e.id);
+    // The stalled POST was received and is received again: every event twice, under one id each.
+    expect(ids.length).toBeGreaterThan(new Set(ids).size);
+    expect(hooks.unique('session.connected').map((e) => e.clientId)).toEqual([a.clientId, b.clientId]);
+    expect(await metric(base, 'bayou_webhook_posts_failed_total')).toBeGreaterThanOrEqual(1);
+    expect(await metric(base, 'bayou_webhook_events_dropped_total')).toBe(0);
+  });
+
   it('drops and counts events past maxQueued instead of growing without bound', async () => {
     const { base, hooks } = await start({ maxQueued: 3, maxRetryDelay: 500 });
     await hooks.stop();
