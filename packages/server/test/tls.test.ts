@@ -161,7 +161,7 @@ describe('TLS and the connection limits', () => {
       port: 0,
       https: { key, cert },
       maxConnections: 1,
-      handshakeTimeout: 300,
+      handshakeTimeout: 1000,
       sweepInterval: 20,
     });
     const base = await server.listen();
