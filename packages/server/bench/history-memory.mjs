@@ -6,10 +6,10 @@
 // for several values of the channel cap, each in its own process, side by side.
 //
 //   node bench/history-memory.mjs [--channels 1000000] [--caps 10000,100000,1000000]
-//                                 [--ttl 60000] [--quick]
+//                                 [--ttl 90000] [--quick]
 //
 // "emptied after" is the time from the end of publishing until the sweep had dropped every
-// channel: about the TTL. The heap is sampled (with a forced GC) 20 times while publishing.
+// channel: about the TTL. The heap is sampled (with a forced GC) 10 times while publishing.
 //
 // The node is a real server (`createServer`, the memory engine, the default history of
 // 100 messages per channel) publishing through `server.bayou.publish`; the counts come
@@ -76,7 +76,7 @@ async function child({ channels, cap, ttl }) {
   const start = heap();
   let peak = start;
   let peakChannels = 0;
-  const samples = 20;
+  const samples = 10;
   const every = Math.max(batch, Math.ceil(channels / samples / batch) * batch);
   await publishAll(server, '/user', channels, async (done) => {
     if (done % every !== 0) return;
@@ -113,7 +113,7 @@ async function main() {
   const channels = Number(values.channels ?? (quick ? 100_000 : 1_000_000));
   const caps = (values.caps ?? (quick ? '10000,100000' : '10000,100000,1000000')).split(',').map(Number);
   // Longer than publishing takes, so only the cap bounds what is held meanwhile.
-  const ttl = Number(values.ttl ?? (quick ? 10_000 : 60_000));
+  const ttl = Number(values.ttl ?? (quick ? 10_000 : 90_000));
   console.log(
     `History memory: ${channels.toLocaleString('en-US')} distinct channels published once each on one node, ` +
       `history TTL ${ttl} ms, default history size; heap after a forced GC (node ${process.version})\n`,
