@@ -87,7 +87,7 @@ export function clusterChartSpecs(r: ClusterChaosResult): ChartSpec[] {
     },
     {
       id: 'recovery',
-      title: `Time to receive again after the node died (${n(r.recovery.count)} client recoveries)`,
+      title: `Time to receive again after its node went down (${n(r.recovery.count)} times a client of a node gone down)`,
       xLabel: 'percentile of recoveries',
       yLabel: 'seconds',
       x: curve.x,
