@@ -166,6 +166,15 @@ describe('bayou CLI', () => {
     expect(await server.exit).toBe(0);
   });
 
+  it('rejects a limit flag the server cannot take, naming the option', () => {
+    const r = spawnSync('node', [cli, 'start', '--port', '0', '--sweep-interval', '5'], {
+      encoding: 'utf8',
+      env: cleanEnv(),
+    });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('option "sweepInterval" must be at least 10 (ms)');
+  });
+
   it('rejects a --trust-proxy it cannot use, saying what to give', () => {
     const bad = spawnSync('node', [cli, 'start', '--port', '0', '--trust-proxy', '10.0.0.300'], {
       encoding: 'utf8',

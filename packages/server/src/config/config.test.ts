@@ -163,6 +163,9 @@ describe('resolveCli precedence: flags > env > file > defaults', () => {
       timeout: 15000,
       trustProxy: '10.0.0.0/8, loopback',
     });
+    expect(
+      parseFlags(['--interval=250', '--sweep-interval', '500', '--max-sessions-per-browser', '2']).layer,
+    ).toEqual({ interval: 250, sweepInterval: 500, maxSessionsPerBrowser: 2 });
     expect(parseFlags(['--trust-proxy', 'true']).layer).toEqual({ trustProxy: true });
     expect(parseFlags(['--trust-proxy=off']).layer).toEqual({ trustProxy: false });
     expect(() => parseFlags(['--max-queued-bytes', '-1'])).toThrow('--max-queued-bytes must be 0 or more');
