@@ -7,7 +7,8 @@
  * TLS it is closed at once — and one that sends nothing within `handshakeTimeout` is
  * closed. A refused connection is given `REFUSED_GRACE_MS` to send its request and read
  * the answer. A WebSocket that never completes a Bayeux handshake is the WebSocket
- * transport's to close (it knows when one did); both run from the plugin's shared sweep.
+ * transport's to close (it knows when one did); both run from the plugin's connection
+ * sweep (every 100 ms at most).
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -72,10 +73,6 @@ export class ConnectionGuard {
     this.body = refusalBody(options.maxConnections);
     // First: a refused socket is marked before Node's HTTP parser sees it.
     server.prependListener('connection', this.onConnection);
-  }
-
-  get maxConnections(): number {
-    return this.options.maxConnections;
   }
 
   private accept(socket: Socket): void {
