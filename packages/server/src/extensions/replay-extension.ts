@@ -26,7 +26,8 @@ interface Prepared {
   readonly recovery: Recovery;
 }
 
-type PreparedByChannel = Map<string, Prepared>;
+/** `null` while the history fetch of the channel's subscribe is in flight. */
+type PreparedByChannel = Map<string, Prepared | null>;
 
 export class ReplayExtension implements Extension {
   readonly name = 'replay';
@@ -50,13 +51,16 @@ export class ReplayExtension implements Extension {
     const info: Record<string, unknown> = {};
     for (const name of names) {
       const p = prepared.get(String(name));
-      if (p !== undefined) info[String(name)] = { recovered: p.recovery.recovered, ...p.recovery.position };
+      if (p !== undefined && p !== null)
+        info[String(name)] = { recovered: p.recovery.recovered, ...p.recovery.position };
     }
     if (Object.keys(info).length > 0) reply.ext = { ...reply.ext, [EXT_REPLAY]: info };
   }
 
   beforeSubscribe(session: ServerSession, channel: string): void {
-    if (this.prepared(session) === undefined) return;
+    const prepared = this.prepared(session);
+    if (prepared === undefined) return;
+    prepared.set(channel, null);
     // Hold live messages on the channel until what was missed is queued ahead of them. It
     // starts before the session can receive any: on a node that is the channel's first
     // subscriber, a publication may arrive as soon as the engine confirms its interest,
@@ -80,6 +84,7 @@ export class ReplayExtension implements Extension {
         return undefined;
       },
       (err: unknown) => {
+        prepared.delete(channel);
         session.holding?.delete(channel);
         throw err;
       },
@@ -88,6 +93,11 @@ export class ReplayExtension implements Extension {
 
   subscribed(session: ServerSession, channel: string): void {
     const p = this.prepared(session)?.get(channel);
+    // The same subscribe again on this session (its first reply was lost, the client sent
+    // it anew) while the first one's history is still being fetched: that one releases
+    // the held messages after the recovered ones; releasing them now would put live
+    // messages ahead of older recovered ones, which the client drops as duplicates.
+    if (p === null) return;
     const held = session.holding?.get(channel);
     this.prepared(session)?.delete(channel);
     session.holding?.delete(channel);
