@@ -106,8 +106,9 @@ export interface BayouOptions {
    */
   maxQueuedBytes?: number;
   /**
-   * ms a connection may stay open without sending a byte, and a WebSocket without
-   * completing a Bayeux handshake, before it is closed (WebSocket close `1008`); `0` = never.
+   * ms a connection may stay open without sending a byte, and a WebSocket without a live
+   * Bayeux session (none handshaken yet, or none since its last one ended), before it is
+   * closed (WebSocket close `1008`); `0` = never.
    * Default `10000`.
    */
   handshakeTimeout?: number;

@@ -110,6 +110,25 @@ describe('handshakeTimeout', () => {
   });
 });
 
+describe('handshakeTimeout after a session ends', () => {
+  it('closes a WebSocket whose session ended and that handshook no other, and keeps one whose session lives', async () => {
+    started = await startServer({ handshakeTimeout: 1000, sweepInterval: 20 });
+    const { server, base } = started;
+    const keeper = await realClient(base, '/stay');
+    const quitter = await realClient(base, '/stay');
+    expect(await quitter.request({ channel: '/meta/disconnect', clientId: quitter.clientId })).toMatchObject({
+      successful: true,
+    });
+    // Its socket stays open, with no session on it: within two timeouts it is closed.
+    await eventually(() => expect(quitter.closedWith).toBe(1008), 5000);
+    expect(await metric(server, 'bayou_connections_timed_out_total')).toBe(1);
+    // The keeper, opened first and looked at since, still gets what is published.
+    server.bayou.publish('/stay', 'kept');
+    expect((await keeper.waitFor((m) => m.channel === '/stay')).data).toBe('kept');
+    expect(keeper.closedWith).toBeNull();
+  });
+});
+
 /** Writes `text` on a new connection and resolves with everything the server sent until it closed. */
 async function sendAndWait(base: string, text: string): Promise<string> {
   const socket = await silentSocket(base);

@@ -73,7 +73,7 @@ export const LIMIT_FLAGS: readonly FlagSpec[] = [
     'handshake-timeout',
     'handshakeTimeout',
     '<ms>',
-    'close a connection that sent nothing, or a WebSocket with no Bayeux handshake, after this long (0 = never)',
+    'close a connection that sent nothing, or a WebSocket without a live Bayeux session, after this long (0 = never)',
     defaultOptions.handshakeTimeout,
   ),
   intFlag(

@@ -74,6 +74,8 @@ export class WebSocketLink extends WebSocket implements SocketLink {
   sessions: Session[] = NO_SESSIONS;
   /** Whether `request` was already cut down to what later handshakes may need. */
   trimmed = false;
+  /** Found without a live session at the last handshake-timeout check (it had one before). */
+  sessionless = false;
   tail: Promise<void> | null = null;
 
   end(code: number, reason: string): void {
@@ -175,20 +177,30 @@ export class WebSocketTransport {
   }
 
   /**
-   * Closes the sockets that completed no Bayeux handshake within `handshakeTimeout`: one
-   * shared close frame (`1008`) is written and the socket ended and destroyed once it is
-   * out — no closing handshake waited for, no timer per socket. Called by the plugin's
-   * shared sweep.
+   * Closes the sockets without a live Bayeux session: one that completed no handshake
+   * within `handshakeTimeout` of opening, and one whose sessions all ended (a disconnect,
+   * an expiry) and that handshook no new one within a further `handshakeTimeout`. Each
+   * open socket is looked at once per `handshakeTimeout` (its ended sessions forgotten
+   * then); a closed one gets one shared close frame (`1008`) and its socket is ended and
+   * destroyed once that is out — no closing handshake waited for, no timer per socket.
+   * Called by the plugin's connection sweep.
    */
   sweep(now: number): void {
-    this.awaiting?.expire(
+    const awaiting = this.awaiting;
+    awaiting?.expire(
       now,
       (link) => {
-        if (link.trimmed || link.sessions.length > 0 || link.readyState !== WebSocket.OPEN) return;
-        this.handshakeTimeouts++;
-        const socket = (link as unknown as { _socket: Socket })._socket;
-        socket.write(HANDSHAKE_TIMEOUT_FRAME);
-        socket.destroySoon();
+        if (link.readyState !== WebSocket.OPEN) return;
+        if (keepLiveSessions(link)) link.sessionless = false;
+        else if (link.trimmed && !link.sessionless) link.sessionless = true;
+        else {
+          this.handshakeTimeouts++;
+          const socket = (link as unknown as { _socket: Socket })._socket;
+          socket.write(HANDSHAKE_TIMEOUT_FRAME);
+          socket.destroySoon();
+          return;
+        }
+        awaiting.add(link, now);
       },
       CLOSES_PER_SWEEP,
     );
@@ -345,6 +357,23 @@ function finishFrame(link: WebSocketLink, replies: string[], bound: Session[]): 
     link.trimmed = true;
   }
   if (replies.length > 0 && link.readyState === WebSocket.OPEN) link.send(`[${replies.join(',')}]`);
+}
+
+/** Whether `session` lives on `link`: not ended, and not moved to another socket since. */
+const livesOn = (session: Session, link: WebSocketLink): boolean =>
+  session.state !== 'removed' && session.socket === link;
+
+/**
+ * Forgets the sessions of `link` that ended or moved to another socket (so a socket that
+ * handshakes again and again does not collect them), and says whether one is left.
+ */
+function keepLiveSessions(link: WebSocketLink): boolean {
+  const sessions = link.sessions;
+  let live = 0;
+  for (let i = 0; i < sessions.length; i++) if (livesOn(sessions[i] as Session, link)) live++;
+  if (live < sessions.length)
+    link.sessions = live === 0 ? NO_SESSIONS : sessions.filter((s) => livesOn(s, link));
+  return live > 0;
 }
 
 function onSocketClose(this: WebSocketLink): void {
