@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// This package's `pnpm bench`: the records benchmark, then the history memory benchmark,
-// each handed the flags it knows (`--quick` goes to both).
+// This package's `pnpm bench`: the records benchmark, the history memory benchmark and the
+// backend hooks benchmark, each handed the flags it knows (`--quick` goes to each).
 import { spawnSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
 
@@ -12,6 +12,9 @@ const { values } = parseArgs({
     channels: { type: 'string' },
     caps: { type: 'string' },
     ttl: { type: 'string' },
+    events: { type: 'string' },
+    rounds: { type: 'string' },
+    subscribes: { type: 'string' },
   },
 });
 
@@ -23,6 +26,7 @@ const flags = (names) =>
 for (const [script, names] of [
   ['records.mjs', ['quick', 'clients', 'seconds']],
   ['history-memory.mjs', ['quick', 'channels', 'caps', 'ttl']],
+  ['hooks.mjs', ['quick', 'events', 'subscribes', 'rounds']],
 ]) {
   const file = new URL(script, import.meta.url).pathname;
   const { status } = spawnSync(process.execPath, [file, ...flags(names)], { stdio: 'inherit' });

@@ -19,22 +19,29 @@ export class RedisOccupancy {
     const e = this.engine;
     const cmd = e.commands();
     const nodeId = e.node().nodeId;
-    // The index first: a node dying between the two leaves at worst an index entry the sweep ignores.
-    await e.track(
-      Promise.all([cmd.sadd(e.keys.occupies(nodeId), channel), cmd.sadd(e.keys.occupiers, nodeId)]),
-    );
+    // One round trip: the index is written first on the connection (a node dying between the
+    // two leaves at worst an index entry the sweep ignores); the node joins `occupiers` when
+    // it starts holding channels, not on every call.
+    const steps: Promise<unknown>[] = [cmd.sadd(e.keys.occupies(nodeId), channel)];
+    if (this.held.size === 0) steps.push(cmd.sadd(e.keys.occupiers, nodeId));
     this.held.add(channel);
-    return (await e.track(runScript(cmd, OCCUPY, [e.keys.occupied(channel)], [nodeId]))) === 1;
+    const first = runScript(cmd, OCCUPY, [e.keys.occupied(channel)], [nodeId]);
+    const [transition] = await e.track(Promise.all([first, ...steps]));
+    return transition === 1;
   }
 
   async vacate(channel: string): Promise<boolean> {
     const e = this.engine;
     const cmd = e.commands();
     const nodeId = e.node().nodeId;
-    const last = (await e.track(runScript(cmd, VACATE, [e.keys.occupied(channel)], [nodeId]))) === 1;
     this.held.delete(channel);
-    await e.track(cmd.srem(e.keys.occupies(nodeId), channel));
-    return last;
+    const [last] = await e.track(
+      Promise.all([
+        runScript(cmd, VACATE, [e.keys.occupied(channel)], [nodeId]),
+        cmd.srem(e.keys.occupies(nodeId), channel),
+      ]),
+    );
+    return last === 1;
   }
 
   async vacateDead(): Promise<string[]> {
