@@ -1,3 +1,4 @@
+export { type AdminConsoleOptions, adminConsole } from './admin/admin-console.js';
 export {
   type Action,
   type AuthHooks,

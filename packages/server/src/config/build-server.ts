@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { FastifyServerOptions } from 'fastify';
+import { adminConsole } from '../admin/admin-console.js';
 import { type BayouServer, type CreateServerOptions, createServer } from '../create-server.js';
 import { publishApi } from '../http/publish-api.js';
 import { serverApi } from '../http/server-api.js';
@@ -39,7 +40,13 @@ const OWN_KEYS = [
   'authenticate',
   'canSubscribe',
   'canPublish',
+  'admin',
 ] as const;
+
+export const ADMIN_NEEDS_PASSWORD =
+  '--admin on a server reachable from other hosts needs a password: set BAYOU_ADMIN_PASSWORD (or --admin-password, admin.password) to at least 12 characters, or listen on loopback (--host 127.0.0.1)';
+
+const isLoopback = (host: string) => /^127\./.test(host) || host === '::1' || host === 'localhost';
 
 function readPem(path: string, what: string): Buffer {
   try {
@@ -103,8 +110,16 @@ export async function buildServer(
   if (config.authenticate !== undefined) options.authenticate = config.authenticate;
   if (config.canSubscribe !== undefined) options.canSubscribe = config.canSubscribe;
   if (config.canPublish !== undefined) options.canPublish = config.canPublish;
+  const admin = config.admin?.enabled === true ? config.admin : null;
+  if (admin !== null && admin.password === undefined && !isLoopback(host))
+    throw configError(ADMIN_NEEDS_PASSWORD);
   const server = await createServer(options);
   try {
+    if (admin !== null)
+      await server.app.register(adminConsole, {
+        ...(admin.password !== undefined ? { password: admin.password } : {}),
+        path: config.path ?? '/bayeux',
+      });
     await server.app.register(publishApi, {
       ...(config.publishApi ?? {}),
       ...(config.apiKey !== undefined ? { apiKey: config.apiKey } : {}),

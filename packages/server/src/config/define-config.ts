@@ -43,6 +43,11 @@ export interface BayouConfig extends CreateServerOptions {
   logLevel?: string;
   /** `'pretty'` on a terminal and `'json'` otherwise when `'auto'`. Default `'auto'`. */
   logFormat?: LogFormat;
+  /**
+   * The operator's console at `/admin` (`--admin`, `--admin-password`). Default off; on,
+   * it needs a password unless the server listens on loopback only.
+   */
+  admin?: { enabled?: boolean; password?: string };
   authenticate?: AuthenticateHook;
   canSubscribe?: ChannelHook;
   canPublish?: ChannelHook;

@@ -4,6 +4,7 @@
  * Precedence: flags > environment > config file > defaults.
  */
 import { BayouError } from '../errors.js';
+import { ADMIN_FLAGS } from './admin-flags.js';
 import { type FlagKind, type FlagSpec, nonNegative, oneOf, portCheck, positive } from './flag-spec.js';
 import { HOOK_FLAGS } from './hook-flags.js';
 import { LIMIT_FLAGS } from './limit-flags.js';
@@ -111,6 +112,7 @@ export const FLAGS: readonly FlagSpec[] = [
     check: positive,
   },
   ...HOOK_FLAGS,
+  ...ADMIN_FLAGS,
   {
     flag: 'shutdown-timeout',
     env: ['BAYOU_SHUTDOWN_TIMEOUT'],

@@ -11,6 +11,7 @@ import { Server as TlsServer } from 'node:tls';
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import type { RedisOptions } from 'ioredis';
+import { registerSources } from '../admin/node-stats.js';
 import { type AuthOptions, createAuthHooks } from '../auth/auth-hooks.js';
 import { BayouApp, kernelOf } from '../bayou-app.js';
 import { OrderedLongPolling } from '../cluster/ordered-long-polling.js';
@@ -295,6 +296,12 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
       handshakeTimeouts: () => ws?.handshakeTimeouts ?? 0,
     },
   };
+  // The operator's console reads the same counters, only while someone watches.
+  registerSources(bayou, {
+    websockets: () => ws?.connections ?? 0,
+    limits: limiter.stats,
+    webhooks: webhooks?.stats ?? null,
+  });
   if (options.metricsPath !== false || options.metricsRegistry !== undefined) {
     const registry = createMetrics(
       bayou,

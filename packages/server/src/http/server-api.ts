@@ -100,7 +100,7 @@ function bodyOf(request: FastifyRequest): Record<string, unknown> {
 }
 
 /** Runs a targeted operation where its sessions live: the owner of a clientId, else every node. */
-async function onTargets(
+export async function onTargets(
   k: Kernel,
   target: Target,
   run: (nodeId: string) => Promise<number>,

@@ -35,7 +35,7 @@ export class AdminOps {
     private readonly rememberMs: number,
   ) {}
 
-  run(request: ControlOp): NodeInfo | [string, number][] | number {
+  run(request: Exclude<ControlOp, { op: 'stats' }>): NodeInfo | [string, number][] | number {
     switch (request.op) {
       case 'info':
         return {

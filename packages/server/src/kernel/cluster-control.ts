@@ -22,6 +22,8 @@ export type Target = { user: string } | { clientId: string };
 
 export type ControlOp =
   | { op: 'info' }
+  /** The operator's console: this node's figures (`admin/node-stats.ts`). */
+  | { op: 'stats' }
   | { op: 'channels'; limit: number }
   | { op: 'disconnect'; target: Target }
   | { op: 'unsubscribe'; target: Target; channel: string };

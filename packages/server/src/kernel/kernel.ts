@@ -95,6 +95,10 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
   readonly maxQueuedBytes: number;
   /** The facade handed to service handlers as `ctx.bayou`. */
   app: unknown = null;
+  /** Answers the `stats` control op: set by the operator's console (`admin/`), else `null`. */
+  nodeStats: (() => unknown) | null = null;
+  /** Counts publishes per channel while a console watches; `null` (no work) otherwise. */
+  countPublish: ((channel: string) => void) | null = null;
 
   constructor(
     readonly options: ResolvedOptions,
@@ -114,7 +118,7 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
       nodes: () => engine.directory.nodes(),
       send: (channel, payload, history) => engine.broker.publish(channel, payload, history),
       inboxOf: (nodeId) => `${NODE_INBOX_PREFIX}${nodeId}`,
-      run: (request) => this.admin.run(request),
+      run: (request) => (request.op === 'stats' ? (this.nodeStats?.() ?? null) : this.admin.run(request)),
     });
     this.registry = new SessionRegistry(this, options.maxInterval, this.nodeId);
     this.records = new RecordStore(new Map(options.records.map((p) => [p.pattern, p])));
@@ -327,6 +331,7 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
   /** Hands a broadcast to the engine; resolves with its position once the engine has it. */
   publish(channel: string, data: unknown): MaybePromise<StreamPosition | null> {
     this.stats.publishes++;
+    if (this.countPublish !== null) this.countPublish(channel);
     return this.engine.broker.publish(channel, JSON.stringify({ channel, data }), this.historyFor(channel));
   }
 

@@ -1,0 +1,136 @@
+/**
+ * The console's live feed and actions, over Bayou itself. A session whose handshake
+ * carries a valid console token (`ext.bayouAdmin`) is an admin session; only such a
+ * session may subscribe to `/bayou/admin/**` or call `/service/bayou/admin/*`, and no
+ * client may publish there. While at least one admin session of this node holds the feed
+ * channel, this node asks every node for its figures once a second (the `stats` control
+ * op) and hands the snapshot to those sessions alone; with none, no timer runs.
+ */
+import type { Message } from '@bayou/protocol';
+import type { Extension, Refusal, Reply } from '../bayeux/extensions.js';
+import type { BayouApp } from '../bayou-app.js';
+import { kernelOf } from '../bayou-app.js';
+import { onTargets } from '../http/server-api.js';
+import type { Target } from '../kernel/cluster-control.js';
+import type { ServerSession } from '../session/session.js';
+import { adminServices } from './admin-services.js';
+import type { AdminCredential } from './admin-token.js';
+import type { NodeStats } from './node-stats.js';
+
+export const FEED_CHANNEL = '/bayou/admin/stats';
+export const ADMIN_PREFIX = '/bayou/admin';
+export const ADMIN_SERVICES = '/service/bayou/admin/';
+/** How often the feed ticks while watched. */
+export const FEED_INTERVAL_MS = 1000;
+
+export interface ClusterSnapshot {
+  at: number;
+  /** The node that gathered it (the one the console is connected to). */
+  via: string;
+  nodes: (NodeStats | { nodeId: string; error: string })[];
+}
+
+function subscriptions(message: Message): string[] {
+  const s = message.subscription;
+  return typeof s === 'string' ? [s] : Array.isArray(s) ? s.filter((x) => typeof x === 'string') : [];
+}
+
+const isAdminChannel = (channel: string) =>
+  channel === ADMIN_PREFIX || channel.startsWith(`${ADMIN_PREFIX}/`);
+
+export class AdminFeed implements Extension {
+  readonly name = 'admin-console';
+  private readonly admins = new WeakSet<ServerSession>();
+  /** This node's admin sessions that hold the feed: removed on unsubscribe and on their end. */
+  private readonly watchers = new Map<string, ServerSession>();
+  private timer: NodeJS.Timeout | null = null;
+  private ticking = false;
+  private closed = false;
+
+  constructor(
+    private readonly app: BayouApp,
+    private readonly credential: AdminCredential,
+  ) {
+    for (const [channel, handler] of adminServices(app, (target: Target) => this.disconnect(target)))
+      app.service(`${ADMIN_SERVICES}${channel}`, handler);
+  }
+
+  /** Admin sessions of this node holding the feed now. */
+  get watcherCount(): number {
+    return this.watchers.size;
+  }
+
+  incoming(message: Message, session: ServerSession | null): Refusal | undefined {
+    const channel = message.channel;
+    if (channel === '/meta/subscribe' || channel === '/meta/unsubscribe') {
+      const names = subscriptions(message);
+      if (!names.some(isAdminChannel)) return undefined;
+      if (session === null || !this.admins.has(session)) return '403::admin_only';
+      if (channel === '/meta/unsubscribe' && names.includes(FEED_CHANNEL)) this.watchers.delete(session.id);
+      return undefined;
+    }
+    if (channel.startsWith(ADMIN_SERVICES))
+      return session !== null && this.admins.has(session) ? undefined : '403::admin_only';
+    if (isAdminChannel(channel)) return '403::read_only';
+    return undefined;
+  }
+
+  outgoing(reply: Reply, request: Message, session: ServerSession | null): void {
+    if (request.channel !== '/meta/handshake' || reply.successful !== true || session === null) return;
+    const ext = request.ext as Record<string, unknown> | undefined;
+    if (ext?.bayouAdmin !== undefined && this.credential.valid(ext.bayouAdmin)) this.admins.add(session);
+  }
+
+  subscribed(session: ServerSession, channel: string): void {
+    if (channel !== FEED_CHANNEL || !this.admins.has(session)) return;
+    this.watchers.set(session.id, session);
+    if (this.timer === null && !this.ticking) this.schedule(0);
+  }
+
+  removed(session: ServerSession): void {
+    this.watchers.delete(session.id);
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  private schedule(ms: number): void {
+    if (this.closed) return;
+    this.timer = setTimeout(() => void this.tick(), ms);
+    this.timer.unref();
+  }
+
+  private async tick(): Promise<void> {
+    this.timer = null;
+    if (this.watchers.size === 0) return;
+    this.ticking = true;
+    const k = kernelOf(this.app);
+    try {
+      const answers = await k.control.askAll<NodeStats | null>({ op: 'stats' });
+      const snapshot: ClusterSnapshot = {
+        at: Date.now(),
+        via: k.nodeId,
+        nodes: answers.map((a) =>
+          'error' in a
+            ? { nodeId: a.nodeId, error: a.error }
+            : (a.result ?? { nodeId: a.nodeId, error: 'this node runs without --admin' }),
+        ),
+      };
+      for (const s of this.watchers.values()) void k.deliverTo(s.id, FEED_CHANNEL, snapshot);
+    } catch (err) {
+      k.log.warn({ err }, 'admin console: the cluster could not answer');
+    } finally {
+      this.ticking = false;
+    }
+    if (this.watchers.size > 0) this.schedule(FEED_INTERVAL_MS);
+  }
+
+  /** Ends the target's sessions wherever they live, as `POST /api/disconnect` does. */
+  private disconnect(target: Target): Promise<number> {
+    const k = kernelOf(this.app);
+    return onTargets(k, target, (nodeId) => k.control.ask<number>(nodeId, { op: 'disconnect', target }));
+  }
+}

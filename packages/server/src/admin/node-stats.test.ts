@@ -1,0 +1,32 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { kernelOf } from '../bayou-app.js';
+import { type BayouServer, createServer } from '../index.js';
+import { MAX_COUNTED, NodeWatch, TOP } from './node-stats.js';
+
+describe('NodeWatch', () => {
+  let server: BayouServer;
+  beforeAll(async () => {
+    server = await createServer({ host: '127.0.0.1', port: 0 });
+  });
+  afterAll(() => server.close());
+
+  it('counts publishes per channel only while watched, at most MAX_COUNTED channels, emptied by each read', () => {
+    const k = kernelOf(server.bayou);
+    const watch = new NodeWatch(server.bayou);
+    expect(k.countPublish).toBeNull();
+    watch.read();
+    const count = k.countPublish as (channel: string) => void;
+    for (let i = 0; i < 50; i++) count('/hot');
+    // A flood of new names past the bound is not counted; a channel already counted still is.
+    for (let i = 0; i < MAX_COUNTED + 500; i++) count(`/flood/${i}`);
+    count('/hot');
+    expect(watch.countedChannels).toBe(MAX_COUNTED);
+    const stats = watch.read();
+    expect(stats.byRate).toHaveLength(TOP);
+    expect(stats.byRate[0]?.[0]).toBe('/hot');
+    expect(watch.countedChannels).toBe(0);
+    watch.stop();
+    expect(k.countPublish).toBeNull();
+    expect(watch.watching).toBe(false);
+  });
+});

@@ -1,0 +1,155 @@
+/**
+ * One node's figures for the operator's console, answered to the `stats` control op: its
+ * sessions and transports, memory, event-loop lag, cumulative message counters (the
+ * console turns them into rates) and its busiest channels.
+ *
+ * Nothing here runs while no console watches: the lag monitor and the per-channel publish
+ * counter start at the first `stats` request and stop `WATCH_MS` after the last one.
+ */
+import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
+import type { BayouApp } from '../bayou-app.js';
+import { kernelOf } from '../bayou-app.js';
+import type { LimiterStats } from '../limits/limiter.js';
+import type { WebhookStats } from '../webhooks/webhook-sender.js';
+
+/** What the plugin knows and the kernel does not: its transports' and extensions' counters. */
+export interface NodeSources {
+  websockets(): number;
+  limits: Readonly<LimiterStats>;
+  webhooks: Readonly<WebhookStats> | null;
+}
+
+export interface NodeStats {
+  nodeId: string;
+  at: number;
+  sessions: number;
+  websockets: number;
+  longPolls: number;
+  rss: number;
+  heapUsed: number;
+  /** Event-loop delay since the last request, ms. */
+  lagMeanMs: number;
+  lagMaxMs: number;
+  publishes: number;
+  delivered: number;
+  slowConsumers: number;
+  limitRefusals: number;
+  engineErrors: number;
+  webhookFailures: number;
+  /** Channels by local subscribers, most first. */
+  bySubscribers: [string, number][];
+  /** Channels by publishes per second since the last request, most first. */
+  byRate: [string, number][];
+}
+
+/** The console stops watching a node this long after its last request. */
+export const WATCH_MS = 5000;
+/** Channels each list holds. */
+export const TOP = 10;
+/** Most channels counted between two requests: a flood of new names cannot grow the map. */
+export const MAX_COUNTED = 10_000;
+
+const sources = new WeakMap<BayouApp, NodeSources>();
+
+/** The plugin hands its counters over once (the console reads them only when asked). */
+export function registerSources(app: BayouApp, given: NodeSources): void {
+  sources.set(app, given);
+}
+
+function top(entries: Iterable<[string, number]>): [string, number][] {
+  return [...entries].sort((a, b) => b[1] - a[1]).slice(0, TOP);
+}
+
+export class NodeWatch {
+  private lag: IntervalHistogram | null = null;
+  private readonly counts = new Map<string, number>();
+  private countedSince = 0;
+  private stopTimer: NodeJS.Timeout | null = null;
+  private watchedUntil = 0;
+
+  constructor(private readonly app: BayouApp) {}
+
+  get watching(): boolean {
+    return this.lag !== null;
+  }
+
+  /** Channels counted now (for the bound's test). */
+  get countedChannels(): number {
+    return this.counts.size;
+  }
+
+  /** Answers a request, starting the watch if it was off. */
+  read(): NodeStats {
+    const now = Date.now();
+    this.watchedUntil = now + WATCH_MS;
+    if (this.lag === null) this.start(now);
+    const k = kernelOf(this.app);
+    const s = this.app.stats();
+    const src = sources.get(this.app);
+    const lag = this.lag as IntervalHistogram;
+    const mem = process.memoryUsage();
+    const seconds = Math.max(0.001, (now - this.countedSince) / 1000);
+    const byRate = top(this.counts).map(([c, n]): [string, number] => [
+      c,
+      Math.round((n / seconds) * 10) / 10,
+    ]);
+    this.counts.clear();
+    this.countedSince = now;
+    const stats: NodeStats = {
+      nodeId: k.nodeId,
+      at: now,
+      sessions: s.sessions,
+      websockets: src?.websockets() ?? 0,
+      longPolls: s.heldLongPolls,
+      rss: mem.rss,
+      heapUsed: mem.heapUsed,
+      lagMeanMs: lag.count > 0 ? Math.round(lag.mean / 1e4) / 100 : 0,
+      lagMaxMs: lag.count > 0 ? Math.round(lag.max / 1e4) / 100 : 0,
+      publishes: s.publishes,
+      delivered: s.messagesOut,
+      slowConsumers: s.slowConsumers,
+      limitRefusals: src
+        ? src.limits.publishRefused + src.limits.sessionsRefused + src.limits.handshakesRefused
+        : 0,
+      engineErrors: s.engineErrors,
+      webhookFailures: src?.webhooks ? src.webhooks.failed + src.webhooks.dropped : 0,
+      bySubscribers: top(k.index.counts()),
+      byRate,
+    };
+    lag.reset();
+    return stats;
+  }
+
+  stop(): void {
+    if (this.stopTimer !== null) clearTimeout(this.stopTimer);
+    this.stopTimer = null;
+    this.lag?.disable();
+    this.lag = null;
+    this.counts.clear();
+    kernelOf(this.app).countPublish = null;
+  }
+
+  private start(now: number): void {
+    this.lag = monitorEventLoopDelay({ resolution: 20 });
+    this.lag.enable();
+    this.countedSince = now;
+    kernelOf(this.app).countPublish = (channel) => {
+      const n = this.counts.get(channel);
+      if (n !== undefined) this.counts.set(channel, n + 1);
+      else if (this.counts.size < MAX_COUNTED) this.counts.set(channel, 1);
+    };
+    this.armStop();
+  }
+
+  /** One timer while watched: it stops the watch once requests stop coming. */
+  private armStop(): void {
+    this.stopTimer = setTimeout(
+      () => {
+        if (Date.now() >= this.watchedUntil) this.stop();
+        else this.armStop();
+      },
+      Math.max(10, this.watchedUntil - Date.now()),
+    );
+    this.stopTimer.unref();
+  }
+}
