@@ -151,6 +151,26 @@ describe('webhooks', () => {
     expect(await metric(base, 'bayou_webhook_events_dropped_total')).toBe(0);
   });
 
+  it('delivers, on a graceful shutdown, the ends of its sessions and the channels they vacated', async () => {
+    const { base, hooks } = await start({ batchWindow: 60_000 });
+    const c = await client(base, 'long-polling');
+    await c.subscribe('/room/closing');
+    expect(hooks.posts).toHaveLength(0); // held by the long batch window
+    await server?.close();
+    server = null;
+    const types = hooks.unique().map((e) => e.type);
+    expect(types).toEqual([
+      'session.connected',
+      'channel.occupied',
+      'session.disconnected',
+      'channel.vacated',
+    ]);
+    expect(hooks.unique('session.disconnected')[0]).toMatchObject({
+      clientId: c.clientId,
+      reason: 'shutdown',
+    });
+  });
+
   it('drops and counts events past maxQueued instead of growing without bound', async () => {
     const { base, hooks } = await start({ maxQueued: 3, maxRetryDelay: 500 });
     await hooks.stop();

@@ -85,12 +85,13 @@ export class WebhookSender {
     this.schedule();
   }
 
-  /** Stops retrying and gives what is queued one last chance within `timeout`. */
+  /** Stops retrying and gives what is queued one last chance: all within one `timeout`. */
   async close(): Promise<void> {
     this.closed = true;
     this.clearTimer();
-    await this.sending;
+    // A POST in flight ends within its own timeout, which started before this deadline.
     const deadline = this.now() + this.options.timeout;
+    await this.sending;
     while (this.queue.length > 0 && this.now() < deadline) {
       if (!(await this.sendBatch(deadline - this.now()))) break;
     }
