@@ -1,9 +1,13 @@
 import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { SignJWT } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
+import { eventually } from './interop-helpers.js';
+import { WebhookReceiver } from './webhook-receiver.js';
 
 const cli = resolve(import.meta.dirname, '../dist/cli.js');
 const dir = mkdtempSync(join(tmpdir(), 'bayou-cli-'));
@@ -277,6 +281,63 @@ describe('bayou CLI', () => {
       expect(await server.exit).toBe(code);
       expect(server.out()).toMatch(message);
       await stuck;
+    }
+  });
+  it('takes --webhook-url, BAYOU_WEBHOOK_SECRET and --proxy-connect-url: signed events, handshakes decided by the backend', async () => {
+    const hooks = new WebhookReceiver('cli-webhook-secret');
+    await hooks.start();
+    // A connect backend: a user for the right password, a Bayeux error otherwise.
+    const backend = createHttpServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => {
+        body += c.toString();
+      });
+      req.on('end', () => {
+        const ok = (JSON.parse(body) as { ext?: { pw?: string } }).ext?.pw === 'ok';
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(ok ? { result: { user: 'cli-user' } } : { error: '403::wrong_pw' }));
+      });
+    });
+    await new Promise<void>((r) => backend.listen(0, '127.0.0.1', r));
+    const connectUrl = `http://127.0.0.1:${(backend.address() as AddressInfo).port}/connect`;
+    try {
+      const server = run(
+        [
+          'start',
+          '--port',
+          '0',
+          '--host',
+          '127.0.0.1',
+          '--webhook-url',
+          hooks.url,
+          '--proxy-connect-url',
+          connectUrl,
+        ],
+        { BAYOU_WEBHOOK_SECRET: 'cli-webhook-secret' },
+      );
+      const [, base] = await server.waitFor(/listening on (http:\/\/\S+) /);
+      expect((await bayeux(`${base}/bayeux`, [handshake({ pw: 'no' })]))[0]).toMatchObject({
+        successful: false,
+        error: '403::wrong_pw',
+      });
+      const [hello] = await bayeux(`${base}/bayeux`, [handshake({ pw: 'ok' })]);
+      expect(hello?.successful).toBe(true);
+      await eventually(() => hooks.unique('session.connected').length === 1);
+      expect(hooks.unique('session.connected')[0]).toMatchObject({
+        clientId: hello?.clientId,
+        user: 'cli-user',
+      });
+      server.child.kill('SIGTERM');
+      expect(await server.exit).toBe(0);
+      // The graceful shutdown delivered the session's end before the process exited.
+      expect(hooks.unique('session.disconnected')[0]).toMatchObject({
+        clientId: hello?.clientId,
+        reason: 'shutdown',
+      });
+      expect(hooks.posts.every((p) => p.valid)).toBe(true);
+    } finally {
+      await hooks.stop();
+      await new Promise((r) => backend.close(r));
     }
   });
 });
