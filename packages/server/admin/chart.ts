@@ -33,9 +33,10 @@ export function drawChart(canvas: HTMLCanvasElement, points: readonly RatePoint[
     ctx.stroke();
     ctx.fillText(((max * i) / 4).toLocaleString('en-US'), 4, y + 4);
   }
-  const span = 300_000;
   const now = points.at(-1)?.at ?? Date.now();
-  ctx.fillText('5 min ago', left, height - 4);
+  // At least a minute wide, growing with what is kept (up to five minutes).
+  const span = Math.max(60_000, now - (points[0]?.at ?? now));
+  ctx.fillText(`${Math.round(span / 60_000)} min ago`, left, height - 4);
   ctx.fillText('now', width - 24, height - 4);
   for (const key of ['published', 'delivered'] as const) {
     ctx.strokeStyle = COLORS[key];

@@ -7,7 +7,7 @@ header h1{font-size:17px;margin:0}header span{color:#b8c2cc;font-size:13px}
 main{padding:14px 18px;display:grid;grid-template-columns:repeat(auto-fill,minmax(420px,1fr));gap:14px}
 section{background:#fff;border:1px solid #d7dce2;border-radius:6px;padding:10px 14px}
 h2{font-size:14px;margin:0 0 8px;text-transform:uppercase;letter-spacing:.04em;color:#4a5563}
-table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:3px 6px;border-bottom:1px solid #edf0f3;font-variant-numeric:tabular-nums}
+table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:3px 6px;white-space:nowrap;border-bottom:1px solid #edf0f3;font-variant-numeric:tabular-nums}
 th{color:#4a5563;font-weight:600}td.n,th.n{text-align:right}
 .bad{color:#b42318;font-weight:600}.ok{color:#067647}
 form{display:flex;gap:6px;flex-wrap:wrap;margin:4px 0}input,textarea{font:inherit;padding:4px 6px;border:1px solid #b8c2cc;border-radius:4px}

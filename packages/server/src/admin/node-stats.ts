@@ -27,7 +27,7 @@ export interface NodeStats {
   longPolls: number;
   rss: number;
   heapUsed: number;
-  /** Event-loop delay since the last request, ms. */
+  /** Event-loop delay since the last request beyond the monitor's period, ms. */
   lagMeanMs: number;
   lagMaxMs: number;
   publishes: number;
@@ -41,6 +41,10 @@ export interface NodeStats {
   /** Channels by publishes per second since the last request, most first. */
   byRate: [string, number][];
 }
+
+/** The lag monitor's sampling period, ms; each sample includes it, so it is taken off. */
+const LAG_RESOLUTION_MS = 10;
+const lagMs = (ns: number) => Math.max(0, Math.round(ns / 1e4) / 100 - LAG_RESOLUTION_MS);
 
 /** The console stops watching a node this long after its last request. */
 export const WATCH_MS = 5000;
@@ -103,8 +107,8 @@ export class NodeWatch {
       longPolls: s.heldLongPolls,
       rss: mem.rss,
       heapUsed: mem.heapUsed,
-      lagMeanMs: lag.count > 0 ? Math.round(lag.mean / 1e4) / 100 : 0,
-      lagMaxMs: lag.count > 0 ? Math.round(lag.max / 1e4) / 100 : 0,
+      lagMeanMs: lag.count > 0 ? lagMs(lag.mean) : 0,
+      lagMaxMs: lag.count > 0 ? lagMs(lag.max) : 0,
       publishes: s.publishes,
       delivered: s.messagesOut,
       slowConsumers: s.slowConsumers,
@@ -130,7 +134,7 @@ export class NodeWatch {
   }
 
   private start(now: number): void {
-    this.lag = monitorEventLoopDelay({ resolution: 20 });
+    this.lag = monitorEventLoopDelay({ resolution: LAG_RESOLUTION_MS });
     this.lag.enable();
     this.countedSince = now;
     kernelOf(this.app).countPublish = (channel) => {
