@@ -8,7 +8,7 @@
 // `redis-baseline` (the Redis engine of another build, BAYOU_BASELINE=…/dist/index.js).
 import { runScenario } from '../dist/index.js';
 import { redisCommand, startNodes } from './cluster-processes.mjs';
-import { cpuSeconds, median, spread } from './lib.mjs';
+import { cpuSeconds, cpuSplit, median, spread } from './lib.mjs';
 
 export const ENGINE_VARIANTS = ['memory', 'redis', 'redis-ap', 'redis-baseline'];
 
@@ -41,6 +41,7 @@ async function chat(node, redis, options) {
   const mark = (event) => {
     marks[event] = {
       node: cpuSeconds(node.pid),
+      split: cpuSplit(node.pid),
       redis: redis ? cpuSeconds(redis.pid) : 0,
       counters: redis ? redisCounters(redis.port) : null,
     };
@@ -50,6 +51,9 @@ async function chat(node, redis, options) {
   const out = {
     delivered: r.deliveredPerSecond,
     nodeUs: ((marks.close.node - marks.open.node) * 1e6) / delivered,
+    // Where the node's CPU goes: its own code (user) or the kernel (system: socket calls).
+    userUs: ((marks.close.split.user - marks.open.split.user) * 1e6) / delivered,
+    systemUs: ((marks.close.split.system - marks.open.split.system) * 1e6) / delivered,
     perFrame: r.deliveriesPerFrame,
     p50: r.latency.p50,
     p99: r.latency.p99,
@@ -143,15 +147,15 @@ export function enginesTable(runs, flags) {
   const out = [
     `**Memory against Redis engine, one node**: WebSocket chat (lean generator), ${flags.clients} clients, ${flags.rooms} rooms × ${flags.roomsPerClient} per client (fan-out ${fanOut}), 50-byte messages; saturation = closed loop with ${flags.outstanding} deliveries outstanding, fixed = ${flags.enginesRate} delivered msg/s; medians of ${flags.rounds} interleaved rounds, a fresh node per run, Redis on a fresh local redis-server.`,
     '',
-    '| engine | load | delivered msg/s | node CPU µs per delivered msg | msgs per frame | p50 ms | p99 ms | redis-server CPU µs per publication | Redis commands per publication | Redis bytes in / out per publication | Redis reads / writes per publication | lost |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|',
+    '| engine | load | delivered msg/s | node CPU µs per delivered msg | of which user / system | msgs per frame | p50 ms | p99 ms | redis-server CPU µs per publication | Redis commands per publication | Redis bytes in / out per publication | Redis reads / writes per publication | lost |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const [variant, list] of Object.entries(runs)) {
     for (const load of ['sat', 'rate']) {
       const redis = variant !== 'memory';
       const rd = (key, d) => (redis ? f(med(list, load, key), d) : '–');
       out.push(
-        `| ${variant} | ${load === 'sat' ? 'saturation' : `${flags.enginesRate} msg/s`} | ${Math.round(med(list, load, 'delivered'))} | ${f(med(list, load, 'nodeUs'), 2)} (±${f(sp(list, load, 'nodeUs'), 0)}%) | ${f(med(list, load, 'perFrame'), 2)} | ${f(med(list, load, 'p50'), 1)} | ${f(med(list, load, 'p99'), 1)} | ${rd('redisUsPerPub', 1)} | ${rd('commandsPerPub', 1)} | ${redis ? `${f(med(list, load, 'bytesInPerPub'), 0)} / ${f(med(list, load, 'bytesOutPerPub'), 0)}` : '–'} | ${redis ? `${f(med(list, load, 'readsPerPub'), 2)} / ${f(med(list, load, 'writesPerPub'), 2)}` : '–'} | ${list.reduce((a, r) => a + r.sat.lost + r.rate.lost, 0)} |`,
+        `| ${variant} | ${load === 'sat' ? 'saturation' : `${flags.enginesRate} msg/s`} | ${Math.round(med(list, load, 'delivered'))} | ${f(med(list, load, 'nodeUs'), 2)} (±${f(sp(list, load, 'nodeUs'), 0)}%) | ${f(med(list, load, 'userUs'), 2)} / ${f(med(list, load, 'systemUs'), 2)} | ${f(med(list, load, 'perFrame'), 2)} | ${f(med(list, load, 'p50'), 1)} | ${f(med(list, load, 'p99'), 1)} | ${rd('redisUsPerPub', 1)} | ${rd('commandsPerPub', 1)} | ${redis ? `${f(med(list, load, 'bytesInPerPub'), 0)} / ${f(med(list, load, 'bytesOutPerPub'), 0)}` : '–'} | ${redis ? `${f(med(list, load, 'readsPerPub'), 2)} / ${f(med(list, load, 'writesPerPub'), 2)}` : '–'} | ${list.reduce((a, r) => a + r.sat.lost + r.rate.lost, 0)} |`,
       );
     }
   }
