@@ -15,11 +15,13 @@
  * on that channel are held for the session (`session.holding`) and then released after
  * the recovered ones, minus duplicates.
  */
-import { EXT_REPLAY, type Message, type StreamPosition } from '@bayou/protocol';
+import { EXT_REPLAY, formatError, type Message, type StreamPosition } from '@bayou/protocol';
 import type { Extension, Reply } from '../bayeux/extensions.js';
 import { withPosition } from '../channels/subscription-index.js';
 import type { History, Publication, Recovery } from '../engine/engine.js';
 import type { ServerSession } from '../session/session.js';
+
+const ENGINE_UNAVAILABLE = formatError('engineUnavailable');
 
 /** What a subscribe prepared for one channel, until its reply went out. */
 interface Prepared {
@@ -69,7 +71,11 @@ export class ReplayExtension implements Extension {
     if (!session.holding.has(channel)) session.holding.set(channel, []);
   }
 
-  subscribing(session: ServerSession, channel: string, message: Message): Promise<undefined> | undefined {
+  subscribing(
+    session: ServerSession,
+    channel: string,
+    message: Message,
+  ): Promise<string | undefined> | undefined {
     const prepared = this.prepared(session);
     if (prepared === undefined) return undefined;
     const since = positionIn(message.ext?.[EXT_REPLAY], channel);
@@ -83,10 +89,12 @@ export class ReplayExtension implements Extension {
         prepared.set(channel, { recovery });
         return undefined;
       },
-      (err: unknown) => {
+      () => {
+        // The engine could not be read (Redis away): the subscribe fails as any engine call
+        // does, with an error the client may retry, not as an internal error.
         prepared.delete(channel);
         session.holding?.delete(channel);
-        throw err;
+        return ENGINE_UNAVAILABLE;
       },
     );
   }

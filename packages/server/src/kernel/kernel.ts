@@ -421,6 +421,10 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
     return this.engine.directory.isAlive(nodeId);
   }
 
+  engineReady(): boolean {
+    return this.engine.ready();
+  }
+
   forward(nodeId: string, request: ForwardRequest): Promise<ForwardResponse> {
     return this.engine.directory.forward(nodeId, request);
   }

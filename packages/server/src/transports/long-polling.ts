@@ -162,6 +162,7 @@ interface PollState {
 }
 
 const SHUTTING_DOWN = '{"error":"server shutting down: send the request again"}';
+const ENGINE_AWAY = '{"error":"the engine is unavailable: send the request again"}';
 
 export function createLongPolling(kernel: TransportKernel, options: LongPollOptions): LongPolling {
   kernel.forwardHandler = (request) => runForwarded(kernel, options, request);
@@ -359,6 +360,17 @@ async function forwardPoll(
     // Unless shutdown answered first: then the owner's ack extension resends what this carried.
     if (!reply.sent) reply.send(answer.status, answer.body);
   } catch (err) {
+    if (!kernel.engineReady()) {
+      // Redis is away, not (as far as anyone knows) the owner: answering here would tell the
+      // client its living session is unknown (402), and a subscribe in the batch would fail
+      // on a fresh session too. 503: the client sends the batch again on the same session.
+      kernel.log.warn(
+        { err, owner },
+        'forwarding a long-poll failed while the engine is away; answering 503',
+      );
+      if (!reply.sent) reply.send(503, ENGINE_AWAY);
+      return;
+    }
     kernel.log.warn({ err, owner }, 'forwarding a long-poll failed; answering here');
     local();
   }

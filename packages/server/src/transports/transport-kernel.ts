@@ -18,6 +18,8 @@ export interface TransportKernel {
   /** Whether that node is alive (its sessions can be reached by forwarding). */
   isAlive(nodeId: string): MaybePromise<boolean>;
   forward(nodeId: string, request: ForwardRequest): Promise<ForwardResponse>;
+  /** Whether the engine can serve now (Redis reachable): a forward that failed without it says nothing of the owner. */
+  engineReady(): boolean;
   /** Where batches forwarded by other nodes are run. */
   forwardHandler: ((request: ForwardRequest) => Promise<ForwardResponse>) | null;
 }
