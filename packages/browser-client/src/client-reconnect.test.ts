@@ -163,6 +163,24 @@ describe('reconnecting', () => {
     },
   );
 
+  it('sends a subscribe answered 503 (the engine away) again after a backoff, and it goes live', async () => {
+    const c = client();
+    await Promise.all([c.connect(), tick(50)]);
+    const errors: unknown[] = [];
+    c.on('error', (e) => errors.push(e));
+    server.unavailableSubscribes = 2;
+    const got: unknown[] = [];
+    const sub = c.subscribe('/news', (m) => got.push(m.data));
+    await tick(20);
+    expect(sub.status).toBe('pending');
+    await tick(5000);
+    expect(server.count('/meta/subscribe')).toBe(3);
+    expect(sub.status).toBe('live');
+    server.publish('/news', 'once back');
+    await tick(20);
+    expect({ got, errors }).toEqual({ got: ['once back'], errors: [] });
+  });
+
   it('backs off with growing, jittered delays while the server is down, then reconnects', async () => {
     vi.spyOn(Math, 'random').mockReturnValue(0.999);
     const c = client({ minReconnectDelay: 100, maxReconnectDelay: 1600 });

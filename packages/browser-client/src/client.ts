@@ -5,6 +5,7 @@
  */
 import { META_SUBSCRIBE, META_UNSUBSCRIBE, parseChannel, parseError } from '@bayou/protocol';
 import { AckExtension } from './ack.js';
+import { Backoff } from './backoff.js';
 import { Connection } from './connection.js';
 import { Dispatcher, type Outgoing } from './dispatcher.js';
 import { Emitter } from './emitter.js';
@@ -50,6 +51,8 @@ export class BayouClient {
   private readonly subscriptions = new SubscriptionRegistry();
   /** The latest subscribe sent for each subscription: a `402` to an older one is stale. */
   private readonly lastSubscribe = new WeakMap<ChannelEntry, Outgoing>();
+  /** Delays between subscribes answered `503`, per subscription. */
+  private readonly subscribeBackoff = new WeakMap<ChannelEntry, Backoff>();
   /** Publishes waiting for a connection, oldest first. */
   private outbox: Outgoing[] = [];
   /** Publishes whose transport failed before the reply: sent again before the outbox. */
@@ -287,13 +290,16 @@ export class BayouClient {
       message: { channel: META_SUBSCRIBE, subscription: entry.channel },
       onReply: (reply) => {
         if (reply.successful) {
+          this.subscribeBackoff.delete(entry);
           const gaps = this.recovery.takeGaps(reply.id);
           this.subscriptions.confirm(entry);
           this.setStatus(entry, gaps.some((g) => g.channel === entry.channel) ? 'gap' : 'live');
           for (const gap of gaps) this.events.emit('gap', gap);
           return;
         }
-        if (parseError(reply.error)?.code === 402) return this.sessionGone(entry, item);
+        const code = parseError(reply.error)?.code;
+        if (code === 402) return this.sessionGone(entry, item);
+        if (code === 503) return this.retryLater(entry, item);
         const error = rejection(reply);
         this.subscriptions.refuse(entry, error);
         this.setStatus(entry, 'failed');
@@ -303,6 +309,23 @@ export class BayouClient {
     };
     this.lastSubscribe.set(entry, item);
     return item;
+  }
+
+  /**
+   * A subscribe answered `503` (the server's engine is away, e.g. Redis restarting): not a
+   * refusal either. It goes out again after a backoff delay of its own.
+   */
+  private retryLater(entry: ChannelEntry, item: Outgoing): void {
+    if (this.lastSubscribe.get(entry) !== item) return;
+    this.subscriptions.retry(entry);
+    let backoff = this.subscribeBackoff.get(entry);
+    if (backoff === undefined) {
+      backoff = new Backoff(this.options.minReconnectDelay, this.options.maxReconnectDelay);
+      this.subscribeBackoff.set(entry, backoff);
+    }
+    setTimeout(() => {
+      if (!entry.confirmed && !entry.inFlight && this.connection.sendable) this.resume(false);
+    }, backoff.next());
   }
 
   /**

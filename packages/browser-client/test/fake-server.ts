@@ -121,6 +121,8 @@ export class FakeBayeuxServer {
   refuseNextConnect = false;
   /** The first connect of the next new session drops its WebSocket instead of being answered. */
   dropFirstConnect = false;
+  /** Subscribes still to answer `503::engine_unavailable` (the engine away, e.g. Redis restarting). */
+  unavailableSubscribes = 0;
   /**
    * Speak Bayou's replay extension (positions, recovery on subscribe), keeping the last
    * `historySize` messages of each broadcast channel. History survives `restart()` (as
@@ -278,6 +280,10 @@ export class FakeBayeuxServer {
     if (socket) session.socket = socket;
     switch (m.channel) {
       case '/meta/subscribe': {
+        if (this.unavailableSubscribes > 0) {
+          this.unavailableSubscribes--;
+          return [this.reply(m, { successful: false, error: '503::engine_unavailable' })];
+        }
         session.subscriptions.add(m.subscription as string);
         const reply = this.reply(m, { subscription: m.subscription });
         return session.replay ? this.recover(m, reply) : [reply];
