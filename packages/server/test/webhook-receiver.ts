@@ -19,7 +19,12 @@ export interface ReceivedEvent {
 
 export class WebhookReceiver {
   /** Every POST accepted, in arrival order. */
-  readonly posts: { body: string; signature: string | undefined; valid: boolean }[] = [];
+  readonly posts: {
+    body: string;
+    signature: string | undefined;
+    valid: boolean;
+    headers: Record<string, string | string[] | undefined>;
+  }[] = [];
   private server: Server | null = null;
   port = 0;
   /** POSTs still to answer late (recorded, then answered after `stallMs`): an answer the sender gives up on. */
@@ -59,7 +64,7 @@ export class WebhookReceiver {
         const body = Buffer.concat(chunks).toString('utf8');
         const signature = req.headers['x-bayou-signature'] as string | undefined;
         const valid = this.verify(body, signature);
-        this.posts.push({ body, signature, valid });
+        this.posts.push({ body, signature, valid, headers: req.headers });
         const answer = () => res.writeHead(valid ? 204 : 401).end();
         if (this.stall > 0) {
           this.stall--;

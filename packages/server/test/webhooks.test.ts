@@ -58,7 +58,7 @@ async function metric(base: string, name: string): Promise<number> {
 
 describe('webhooks', () => {
   it('POSTs signed batches of session, occupied and vacated events, once per transition', async () => {
-    const { base, hooks } = await start();
+    const { base, hooks } = await start({ headers: { authorization: 'Bearer receiver-key' } });
     const a = await client(base, 'websocket');
     const b = await client(base, 'long-polling');
     await a.subscribe('/room/1');
@@ -73,6 +73,10 @@ describe('webhooks', () => {
 
     expect(hooks.posts.length).toBeGreaterThan(0);
     expect(hooks.posts.every((p) => p.valid)).toBe(true);
+    expect(hooks.posts[0]?.headers).toMatchObject({
+      authorization: 'Bearer receiver-key',
+      'content-type': 'application/json',
+    });
     const events = hooks.unique();
     expect(events.map((e) => e.type)).toEqual([
       'session.connected',

@@ -30,6 +30,10 @@ describe('the proxy and webhooks options', () => {
     );
     expect(() => resolveOptions({ proxy: { headers: { a: 1 } as never } })).toThrow(/"proxy.headers"/);
     expect(() => resolveOptions({ webhooks: { url: 'nope' } })).toThrow(/"webhooks.url" must be an http/);
+    expect(() => resolveOptions({ webhooks: { url: 'https://u:p@x/h' } })).toThrow(/without user:password@/);
+    expect(() => resolveOptions({ proxy: { rpc: 'http://u:p@x/rpc' } })).toThrow(
+      /"proxy.rpc.url" must be a URL without/,
+    );
     expect(() => resolveOptions({ webhooks: { url: 'http://x', batchSize: 0 } })).toThrow(
       /"webhooks.batchSize"/,
     );
@@ -42,6 +46,7 @@ describe('the proxy and webhooks options', () => {
     expect(resolveOptions({ webhooks: { url: 'http://x/h' } }).webhooks).toEqual({
       url: 'http://x/h',
       secret: undefined,
+      headers: {},
       batchWindow: 250,
       batchSize: 100,
       timeout: 5000,

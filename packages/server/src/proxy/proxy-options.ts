@@ -3,6 +3,7 @@
  * and publishes, and answer `/service/**` calls, over HTTP.
  */
 import { BayouError } from '../errors.js';
+import { badEndpoint } from '../webhooks/webhook-options.js';
 
 export type ProxyHookName = 'connect' | 'subscribe' | 'publish' | 'rpc';
 export const PROXY_HOOKS: readonly ProxyHookName[] = ['connect', 'subscribe', 'publish', 'rpc'];
@@ -78,10 +79,10 @@ export function resolveProxyOptions(input: unknown): ResolvedProxyOptions {
     const e = (typeof given === 'string' ? { url: given } : given) as Record<string, unknown>;
     if (e === null || typeof e !== 'object') invalid(`.${hook}`, 'a URL or { url, timeout?, headers? }');
     unknownKeys(e, ['url', 'timeout', 'headers'], `proxy.${hook}`);
-    if (typeof e.url !== 'string' || !/^https?:\/\/./.test(e.url))
-      invalid(`.${hook}.url`, 'an http:// or https:// URL');
+    const bad = badEndpoint(e.url);
+    if (bad !== null) invalid(`.${hook}.url`, bad);
     out[hook] = Object.freeze({
-      url: e.url,
+      url: e.url as string,
       timeout: checkTimeout(e.timeout, `.${hook}.timeout`) ?? timeout,
       headers: Object.freeze({ ...headers, ...checkHeaders(e.headers, `.${hook}.headers`) }),
     });

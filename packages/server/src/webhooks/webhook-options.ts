@@ -9,6 +9,8 @@ export interface WebhookOptions {
    * Default: none (no signature header).
    */
   secret?: string;
+  /** Extra request headers, e.g. `{ authorization: 'Bearer …' }`. Default: none. */
+  headers?: Record<string, string>;
   /** ms the first event of a batch waits for others to join it. Default `250`. */
   batchWindow?: number;
   /** Most events in one POST (a full batch leaves at once). Default `100`. */
@@ -28,8 +30,9 @@ export interface WebhookOptions {
   deadNodeSweep?: number;
 }
 
-export type ResolvedWebhookOptions = Readonly<Required<Omit<WebhookOptions, 'secret'>>> & {
+export type ResolvedWebhookOptions = Readonly<Required<Omit<WebhookOptions, 'secret' | 'headers'>>> & {
   readonly secret: string | undefined;
+  readonly headers: Readonly<Record<string, string>>;
 };
 
 const DEFAULTS = {
@@ -42,7 +45,24 @@ const DEFAULTS = {
   deadNodeSweep: 2_000,
 } as const;
 
-const KEYS = new Set(['url', 'secret', ...Object.keys(DEFAULTS)]);
+const KEYS = new Set(['url', 'secret', 'headers', ...Object.keys(DEFAULTS)]);
+
+/**
+ * Why `url` cannot be a hook's endpoint, or `null`. fetch refuses URLs with credentials,
+ * so they would fail every call: they go in headers instead.
+ */
+export function badEndpoint(url: unknown): string | null {
+  if (typeof url !== 'string' || !/^https?:\/\/./.test(url)) return 'an http:// or https:// URL';
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return 'an http:// or https:// URL';
+  }
+  if (parsed.username !== '' || parsed.password !== '')
+    return 'a URL without user:password@ (send credentials in "headers", e.g. authorization)';
+  return null;
+}
 
 function invalid(what: string, expected: string): never {
   throw new BayouError('BAYOU_ERR_INVALID_OPTION', `option "webhooks.${what}" must be ${expected}`);
@@ -55,10 +75,22 @@ export function resolveWebhookOptions(input: unknown): ResolvedWebhookOptions {
   const unknown = Object.keys(o).filter((k) => !KEYS.has(k));
   if (unknown.length > 0)
     throw new BayouError('BAYOU_ERR_UNKNOWN_OPTION', `unknown option(s) in webhooks: ${unknown.join(', ')}`);
-  if (typeof o.url !== 'string' || !/^https?:\/\/./.test(o.url)) invalid('url', 'an http:// or https:// URL');
+  const bad = badEndpoint(o.url);
+  if (bad !== null) invalid('url', bad);
+  const headers = o.headers ?? {};
+  if (
+    headers === null ||
+    typeof headers !== 'object' ||
+    Object.values(headers).some((v) => typeof v !== 'string')
+  )
+    invalid('headers', 'an object of header names to strings');
   if (o.secret !== undefined && (typeof o.secret !== 'string' || o.secret === ''))
     invalid('secret', 'a non-empty string');
-  const out: Record<string, unknown> = { url: o.url, secret: o.secret };
+  const out: Record<string, unknown> = {
+    url: o.url,
+    secret: o.secret,
+    headers: Object.freeze({ ...headers }),
+  };
   for (const [k, d] of Object.entries(DEFAULTS)) {
     const v = o[k] ?? d;
     if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) invalid(k, 'a non-negative number');

@@ -145,7 +145,7 @@ export class WebhookSender {
   private async sendBatch(timeoutMs: number): Promise<boolean> {
     const batch = this.queue.slice(0, this.options.batchSize);
     const body = `{"events":[${batch.map((p) => p.json).join(',')}]}`;
-    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    const headers: Record<string, string> = { ...this.options.headers, 'content-type': 'application/json' };
     if (this.options.secret !== undefined)
       headers['x-bayou-signature'] = signature(this.options.secret, body);
     let problem: string | null = null;
