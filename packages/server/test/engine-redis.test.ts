@@ -265,6 +265,28 @@ describe('Redis engine beyond the contract', () => {
     },
   );
 
+  it('takes back the channels of a node that was taken for dead while it stalled: vacated, then occupied again', async () => {
+    own = await RedisServer.start();
+    const admin = new Redis(own.url);
+    onTestFinished(() => admin.disconnect());
+    const prefix = `stall${process.pid}:`;
+    const a = await started(own.url, 'stall-a', {}, prefix);
+    // b beats rarely, so once its liveness is gone it stays gone until it beats by hand.
+    const b = await started(own.url, 'stall-b', { heartbeatMs: 60_000, nodeTtlMs: 60_001 }, prefix);
+    expect(await b.engine.presence.occupy('/stall')).toBe(true);
+    expect(await b.engine.presence.reclaim()).toEqual([]);
+    await admin.zrem(`${prefix}{ctl}:nodes`, 'stall-b');
+    await eventually(() => !a.engine.live.has('stall-b'), 5000);
+    expect(await a.engine.presence.vacateDead()).toEqual(['/stall']);
+    // b comes back: its next sweep occupies its channel again, once.
+    await b.engine.heartbeat();
+    expect(await b.engine.presence.reclaim()).toEqual(['/stall']);
+    expect(await b.engine.presence.reclaim()).toEqual([]);
+    expect(await a.engine.presence.occupy('/stall')).toBe(false);
+    expect(await a.engine.presence.vacate('/stall')).toBe(false);
+    expect(await b.engine.presence.vacate('/stall')).toBe(true);
+  });
+
   it('delivers what was published while its subscriber connection was cut, once each and in order', async () => {
     own = await RedisServer.start();
     const admin = new Redis(own.url);

@@ -159,6 +159,12 @@ export interface Presence {
    * vacated channel is reported by one caller only, whichever nodes sweep at once).
    */
   vacateDead(): Promise<string[]>;
+  /**
+   * After this node was taken for dead (no heartbeat for the node TTL: a stall) and its
+   * channels vacated by another node's `vacateDead`, occupies them again; resolves with
+   * those it made occupied. Nothing to do otherwise.
+   */
+  reclaim(): Promise<string[]>;
 }
 
 export interface SessionDirectory {

@@ -78,10 +78,15 @@ export class ChannelOccupancy {
     }
   }
 
-  /** Frees dead nodes' channels and retries channels whose last engine call failed. */
+  /**
+   * Frees dead nodes' channels, takes back this node's own if it was taken for dead, and
+   * retries channels whose last engine call failed.
+   */
   async sweep(): Promise<void> {
     try {
       for (const channel of await this.presence.vacateDead()) this.emit('vacated', channel);
+      // This node may itself have been taken for dead by another's sweep (a stall).
+      for (const channel of await this.presence.reclaim()) this.emit('occupied', channel);
     } catch (err) {
       this.failed(err);
     }

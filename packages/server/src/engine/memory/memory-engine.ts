@@ -210,6 +210,11 @@ class MemoryPresence implements Presence {
     return true;
   }
 
+  /** A node on the bus is never taken for dead while it is on it. */
+  async reclaim(): Promise<string[]> {
+    return [];
+  }
+
   async vacateDead(): Promise<string[]> {
     this.engine.member();
     return this.engine.bus.orphaned.splice(0);

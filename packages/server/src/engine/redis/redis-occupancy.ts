@@ -64,6 +64,24 @@ export class RedisOccupancy {
     return vacated;
   }
 
+  async reclaim(): Promise<string[]> {
+    if (this.held.size === 0) return [];
+    const e = this.engine;
+    const cmd = e.commands();
+    const nodeId = e.node().nodeId;
+    // A sweeper that took this node for dead removed it from `occupiers` (and its channels).
+    if ((await e.track(cmd.sismember(e.keys.occupiers, nodeId))) === 1) return [];
+    const channels = [...this.held];
+    const steps: Promise<unknown>[] = [
+      cmd.sadd(e.keys.occupies(nodeId), ...channels),
+      cmd.sadd(e.keys.occupiers, nodeId),
+    ];
+    const results = channels.map((c) => runScript(cmd, OCCUPY, [e.keys.occupied(c)], [nodeId]));
+    await e.track(Promise.all(steps));
+    const firsts = await e.track(Promise.all(results));
+    return channels.filter((_, i) => firsts[i] === 1);
+  }
+
   /** @internal Leaves every channel this node still occupies, silently (the node is closing). */
   clear(): Promise<unknown>[] {
     const e = this.engine;

@@ -35,6 +35,10 @@ export class RedisPresence implements Presence {
     return this.occupancy.vacateDead();
   }
 
+  reclaim(): Promise<string[]> {
+    return this.occupancy.reclaim();
+  }
+
   async setCount(channel: string, count: number): Promise<number> {
     if (!Number.isSafeInteger(count) || count < 0)
       throw new TypeError(`count must be a whole number, got ${count}`);
