@@ -49,29 +49,50 @@ afterAll(async () => {
 const numberIn = async (page: Page, selector: string) =>
   Number(((await page.locator(selector).textContent()) ?? '').replace(/,/g, ''));
 
+/** Three `bayou start --redis --admin` nodes behind the balancer; resolves with its base URL. */
+async function startConsoleCluster(): Promise<string> {
+  const prefix = `admin-console-${process.pid}:`;
+  const ports: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const node = await startBayou([
+      '--port',
+      '0',
+      '--redis',
+      redis().url,
+      '--redis-prefix',
+      prefix,
+      '--admin',
+      '--admin-password',
+      PASSWORD,
+      '--log-level',
+      'warn',
+    ]);
+    children.push(node.child);
+    ports.push(node.port);
+  }
+  balancer = await RoundRobinBalancer.start(ports.map((port, i) => ({ name: `node${i}`, port })));
+  return balancer.base;
+}
+
+/** A real chat load through the balancer: 30 clients in 10 rooms, 400 messages/s for 20 s. */
+function startLoad(base: string): { child: ChildProcess; output(): string } {
+  const args = ['chat', '--url', `${base}/bayeux`, '--clients', '30', '--rooms', '10'];
+  args.push('--rooms-per-client', '2', '--rate', '400', '--duration', '20s');
+  const child = spawn('node', [LOADTEST, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  child.stderr?.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  return { child, output: () => out };
+}
+
 describe('the operator console in Chromium', () => {
   it('logs in, shows a 3-node cluster under load, publishes to a client and ends its session', async () => {
-    const prefix = `admin-console-${process.pid}:`;
-    const nodes = [];
-    for (let i = 0; i < 3; i++) {
-      const node = await startBayou([
-        '--port',
-        '0',
-        '--redis',
-        redis().url,
-        '--redis-prefix',
-        prefix,
-        '--admin',
-        '--admin-password',
-        PASSWORD,
-        '--log-level',
-        'warn',
-      ]);
-      children.push(node.child);
-      nodes.push(node);
-    }
-    balancer = await RoundRobinBalancer.start(nodes.map((n, i) => ({ name: `node${i}`, port: n.port })));
-    const base = balancer.base;
+    const base = await startConsoleCluster();
 
     browser = await chromium.launch(chromiumOptions());
     const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
@@ -90,37 +111,9 @@ describe('the operator console in Chromium', () => {
     await page.locator('#nodes tr[data-node]').nth(2).waitFor({ timeout: 15_000 });
     await page.locator('#status', { hasText: 'connected' }).waitFor();
 
-    // A real chat load through the balancer: 30 clients in 10 rooms, 400 messages/s for 20 s.
-    const load = spawn(
-      'node',
-      [
-        LOADTEST,
-        'chat',
-        '--url',
-        `${base}/bayeux`,
-        '--clients',
-        '30',
-        '--rooms',
-        '10',
-        '--rooms-per-client',
-        '2',
-        '--rate',
-        '400',
-        '--duration',
-        '20s',
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    children.push(load);
-    let loadOutput = '';
-    load.stdout?.on('data', (d: Buffer) => {
-      loadOutput += d.toString();
-    });
-    load.stderr?.on('data', (d: Buffer) => {
-      loadOutput += d.toString();
-    });
+    const load = startLoad(base);
     await eventually(async () => {
-      expect(load.exitCode, loadOutput).toBeNull();
+      expect(load.child.exitCode, load.output()).toBeNull();
       expect(await numberIn(page, '#rate-published')).toBeGreaterThan(100);
       expect(await numberIn(page, '#rate-delivered')).toBeGreaterThan(100);
       // 30 load sessions (and the console's) spread over the three nodes.
@@ -170,7 +163,9 @@ describe('the operator console in Chromium', () => {
     });
 
     expect(
-      await new Promise((done) => (load.exitCode !== null ? done(load.exitCode) : load.once('exit', done))),
+      await new Promise((done) =>
+        load.child.exitCode !== null ? done(load.child.exitCode) : load.child.once('exit', done),
+      ),
     ).toBe(0);
   }, 120_000);
 });
