@@ -7,8 +7,9 @@
  * screenshots in the README (docs/admin-console*.png) are taken here.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { BayouClient, type WebSocketConstructor, websocket } from '@bayou/client';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -20,7 +21,12 @@ import { RoundRobinBalancer } from './round-robin-balancer.js';
 
 const PASSWORD = 'console-test-password';
 const LOADTEST = resolve(import.meta.dirname, '../../loadtest/bin/bayou-loadtest.js');
-const DOCS = resolve(import.meta.dirname, '../docs');
+// The README's pictures are rewritten only when asked (UPDATE_SCREENSHOTS=1); otherwise
+// the same shots go to a temporary directory, so a test run leaves the tree as it was.
+const DOCS =
+  process.env.UPDATE_SCREENSHOTS === '1'
+    ? resolve(import.meta.dirname, '../docs')
+    : mkdtempSync(join(tmpdir(), 'bayou-console-shots-'));
 
 requireRedis('the operator console on a 3-node cluster');
 if (!existsSync(CHROMIUM_PATH)) {
