@@ -226,10 +226,12 @@ describe('in headless Chromium', () => {
     }
 
     // With maxInterval 30 s the session outlives the detection and the ack extension resends
-    // what the dead link swallowed; with the default 10 s it expires first, and the replay
-    // extension recovers the stream (a history large enough for the ~20 s of it).
+    // what the dead link swallowed. In the expiring case the server answers a held connect
+    // within 2 s (with ack frames on, deliveries no longer answer it), the next connect is
+    // swallowed, and a maxInterval of 3 s ends the session well before the client gives the
+    // link up; the replay extension then recovers the stream (a history large enough).
     const serverOptions = { maxInterval: 30_000 };
-    const expiring = { historySize: 2000 };
+    const expiring = { historySize: 2000, timeout: 2_000, maxInterval: 3_000 };
 
     it.each([
       ['goes into a black hole (acks)', 'blackhole', serverOptions, false],

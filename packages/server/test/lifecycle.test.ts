@@ -1,5 +1,6 @@
 /** Connect holding, session expiry, the browser cookie, slow consumers and shutdown. */
 import { describe, expect, it } from 'vitest';
+import { WINDOW_MS } from '../src/session/load-gauge.js';
 import { startServer } from './start-server.js';
 import { eventually, TestClient } from './test-client.js';
 
@@ -110,7 +111,10 @@ describe('longPollDelay', () => {
     };
 
     // An idle loop: the delay is not worth its latency, the first message goes at once.
+    // The gauge reads utilization over windows of WINDOW_MS; two idle windows first, so the
+    // handshake's work (or a loaded machine's test worker) is not what it reads.
     let { pending } = await held();
+    await new Promise((r) => setTimeout(r, 2 * WINDOW_MS + 20));
     server.bayou.publish('/d', 1);
     await new Promise((r) => setTimeout(r, 30));
     server.bayou.publish('/d', 2);
