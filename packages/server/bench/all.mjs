@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// This package's `pnpm bench`: the records benchmark, the history memory benchmark and the
-// backend hooks benchmark, each handed the flags it knows (`--quick` goes to each).
+// This package's `pnpm bench`: the records benchmark, the history memory benchmark, the
+// backend hooks benchmark and the presence benchmark, each handed the flags it knows
+// (`--quick` goes to each).
 import { spawnSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
 
@@ -27,6 +28,7 @@ for (const [script, names] of [
   ['records.mjs', ['quick', 'clients', 'seconds']],
   ['history-memory.mjs', ['quick', 'channels', 'caps', 'ttl']],
   ['hooks.mjs', ['quick', 'events', 'subscribes', 'rounds']],
+  ['presence.mjs', ['quick', 'clients']],
 ]) {
   const file = new URL(script, import.meta.url).pathname;
   const { status } = spawnSync(process.execPath, [file, ...flags(names)], { stdio: 'inherit' });
