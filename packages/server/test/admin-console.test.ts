@@ -15,6 +15,7 @@ import { ADMIN_NEEDS_PASSWORD } from '../src/config/build-server.js';
 import { adminConsole, type BayouServer, createServer } from '../src/index.js';
 import { cliPath } from './bayou-process.js';
 import { disconnectAll, eventually } from './cluster-helpers.js';
+import { presenceAuth, token } from './presence-helpers.js';
 
 const PASSWORD = 'admin-console-password';
 const clients: BayouClient[] = [];
@@ -167,6 +168,43 @@ describe('the console on one node', () => {
     await eventually(() => expect(k.countPublish).not.toBeNull());
     sub.unsubscribe();
     await eventually(() => expect(k.countPublish).toBeNull(), 8000);
+  });
+});
+
+describe('the console on a server with tokens and channel rules', () => {
+  let server: BayouServer;
+  let base: string;
+  beforeAll(async () => {
+    server = await createServer({ host: '127.0.0.1', port: 0, auth: presenceAuth, trustClientSession: true });
+    await server.app.register(adminConsole, { password: PASSWORD });
+    base = await server.listen();
+  });
+  afterAll(() => server.close());
+
+  it('lets the console session in without a JWT and past the channel rules; a JWT alone is no console', async () => {
+    const url = `${base}/bayeux`;
+    const anonymous = client(url);
+    await expect(anonymous.connect()).rejects.toThrow();
+    const user = new BayouClient(url, {
+      transports: [websocket],
+      WebSocket: WebSocket as unknown as WebSocketConstructor,
+      token: () => token({ sub: 'ada' }),
+    });
+    clients.push(user);
+    await user.connect();
+    await expect(user.subscribe('/bayou/admin/stats', () => undefined).ready).rejects.toThrow(/admin_only/);
+    const received: unknown[] = [];
+    await user.subscribe('/chat/room', (m) => received.push(m.data)).ready;
+
+    const admin = client(url, new AdminCredential(PASSWORD).issue());
+    await admin.connect();
+    const snapshots: unknown[] = [];
+    await admin.subscribe('/bayou/admin/stats', (m) => snapshots.push(m.data)).ready;
+    await eventually(() => expect(snapshots.length).toBeGreaterThan(0), 5000);
+    // The console subscribes to its own channels only: the rules still decide the rest.
+    await expect(admin.subscribe('/secret/x', () => undefined).ready).rejects.toThrow(/403/);
+    await admin.request('/service/bayou/admin/publish', { channel: '/chat/room', data: { text: 'ops' } });
+    await eventually(() => expect(received).toEqual([{ text: 'ops' }]));
   });
 });
 

@@ -64,7 +64,9 @@ export async function adminConsole(app: FastifyInstance, options: AdminConsoleOp
   const feed = new AdminFeed(app.bayou, credential);
   const watch = new NodeWatch(app.bayou);
   app.bayou.addExtension(feed);
-  kernelOf(app.bayou).nodeStats = () => watch.read();
+  const k = kernelOf(app.bayou);
+  k.nodeStats = () => watch.read();
+  k.consoleGate = feed.gate;
   app.addHook('onClose', async () => {
     feed.close();
     watch.stop();

@@ -8,6 +8,7 @@
  */
 import type { Message } from '@bayou/protocol';
 import type { Extension, Refusal, Reply } from '../bayeux/extensions.js';
+import type { ConsoleGate } from '../bayeux/kernel-api.js';
 import type { BayouApp } from '../bayou-app.js';
 import { kernelOf } from '../bayou-app.js';
 import { onTargets } from '../http/server-api.js';
@@ -45,6 +46,14 @@ export class AdminFeed implements Extension {
   private readonly watchers = new Map<string, ServerSession>();
   private timer: NodeJS.Timeout | null = null;
   private ticking = false;
+  /**
+   * Console sessions pass the token and channel hooks (a server with tokens on would refuse
+   * the page's handshake, which carries no JWT); what they may do is checked here instead.
+   */
+  readonly gate: ConsoleGate = {
+    handshake: (message) => (this.hasToken(message) ? { bayouConsole: true } : null),
+    subscribe: (session, channel) => this.admins.has(session) && isAdminChannel(channel),
+  };
   private closed = false;
 
   constructor(
@@ -77,8 +86,12 @@ export class AdminFeed implements Extension {
 
   outgoing(reply: Reply, request: Message, session: ServerSession | null): void {
     if (request.channel !== '/meta/handshake' || reply.successful !== true || session === null) return;
-    const ext = request.ext as Record<string, unknown> | undefined;
-    if (ext?.bayouAdmin !== undefined && this.credential.valid(ext.bayouAdmin)) this.admins.add(session);
+    if (this.hasToken(request)) this.admins.add(session);
+  }
+
+  private hasToken(message: Message): boolean {
+    const ext = message.ext as Record<string, unknown> | undefined;
+    return ext?.bayouAdmin !== undefined && this.credential.valid(ext.bayouAdmin);
   }
 
   subscribed(session: ServerSession, channel: string): void {

@@ -7,7 +7,14 @@ import type { KernelApi } from './kernel-api.js';
 type AuthResult = boolean | undefined | Record<string, unknown>;
 type HandshakeKernel = Pick<
   KernelApi,
-  'options' | 'log' | 'reply' | 'createSession' | 'emitSafe' | 'removeSession' | 'handshakeDone'
+  | 'options'
+  | 'consoleGate'
+  | 'log'
+  | 'reply'
+  | 'createSession'
+  | 'emitSafe'
+  | 'removeSession'
+  | 'handshakeDone'
 >;
 
 export function handleHandshake(
@@ -23,6 +30,8 @@ export function handleHandshake(
   if (!Array.isArray(types) || !types.some((t) => (offered as string[]).includes(t))) {
     return refuse(k, ctx, message, formatError('connectionTypeUnsupported', offered));
   }
+  const consoleAuth = k.consoleGate?.handshake(message) ?? null;
+  if (consoleAuth !== null) return accept(k, message, ctx, consoleAuth);
   const hook = k.options.authenticate;
   if (hook === undefined) return accept(k, message, ctx, true);
   const outcome = guard(() => hook(message, ctx.request), k.log, 'authenticate hook');

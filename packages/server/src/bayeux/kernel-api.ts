@@ -25,8 +25,21 @@ export type HandlerOptions = Pick<
   | 'maxSubscriptionsPerSession'
 >;
 
+/**
+ * The operator's console (`admin/`) lets its own sessions past the authenticate and
+ * channel hooks: a handshake with a valid console token, and that session's subscriptions
+ * to the console's channels. `null` without a console.
+ */
+export interface ConsoleGate {
+  /** The session's auth when `message` carries a valid console token, else `null` (the hooks decide). */
+  handshake(message: Message): Record<string, unknown> | null;
+  /** Whether `session` subscribes to `channel` as the console, past `canSubscribe`. */
+  subscribe(session: Session, channel: string): boolean;
+}
+
 export interface KernelApi {
   readonly options: HandlerOptions;
+  readonly consoleGate: ConsoleGate | null;
   readonly log: FastifyBaseLogger;
   readonly stats: { messagesIn: number };
   /** The facade, handed to services as `ctx.bayou`. */

@@ -13,7 +13,15 @@ import { readSubscriptions } from './subscription-list.js';
 
 type SubscribeKernel = Pick<
   KernelApi,
-  'options' | 'log' | 'sessionFor' | 'reply' | 'subscribe' | 'unsubscribe' | 'subscribed' | 'emitSafe'
+  | 'options'
+  | 'consoleGate'
+  | 'log'
+  | 'sessionFor'
+  | 'reply'
+  | 'subscribe'
+  | 'unsubscribe'
+  | 'subscribed'
+  | 'emitSafe'
 >;
 
 export function handleSubscribe(
@@ -32,6 +40,9 @@ export function handleSubscribe(
   }
   const hook = k.options.canSubscribe;
   if (hook === undefined) return subscribeAll(k, ctx, session, message, names);
+  const gate = k.consoleGate;
+  if (gate !== null && names.every((n) => gate.subscribe(session, n)))
+    return subscribeAll(k, ctx, session, message, names);
   const outcomes = names.map((n) => guard(() => hook(session, n, message), k.log, 'canSubscribe hook'));
   if (outcomes.some((o) => o instanceof Promise)) {
     return Promise.all(outcomes).then((all) => decide(k, ctx, session, message, names, all));

@@ -12,7 +12,7 @@ import { presencePatterns } from '../auth/channel-rules.js';
 import { type BatchContext, replyTo, routeReply } from '../bayeux/batch-context.js';
 import { processBatch } from '../bayeux/dispatcher.js';
 import { ExtensionFailure, ExtensionPipeline, type Refusal } from '../bayeux/extensions.js';
-import type { KernelApi } from '../bayeux/kernel-api.js';
+import type { ConsoleGate, KernelApi } from '../bayeux/kernel-api.js';
 import { SubscriptionIndex } from '../channels/subscription-index.js';
 import type {
   Engine,
@@ -95,6 +95,8 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
   readonly maxQueuedBytes: number;
   /** The facade handed to service handlers as `ctx.bayou`. */
   app: unknown = null;
+  /** Lets the operator's console's sessions past the hooks (`admin/admin-feed.ts`), else `null`. */
+  consoleGate: ConsoleGate | null = null;
   /** Answers the `stats` control op: set by the operator's console (`admin/`), else `null`. */
   nodeStats: (() => unknown) | null = null;
   /** Counts publishes per channel while a console watches; `null` (no work) otherwise. */
