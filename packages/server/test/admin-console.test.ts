@@ -171,6 +171,29 @@ describe('the console on one node', () => {
   });
 });
 
+describe('console logins', () => {
+  it('refuses every login from an address after 10 wrong passwords in a minute, the right one too', async () => {
+    const server = await createServer({ host: '127.0.0.1', port: 0 });
+    await server.app.register(adminConsole, { password: PASSWORD });
+    const base = await server.listen();
+    try {
+      const login = (password: string) =>
+        fetch(`${base}/admin/login`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ password }),
+        });
+      for (let i = 0; i < 10; i++) expect((await login(`guess-${i}`)).status).toBe(401);
+      const refused = await login(PASSWORD);
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(await refused.json()).toEqual({ error: expect.stringMatching(/Too many wrong passwords/) });
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('the console on a server with tokens and channel rules', () => {
   let server: BayouServer;
   let base: string;

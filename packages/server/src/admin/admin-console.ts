@@ -11,6 +11,7 @@ import { kernelOf } from '../bayou-app.js';
 import { AdminFeed } from './admin-feed.js';
 import { consolePage, loginPage } from './admin-pages.js';
 import { AdminCredential, TOKEN_TTL_MS } from './admin-token.js';
+import { LoginLimiter } from './login-limiter.js';
 import { NodeWatch } from './node-stats.js';
 
 export interface AdminConsoleOptions {
@@ -72,6 +73,7 @@ export async function adminConsole(app: FastifyInstance, options: AdminConsoleOp
     watch.stop();
   });
   const script = readScript();
+  const logins = new LoginLimiter();
   const path = options.path ?? '/bayeux';
 
   await app.register(async (scope) => {
@@ -94,7 +96,14 @@ export async function adminConsole(app: FastifyInstance, options: AdminConsoleOp
     scope.post('/admin/login', async (request, reply) => {
       reply.header('cache-control', 'no-store');
       const form = typeof request.body === 'string';
+      const wait = logins.blockedFor(request.ip);
+      if (wait > 0) {
+        reply.code(429).header('retry-after', String(Math.ceil(wait / 1000)));
+        const message = `Too many wrong passwords from this address: try again in ${Math.ceil(wait / 1000)} s.`;
+        return form ? reply.type('text/html; charset=utf-8').send(loginPage(message)) : { error: message };
+      }
       if (!credential.passwordMatches(passwordOf(request.body))) {
+        logins.failed(request.ip);
         reply.code(401);
         return form
           ? reply.type('text/html; charset=utf-8').send(loginPage('Wrong password.'))
