@@ -42,9 +42,12 @@ function tokenOf(request: FastifyRequest): string | null {
   return cookieToken(request);
 }
 
-/** The bundled page script, built by `admin/build.mjs` next to this module (or, from src, in dist). */
+/**
+ * The bundled page script, built by `admin/build.mjs` into dist/admin/: next to this
+ * module (ESM), beside dist/index.cjs (CommonJS), or in dist when run from src (tests).
+ */
 function readScript(): string | null {
-  for (const rel of ['./console.js', '../../dist/admin/console.js']) {
+  for (const rel of ['./console.js', './admin/console.js', '../../dist/admin/console.js']) {
     try {
       return readFileSync(new URL(rel, import.meta.url), 'utf8');
     } catch {
