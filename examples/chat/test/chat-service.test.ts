@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ChatServer } from '../src/server/chat-server.js';
-import { type ChatMessage, LIMITS, type MembersUpdate } from '../src/shared/chat-protocol.js';
+import { type ChatMessage, LIMITS } from '../src/shared/chat-protocol.js';
 import { type Msg, RawClient, startChat } from './helpers.js';
 
 const servers: ChatServer[] = [];
@@ -28,8 +28,21 @@ async function member(url: string, name: string, room = 'lobby'): Promise<RawCli
 
 const messages = (received: Msg[]): ChatMessage[] =>
   received.map((m) => m.data as ChatMessage).filter((d) => d?.type === 'message');
-const memberUpdates = (received: Msg[]): MembersUpdate[] =>
-  received.map((m) => m.data as MembersUpdate).filter((d) => d?.type === 'members');
+interface PresenceEvent {
+  action: 'join' | 'leave';
+  member: { clientId: string; user: string };
+}
+/** Joins and leaves as `join bob` / `leave bob`, from `/presence/chat/<room>`. */
+const presence = (received: Msg[]): string[] =>
+  received
+    .filter((m) => m.channel.startsWith('/presence/'))
+    .map((m) => m.data as PresenceEvent)
+    .map((e) => `${e.action} ${e.member.user}`);
+/** The members' names from `/service/presence`. */
+async function members(client: RawClient, room = 'lobby'): Promise<string[]> {
+  const { data } = await client.request('/service/presence', { channel: `/chat/${room}` });
+  return (data as { members: { user: string }[] }).members.map((m) => m.user).sort();
+}
 
 describe('chat server', () => {
   it('stamps a message with the sender of the session, whatever sender the message claims', async () => {
@@ -119,26 +132,35 @@ describe('chat server', () => {
     expect(texts.at(-1)).toBe(`m${LIMITS.history + 10}`);
   });
 
-  it('publishes joins and leaves, counting a user with two sessions once', async () => {
+  it('keeps the members as Bayou presence: a user with two sessions is two members, one user', async () => {
     const url = await chat();
     const alice = await member(url, 'alice');
+    expect((await alice.subscribe('/presence/chat/lobby')).successful).toBe(true);
     const bob1 = await member(url, 'bob');
     const bob2 = await member(url, 'bob');
-    await alice.until((r) => memberUpdates(r).some((u) => u.joined === 'bob'));
-    expect(memberUpdates(alice.received).at(-1)?.members).toEqual(['alice', 'bob']);
+    await alice.until((r) => presence(r).filter((e) => e === 'join bob').length === 2);
+    expect(await members(alice)).toEqual(['alice', 'bob', 'bob']);
     await bob1.call('/meta/unsubscribe', { subscription: '/chat/lobby' });
     await bob2.disconnect();
-    await alice.until((r) => memberUpdates(r).some((u) => u.left === 'bob'));
-    expect(memberUpdates(alice.received).at(-1)?.members).toEqual(['alice']);
-    expect(memberUpdates(alice.received).filter((u) => u.left === 'bob')).toHaveLength(1);
+    await alice.until((r) => presence(r).filter((e) => e === 'leave bob').length === 2);
+    expect(await members(alice)).toEqual(['alice']);
   });
 
   it('removes a member whose session expires (a closed tab)', async () => {
     const url = await chat({ maxInterval: 300, sweepInterval: 50 });
     const alice = await member(url, 'alice');
+    expect((await alice.subscribe('/presence/chat/lobby')).successful).toBe(true);
     await member(url, 'gone'); // never polls again
-    await alice.until((r) => memberUpdates(r).some((u) => u.left === 'gone'), 5000);
-    expect(memberUpdates(alice.received).at(-1)?.members).toEqual(['alice']);
+    await alice.until((r) => presence(r).includes('leave gone'), 5000);
+    expect(await members(alice)).toEqual(['alice']);
+  });
+
+  it('lets clients follow members of rooms only, and never publish presence', async () => {
+    const url = await chat();
+    const alice = await member(url, 'alice');
+    expect((await alice.subscribe('/presence/service/chat/inbox')).successful).toBe(false);
+    const [reply] = await alice.call('/presence/chat/lobby', { data: { action: 'join' } });
+    expect(reply?.error).toBe('403:/presence/chat/lobby:publish_denied');
   });
 
   it('delivers a private message to the addressee and the sender only', async () => {

@@ -84,7 +84,8 @@ describe('chat with tokens', () => {
     await waitFor(async () => (await texts()).includes('with a token'), 10_000, 'the message in the page');
     // History from the raw client's turn shows too, under the token's name.
     expect(await texts()).toEqual(['signed', 'with a token']);
-    expect(server.chat.rooms.members('lobby')).toContain('grace');
+    const members = await server.bayou.presence.members('/chat/lobby');
+    expect(members.map((m) => m.user)).toContain('grace');
     const users = server.chat.rooms.history('lobby').map((m) => m.user);
     expect(users).toEqual(['ada', 'grace']);
   });

@@ -42,6 +42,7 @@ export interface PresenceClient {
   ): { unsubscribe(): void; ready: Promise<void> };
   request<T>(channel: string, data: unknown): Promise<T>;
   on(event: 'state', listener: (state: string, previous: string) => void): () => void;
+  on(event: 'subscription', listener: (channel: string, status: string) => void): () => void;
 }
 
 const EMPTY: PresenceSnapshot = Object.freeze({ members: Object.freeze([]), ready: false, error: null });
@@ -97,9 +98,21 @@ export class Presence {
   private start(): void {
     const generation = ++this.generation;
     const sub = this.client.subscribe(`/presence${this.channel}`, (m) => this.event(m.data as PresenceEvent));
+    const follow = `/presence${this.channel}`;
     const offState = this.client.on('state', (state, previous) => {
       // Members may have come and gone while this client was away.
       if (state === 'connected' && previous === 'reconnecting') this.refresh(generation);
+    });
+    // After a new session (a server restart), the list is asked again once the follow is
+    // subscribed again: joins from then on arrive as events, earlier ones are in the list.
+    let resubscribing = false;
+    const offStatus = this.client.on('subscription', (channel, status) => {
+      if (channel !== follow) return;
+      if (status === 'recovering') resubscribing = true;
+      else if (resubscribing && (status === 'live' || status === 'gap')) {
+        resubscribing = false;
+        this.refresh(generation);
+      }
     });
     sub.ready.then(
       () => this.refresh(generation),
@@ -107,6 +120,7 @@ export class Presence {
     );
     this.stop = () => {
       offState();
+      offStatus();
       sub.unsubscribe();
     };
   }

@@ -1,10 +1,18 @@
 /**
  * The page's link to the chat server, over one `BayouClient`: the name goes in every
  * handshake (so a re-handshake after a server restart is named again), rooms are
- * subscriptions the client restores by itself, and switching transports swaps the client
- * for a new one with the same rooms.
+ * subscriptions the client restores by itself, each room's member list is
+ * `client.presence(room)` (Bayou presence), and switching transports swaps the client for
+ * a new one with the same rooms.
  */
-import { BayouClient, type ConnectionState, longPolling, type Subscription, websocket } from '@bayou/client';
+import {
+  BayouClient,
+  type ConnectionState,
+  longPolling,
+  type PresenceEvent,
+  type Subscription,
+  websocket,
+} from '@bayou/client';
 import {
   type HistoryReply,
   type PrivateMessage,
@@ -15,6 +23,10 @@ import {
 
 export interface ChatEvents {
   roomEvent(room: string, event: RoomEvent): void;
+  /** The room's member names (each user once, however many tabs), sorted. */
+  members(room: string, users: string[]): void;
+  /** A user came into the room (their first session) or left it (their last). */
+  memberChange(room: string, user: string, action: 'joined' | 'left'): void;
   history(reply: HistoryReply): void;
   privateMessage(message: PrivateMessage): void;
   state(state: ConnectionState): void;
@@ -26,6 +38,8 @@ export interface ChatEvents {
 export class ChatConnection {
   private client: BayouClient;
   private readonly rooms = new Map<string, Subscription>();
+  /** Per room, what stops following its members. */
+  private readonly following = new Map<string, () => void>();
 
   constructor(
     readonly user: string,
@@ -69,6 +83,8 @@ export class ChatConnection {
   leave(room: string): void {
     this.rooms.get(room)?.unsubscribe();
     this.rooms.delete(room);
+    this.following.get(room)?.();
+    this.following.delete(room);
   }
 
   send(room: string, text: string): Promise<unknown> {
@@ -84,6 +100,8 @@ export class ChatConnection {
     if (longPollingOnly === this.longPollingOnly) return;
     this.longPollingOnly = longPollingOnly;
     const old = this.client;
+    for (const stop of this.following.values()) stop();
+    this.following.clear();
     this.client = this.open();
     await old.disconnect().catch(() => undefined);
     this.subscribeAll();
@@ -122,6 +140,8 @@ export class ChatConnection {
     this.client.subscribe(SERVICE.inbox, (m) => this.events.privateMessage(m.data as PrivateMessage));
     const rooms = [...this.rooms.keys()];
     this.rooms.clear();
+    for (const stop of this.following.values()) stop();
+    this.following.clear();
     for (const room of rooms) this.subscribeRoom(room);
   }
 
@@ -130,7 +150,37 @@ export class ChatConnection {
       this.events.roomEvent(room, m.data as RoomEvent),
     );
     this.rooms.set(room, sub);
+    this.followMembers(room);
     return sub;
+  }
+
+  /** The room's member list from Bayou presence; a user with several tabs counts once. */
+  private followMembers(room: string): void {
+    if (this.following.has(room)) return;
+    const presence = this.client.presence(roomChannel(room));
+    const names = (): string[] => {
+      const users = presence.getSnapshot().members.map((m) => m.user ?? '?');
+      return [...new Set(users)].sort((a, b) => a.localeCompare(b));
+    };
+    let shown: string[] = [];
+    const offList = presence.subscribe(() => {
+      shown = names();
+      this.events.members(room, shown);
+    });
+    const offChange = presence.onChange((e: PresenceEvent) => {
+      const user = e.member.user ?? '?';
+      // Before the store applied it: `shown` is the list as it was.
+      const had = shown.includes(user);
+      queueMicrotask(() => {
+        const has = names().includes(user);
+        if (e.action === 'join' && !had && has) this.events.memberChange(room, user, 'joined');
+        if (e.action === 'leave' && had && !has) this.events.memberChange(room, user, 'left');
+      });
+    });
+    this.following.set(room, () => {
+      offChange();
+      offList();
+    });
   }
 
   private async loadHistory(room: string): Promise<void> {

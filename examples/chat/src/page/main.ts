@@ -58,19 +58,24 @@ const handlers = {
   roomEvent(room: string, event: RoomEvent): void {
     const conversation = conversations.get(roomKey(room));
     if (conversation === undefined) return;
-    if (event.type === 'message') {
-      if (conversations.addMessages(conversation, [event]) > 0) touched(conversation);
-    } else if (event.type === 'members') {
-      conversation.members = event.members;
-      if (event.joined !== undefined) conversations.addSystem(conversation, `${event.joined} joined`);
-      if (event.left !== undefined) conversations.addSystem(conversation, `${event.left} left`);
-      render();
-    }
+    if (event.type === 'message' && conversations.addMessages(conversation, [event]) > 0)
+      touched(conversation);
+  },
+  members(room: string, users: string[]): void {
+    const conversation = conversations.get(roomKey(room));
+    if (conversation === undefined) return;
+    conversation.members = users;
+    render();
+  },
+  memberChange(room: string, user: string, action: 'joined' | 'left'): void {
+    const conversation = conversations.get(roomKey(room));
+    if (conversation === undefined) return;
+    conversations.addSystem(conversation, `${user} ${action}`);
+    render();
   },
   history(reply: HistoryReply): void {
     const conversation = conversations.get(roomKey(reply.room));
     if (conversation === undefined) return;
-    conversation.members = reply.members;
     conversations.addMessages(conversation, reply.messages);
     render();
   },

@@ -2,7 +2,7 @@
 import { fileURLToPath } from 'node:url';
 import { type BayouOptions, type BayouServer, createServer } from '@bayou/server';
 import type { ChatRoomsOptions } from './chat-rooms.js';
-import { ChatService } from './chat-service.js';
+import { ChatService, PRESENCE_RULE } from './chat-service.js';
 import { serveStatic } from './static-files.js';
 import { tokenRoute } from './token-route.js';
 
@@ -34,11 +34,17 @@ export interface ChatServer extends BayouServer {
 export async function createChatServer(options: ChatServerOptions = {}): Promise<ChatServer> {
   const chat = new ChatService(options.rooms);
   const tokens = options.jwtSecret !== undefined;
+  const given = options.bayou?.auth;
   const server = await createServer({
     host: options.host ?? '127.0.0.1',
     port: options.port ?? 8080,
     ...options.bayou,
-    ...(tokens ? { auth: { ...options.bayou?.auth, tokens: { secret: options.jwtSecret as string } } } : {}),
+    auth: {
+      ...given,
+      // Bayou keeps who is in each room: subscribers of `/chat/<room>` are its members.
+      channels: { ...given?.channels, rules: [PRESENCE_RULE, ...(given?.channels?.rules ?? [])] },
+      ...(tokens ? { tokens: { secret: options.jwtSecret as string } } : {}),
+    },
     ...chat.hooks({ tokens }),
   });
   chat.attach(server.bayou);

@@ -1,8 +1,10 @@
 /**
  * The chat on top of `@bayou/server`: the handshake names a session, subscriptions to
- * `/chat/<room>` make members, and three services do the rest — send (stamped with the
- * session's user and republished by the server), history, and private messages delivered
- * to the recipient's sessions only. Clients cannot publish on broadcast channels at all.
+ * `/chat/<room>` make members (Bayou presence: `presence: true` on `/chat/*`, followed by
+ * the page on `/presence/chat/<room>`), and three services do the rest — send (stamped
+ * with the session's user and republished by the server), history, and private messages
+ * delivered to the recipient's sessions only. Clients cannot publish on broadcast
+ * channels at all.
  */
 import {
   type AuthenticateHook,
@@ -16,10 +18,10 @@ import {
   checkText,
   type HistoryReply,
   LIMITS,
-  type MembersUpdate,
   normalizeName,
   normalizeRoom,
   type PrivateMessage,
+  ROOM_PREFIX,
   roomChannel,
   roomOf,
   SERVICE,
@@ -28,10 +30,12 @@ import { ChatRooms, type ChatRoomsOptions } from './chat-rooms.js';
 
 type Hooks = Required<Pick<BayouOptions, 'authenticate' | 'canSubscribe' | 'canPublish'>>;
 
+/** The channel rule that makes the subscribers of every room its members. */
+export const PRESENCE_RULE = { pattern: `${ROOM_PREFIX}*`, presence: true } as const;
+const PRESENCE_PREFIX = `/presence${ROOM_PREFIX}`;
+
 export class ChatService {
   readonly rooms: ChatRooms;
-  /** The rooms each live session is in. */
-  private readonly sessionRooms = new Map<Session, Set<string>>();
   /** The live sessions of each user name (a user may have several tabs open). */
   private readonly sessionsByUser = new Map<string, Set<Session>>();
   /** Makes message ids unique across restarts, so a page never mistakes a new message for one it has. */
@@ -52,12 +56,15 @@ export class ChatService {
     return {
       authenticate: options.tokens === true ? () => true : authenticate,
       canSubscribe: (session, channel) => {
-        const rooms = this.sessionRooms.get(session);
         // A session without a valid user name (a token whose `sub` is not one) joins nothing.
-        if (rooms === undefined) return false;
+        if (typeof session.data.user !== 'string') return false;
         if (channel === SERVICE.inbox) return true;
+        // Following a room's members (and asking `/service/presence` for them) is open to
+        // anyone who may be in rooms.
+        if (channel.startsWith(PRESENCE_PREFIX)) return roomOf(channel.slice(9)) !== null;
         if (roomOf(channel) === null) return false;
-        return rooms.size < LIMITS.roomsPerSession;
+        if (session.subscriptions.has(channel)) return true;
+        return roomsOf(session) < LIMITS.roomsPerSession;
       },
       // Chat messages reach rooms only through SERVICE.send, which stamps the sender.
       canPublish: () => false,
@@ -68,9 +75,7 @@ export class ChatService {
   attach(bayou: Bayou): void {
     this.bayou = bayou;
     bayou.on('session', (session) => this.sessionAdded(session));
-    bayou.on('session:removed', (session, reason) => this.sessionRemoved(session, reason === 'shutdown'));
-    bayou.on('subscribe', (session, channel) => this.subscribed(session, channel));
-    bayou.on('unsubscribe', (session, channel) => this.unsubscribed(session, channel));
+    bayou.on('session:removed', (session) => this.sessionRemoved(session));
     bayou.service(SERVICE.send, (data, { session }) => this.send(session, data));
     bayou.service(SERVICE.history, (data) => this.history(data));
     bayou.service(SERVICE.private, (data, { session }) => this.sendPrivate(session, data));
@@ -81,7 +86,7 @@ export class ChatService {
   private send(session: Session, data: unknown): { id: string } {
     const room = normalizeRoom(field(data, 'room'));
     if (room === null) throw new BayeuxReplyError('400::room_invalid');
-    if (!this.sessionRooms.get(session)?.has(room)) throw new BayeuxReplyError(`403:${room}:not_in_room`);
+    if (!session.subscriptions.has(roomChannel(room))) throw new BayeuxReplyError(`403:${room}:not_in_room`);
     const text = checkText(field(data, 'text'));
     if (!text.ok) throw new BayeuxReplyError(`400:${LIMITS.textLength}:${text.reason}`);
     const message: ChatMessage = {
@@ -100,7 +105,7 @@ export class ChatService {
   private history(data: unknown): HistoryReply {
     const room = normalizeRoom(field(data, 'room'));
     if (room === null) throw new BayeuxReplyError('400::room_invalid');
-    return { room, messages: this.rooms.history(room), members: this.rooms.members(room) };
+    return { room, messages: this.rooms.history(room) };
   }
 
   private sendPrivate(session: Session, data: unknown): { id: string } {
@@ -130,15 +135,9 @@ export class ChatService {
   private sessionAdded(session: Session): void {
     // With tokens the verified `sub` names the user; in the open demo, the name it claimed.
     const sub = session.auth?.sub;
-    const user =
-      typeof sub === 'string'
-        ? normalizeName(sub)
-        : typeof session.auth?.user === 'string'
-          ? session.auth.user
-          : null;
+    const user = typeof sub === 'string' ? normalizeName(sub) : null;
     if (user === null) return;
     session.data.user = user;
-    this.sessionRooms.set(session, new Set());
     let sessions = this.sessionsByUser.get(user);
     if (sessions === undefined) {
       sessions = new Set();
@@ -147,40 +146,11 @@ export class ChatService {
     sessions.add(session);
   }
 
-  private sessionRemoved(session: Session, shutdown: boolean): void {
-    const rooms = this.sessionRooms.get(session);
-    if (rooms === undefined) return;
-    this.sessionRooms.delete(session);
-    const user = userOf(session);
-    const sessions = this.sessionsByUser.get(user);
+  private sessionRemoved(session: Session): void {
+    if (typeof session.data.user !== 'string') return;
+    const sessions = this.sessionsByUser.get(session.data.user);
     sessions?.delete(session);
-    if (sessions?.size === 0) this.sessionsByUser.delete(user);
-    for (const room of rooms) {
-      if (this.rooms.leave(room, user) && !shutdown) this.publishMembers(room, { left: user });
-    }
-  }
-
-  private subscribed(session: Session, channel: string): void {
-    const room = roomOf(channel);
-    const rooms = this.sessionRooms.get(session);
-    if (room === null || rooms === undefined || rooms.has(room)) return;
-    rooms.add(room);
-    const user = userOf(session);
-    // Published even when the user was there already (another tab): the new subscriber needs the list.
-    this.publishMembers(room, this.rooms.join(room, user) ? { joined: user } : {});
-  }
-
-  private unsubscribed(session: Session, channel: string): void {
-    const room = roomOf(channel);
-    const rooms = this.sessionRooms.get(session);
-    if (room === null || rooms === undefined || !rooms.delete(room)) return;
-    const user = userOf(session);
-    if (this.rooms.leave(room, user)) this.publishMembers(room, { left: user });
-  }
-
-  private publishMembers(room: string, change: Pick<MembersUpdate, 'joined' | 'left'>): void {
-    const update: MembersUpdate = { type: 'members', room, members: this.rooms.members(room), ...change };
-    this.bayou?.publish(roomChannel(room), update);
+    if (sessions?.size === 0) this.sessionsByUser.delete(session.data.user);
   }
 
   private nextId(): string {
@@ -188,10 +158,13 @@ export class ChatService {
   }
 }
 
-/** A handshake must carry a valid name in `ext.chat.user`; it becomes `session.auth.user`. */
+/**
+ * A handshake must carry a valid name in `ext.chat.user`; it becomes `session.auth.sub`,
+ * the user Bayou's presence reports for the session's rooms.
+ */
 const authenticate: AuthenticateHook = (message) => {
   const user = normalizeName(field(field(message.ext, 'chat'), 'user'));
-  return user === null ? false : { user };
+  return user === null ? false : { sub: user };
 };
 
 function field(value: unknown, key: string): unknown {
@@ -202,4 +175,11 @@ function field(value: unknown, key: string): unknown {
 
 function userOf(session: Session): string {
   return String(session.data.user);
+}
+
+/** Rooms a session is in: its subscriptions to `/chat/<room>`. */
+function roomsOf(session: Session): number {
+  let n = 0;
+  for (const name of session.subscriptions) if (roomOf(name) !== null) n++;
+  return n;
 }

@@ -39,16 +39,8 @@ export interface ChatMessage {
   ts: number;
 }
 
-/** Published on `/chat/<room>` whenever its member list changes. */
-export interface MembersUpdate {
-  type: 'members';
-  room: string;
-  members: string[];
-  joined?: string;
-  left?: string;
-}
-
-export type RoomEvent = ChatMessage | MembersUpdate;
+/** What `/chat/<room>` carries; its members are Bayou presence (`/presence/chat/<room>`). */
+export type RoomEvent = ChatMessage;
 
 /** Delivered on `SERVICE.inbox` to the recipient's sessions and the sender's. */
 export interface PrivateMessage {
@@ -63,7 +55,6 @@ export interface PrivateMessage {
 export interface HistoryReply {
   room: string;
   messages: ChatMessage[];
-  members: string[];
 }
 
 // Control characters (C0, DEL, C1) and the bidi overrides that can make text lie about its order.
