@@ -21,6 +21,8 @@ interface NodeStats {
   slowConsumers: number;
   limitRefusals: number;
   engineErrors: number;
+  engineReady: boolean;
+  engineReconnects: number;
   webhookFailures: number;
   bySubscribers: [string, number][];
   byRate: [string, number][];
@@ -84,18 +86,19 @@ function render(snapshot: Snapshot): void {
   const live = snapshot.nodes.filter((n): n is NodeStats => !('error' in n));
   const rows = snapshot.nodes.map((n) =>
     'error' in n
-      ? [esc(n.nodeId), `<span class="bad">${esc(n.error)}</span>`, '', '', '', '']
+      ? [esc(n.nodeId), `<span class="bad">${esc(n.error)}</span>`, '', '', '', '', '']
       : [
-          esc(n.nodeId) + (n.nodeId === snapshot.via ? ' (this one)' : ''),
+          esc(n.nodeId) + (n.nodeId === snapshot.via ? ' ★' : ''),
           fmt(n.sessions),
-          `${fmt(n.websockets)} ws · ${fmt(n.longPolls)} lp`,
+          `${fmt(n.websockets)} ws, ${fmt(n.longPolls)} lp`,
           mb(n.rss),
           mb(n.heapUsed),
-          `${n.lagMeanMs.toFixed(1)} / ${n.lagMaxMs.toFixed(1)} ms`,
+          `${n.lagMeanMs.toFixed(1)} / ${n.lagMaxMs.toFixed(0)}`,
+          n.engineReady ? '<span class="ok">ok</span>' : '<span class="bad">unavailable</span>',
         ],
   );
   const attrs = snapshot.nodes.map((n) => `data-node="${esc(n.nodeId)}"`);
-  table('nodes', ['node', 'sessions', 'transports', 'RSS', 'heap', 'lag mean / max'], rows, attrs);
+  table('nodes', ['node', 'sessions', 'transports', 'RSS', 'heap', 'lag ms', 'engine'], rows, attrs);
 
   const point = ratesOf(live);
   points.push(point);
@@ -120,6 +123,7 @@ function render(snapshot: Snapshot): void {
     ['slow consumers dropped', sum((n) => n.slowConsumers)],
     ['limit refusals', sum((n) => n.limitRefusals)],
     ['engine errors (Redis)', sum((n) => n.engineErrors)],
+    ['engine reconnects (Redis)', sum((n) => n.engineReconnects)],
     ['webhook failures', sum((n) => n.webhookFailures)],
   ];
   table(

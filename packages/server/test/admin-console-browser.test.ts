@@ -116,6 +116,14 @@ describe('the operator console in Chromium', () => {
     await page.click('button[type=submit]');
     await page.locator('#nodes tr[data-node]').nth(2).waitFor({ timeout: 15_000 });
     await page.locator('#status', { hasText: 'connected' }).waitFor();
+    // Each node reaches Redis.
+    await eventually(async () =>
+      expect(await page.locator('#nodes tr[data-node] td:last-child').allTextContents()).toEqual([
+        'ok',
+        'ok',
+        'ok',
+      ]),
+    );
 
     const load = startLoad(base);
     await eventually(async () => {

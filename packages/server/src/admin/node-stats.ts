@@ -35,6 +35,10 @@ export interface NodeStats {
   slowConsumers: number;
   limitRefusals: number;
   engineErrors: number;
+  /** Whether the engine can serve now (Redis reachable); always true in memory. */
+  engineReady: boolean;
+  /** Times the engine reconnected to Redis (0 in memory). */
+  engineReconnects: number;
   webhookFailures: number;
   /** Channels by local subscribers, most first. */
   bySubscribers: [string, number][];
@@ -125,6 +129,8 @@ export class NodeWatch {
         ? src.limits.publishRefused + src.limits.sessionsRefused + src.limits.handshakesRefused
         : 0,
       engineErrors: s.engineErrors,
+      engineReady: k.engine.ready(),
+      engineReconnects: (k.engine as { stats?: { reconnects?: number } }).stats?.reconnects ?? 0,
       webhookFailures: src?.webhooks ? src.webhooks.failed + src.webhooks.dropped : 0,
       bySubscribers: top(k.index.counts()),
       byRate,
