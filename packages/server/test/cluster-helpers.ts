@@ -9,6 +9,8 @@ import { afterAll, beforeAll, describe, it } from 'vitest';
 import { kernelOf } from '../src/bayou-app.js';
 import { type BayouServer, type CreateServerOptions, createServer, type RedisEngine } from '../src/index.js';
 import { ci, RedisServer, redisServerPath } from './redis-server.js';
+// One `eventually` for the server's tests: it retries while the check throws or returns false.
+export { eventually } from './interop-helpers.js';
 import { RoundRobinBalancer } from './round-robin-balancer.js';
 
 export const redisAvailable = redisServerPath() !== null;
@@ -134,19 +136,6 @@ export async function startCluster(
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Retries `check` until it returns without throwing; rethrows after `timeoutMs`. */
-export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 8000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-    }
-    await sleep(25);
-  }
-}
 
 export interface NumberedStream {
   /** Messages acknowledged so far: they carry `n` = 0 … sent − 1, in order. */
