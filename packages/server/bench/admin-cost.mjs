@@ -176,11 +176,11 @@ async function underLoad() {
   process.stdout.write(
     '| window | console | published/s | delivered/s | server CPU (of one core) |\n|---|---|---|---|---|\n',
   );
-  rows.forEach((r, i) =>
-    process.stdout.write(
-      `| ${i + 1} | ${r.open ? 'open' : 'closed'} | ${Math.round(r.published)} | ${Math.round(r.delivered)} | ${(r.cpu * 100).toFixed(1)}% |\n`,
-    ),
-  );
+  for (const [i, r] of rows.entries()) {
+    const cells = [i + 1, r.open ? 'open' : 'closed', Math.round(r.published), Math.round(r.delivered)];
+    process.stdout.write(`| ${cells.join(' | ')} | ${(r.cpu * 100).toFixed(1)}% |\n`);
+  }
+
   const mean = (open) => {
     const xs = rows.filter((r) => r.open === open).map((r) => r.cpu);
     return xs.reduce((a, b) => a + b, 0) / xs.length;
