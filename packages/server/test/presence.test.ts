@@ -96,6 +96,13 @@ describe.each(TRANSPORTS)('presence with real clients over %s', (transport: Tran
     expect(answer.members.map((m) => m.user).sort()).toEqual(['ada', 'bob']);
     expect(answer.members.find((m) => m.user === 'ada')).toEqual(adaJoin.member);
 
+    // Faye reads the list the Faye way: the answer of a /service publish comes on its subscription.
+    const answers = new Inbox<{ members?: Event['member'][] }>();
+    await within(Promise.resolve(bob.subscribe('/service/presence', answers.push as never)), 5000, 'faye');
+    await within(Promise.resolve(bob.publish('/service/presence', { channel: '/chat/room1' })), 5000, 'faye');
+    const fayeList = (await answers.waitFor(1))[0];
+    expect(fayeList?.members?.map((m) => m.user).sort()).toEqual(['ada', 'bob']);
+
     bobSub.cancel();
     expect((await events.waitFor(3))[2]).toEqual({ action: 'leave', member: bobJoin.member });
     // A session that ends leaves too: Faye's disconnect ends bob's session.
