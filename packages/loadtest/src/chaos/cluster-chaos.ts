@@ -94,6 +94,8 @@ export const QUIET_END_MS = 10_000;
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+const sumOf = (counts: ReadonlyMap<number, number>) => [...counts.values()].reduce((x, y) => x + y, 0);
+
 export function percentile(sorted: readonly number[], q: number): number {
   if (sorted.length === 0) return 0;
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] as number;
@@ -149,23 +151,24 @@ interface Cluster {
 async function stream(o: ClusterChaosOptions, c: Cluster, began: number): Promise<ClusterChaosResult> {
   const base = `http://127.0.0.1:${c.balancerPort}`;
   const ticks = new Map<number, { delivered: number; connected: number; accepted: number }>();
+  // Each worker's latest count stands until its next tick: a second's point sums them all.
+  const connectedNow = new Map<number, number>();
   let t0 = Date.now();
   const bucket = () => {
     const t = Math.floor((Date.now() - t0) / 1000);
     let b = ticks.get(t);
     if (b === undefined) {
-      b = { delivered: 0, connected: 0, accepted: 0 };
+      // A second that no worker ticked in (a publish acknowledged first) shows the last counts.
+      b = { delivered: 0, connected: sumOf(connectedNow), accepted: 0 };
       ticks.set(t, b);
     }
     return b;
   };
-  // Each worker's latest count stands until its next tick: a second's point sums them all.
-  const connectedNow = new Map<number, number>();
   c.workers.onTick = (w, delivered, connected) => {
     const b = bucket();
     b.delivered += delivered;
     connectedNow.set(w, connected);
-    b.connected = [...connectedNow.values()].reduce((x, y) => x + y, 0);
+    b.connected = sumOf(connectedNow);
   };
   await c.workers.start(`${base}/bayeux`, o.prefix, clientPlan(o));
 
