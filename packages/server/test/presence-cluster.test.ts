@@ -103,4 +103,30 @@ describe('presence on a 3-node Redis cluster', () => {
     });
     expect(listed?.members.map((m) => m.user)).toEqual(['late']);
   });
+
+  it('announces the members of a node taken for dead (a stall) left, then joined again when it is back', async () => {
+    cluster = await startCluster(redis(), 3, { auth: presenceAuth, trustClientSession: true });
+    const c = cluster;
+    const [n0, , n2] = c.nodes as [Cluster['nodes'][0], Cluster['nodes'][0], Cluster['nodes'][0]];
+    const watcher = client(`${n0.base}/bayeux`, 'w', 'websocket');
+    const f = follow(watcher, '/chat/stall');
+    await f.ready;
+    const staller = client(`${n2.base}/bayeux`, 'staller', 'websocket');
+    await staller.subscribe('/chat/stall', () => undefined).ready;
+    await eventually(() => expect(f.events.map((e) => e.action)).toEqual(['join']));
+    const stalled = n2.server.bayou.nodeId;
+    // As if node 2 had stalled past nodeTtlMs: its liveness is in the past when node 0's
+    // heartbeat runs (tried again should node 2's own heartbeat slip in between).
+    await eventually(async () => {
+      await n2.engine.commands().zadd(n2.engine.keys.nodes, 0, stalled);
+      await n0.engine.heartbeat();
+      expect(f.events.map((e) => e.action)).toContain('leave');
+    }, 5000);
+    // Node 2's next heartbeat finds itself gone: it writes its member again and says so.
+    await eventually(() => expect(f.events.map((e) => e.action)).toEqual(['join', 'leave', 'join']));
+    const listed = await watcher.request<{ members: { user: string }[] }>('/service/presence', {
+      channel: '/chat/stall',
+    });
+    expect(listed.members.map((m) => m.user)).toEqual(['staller']);
+  });
 });

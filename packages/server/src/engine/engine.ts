@@ -91,6 +91,11 @@ export interface EngineNode {
    * whose liveness sweep noticed), once per dead node, after they were removed.
    */
   membersLost?(lost: readonly LostMember[]): void;
+  /**
+   * This node was taken for dead by the others (a stall past the liveness bound: its
+   * members were reported lost) and is back: these, its members, were written again.
+   */
+  membersRestored?(members: readonly LostMember[]): void;
 }
 
 export interface Broker {

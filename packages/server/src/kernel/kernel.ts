@@ -323,6 +323,11 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
     this.presence.lost(lost);
   }
 
+  /** This node's members, written again after the cluster took it for dead: announced as joins. */
+  membersRestored(members: readonly LostMember[]): void {
+    this.presence.restored(members);
+  }
+
   /** Local subscribers of `channel`, plain and record. */
   subscriberCount(channel: string): number {
     return this.index.subscriberCount(channel) + this.records.subscriberCount(channel);

@@ -100,6 +100,12 @@ export class PresenceTracker {
     for (const { channel, member } of members) this.changed(channel, 'leave', member);
   }
 
+  /** This node's members, after the cluster had reported them left (see `membersRestored`). */
+  restored(members: readonly LostMember[]): void {
+    for (const { channel, member } of members)
+      if (this.local.get(channel)?.get(member.clientId) === member) this.changed(channel, 'join', member);
+  }
+
   /** The cluster-wide members of `channel`, as clients see them. */
   async members(channel: string): Promise<PresenceView[]> {
     return (await this.host.engine.presence.members(channel)).map(view);

@@ -49,6 +49,8 @@ export class RedisEngine implements Engine, RedisCore {
   private beating: Promise<Set<string>> | null = null;
   /** Until when nodes known before a reconnect count as alive without a fresh heartbeat. */
   private graceUntil = 0;
+  /** Whether this node's first heartbeat is done (its joining the live set is no return). */
+  private beaten = false;
 
   constructor(options: RedisEngineOptions = {}) {
     this.options = resolveRedisOptions(options);
@@ -175,13 +177,19 @@ export class RedisEngine implements Engine, RedisCore {
 
   private async beat(): Promise<Set<string>> {
     const args = [this.node().nodeId, this.options.nodeTtlMs];
-    const [ids, dead] = (await this.track(
+    const [ids, dead, added] = (await this.track(
       runScript(this.commands(), HEARTBEAT, [this.keys.nodes], args),
-    )) as [string[], string[]];
+    )) as [string[], string[], number];
     const live = new Set(ids);
     // The script removed these from the live set: no other node saw them go, so this one
     // reports their members left (once in the cluster).
     for (const id of dead) if (id !== this.self?.nodeId) void this.presence.reap(id).catch(() => undefined);
+    // Back in the live set after the others took this node for dead (a stall longer than
+    // nodeTtlMs): its members were reported left and removed; write them again and say so.
+    // Not after a Redis restart (the grace period), where nobody reported anything.
+    if (added === 1 && this.beaten && Date.now() >= this.graceUntil)
+      void this.revive().catch(() => undefined);
+    this.beaten = true;
     // Just after an outage the other nodes may not have sent their first heartbeat yet
     // (or Redis lost them all): do not take them for dead before they had the time to.
     if (Date.now() < this.graceUntil) for (const id of this.live) live.add(id);
@@ -211,6 +219,12 @@ export class RedisEngine implements Engine, RedisCore {
       }
       connected = true;
     });
+  }
+
+  /** This node was taken for dead and is alive again: its members join again. */
+  private async revive(): Promise<void> {
+    const members = await this.presence.rejoin();
+    if (members.length > 0) this.self?.membersRestored?.(members);
   }
 
   /** After Redis came back (maybe empty): be alive again and put back what this node holds. */

@@ -147,8 +147,25 @@ export class RedisPresence implements Presence {
     await e.track(Promise.all(done));
   }
 
+  /**
+   * @internal This node was taken for dead (its members reaped): writes everything again
+   * and returns its members, to be announced as joined again.
+   */
+  async rejoin(): Promise<LostMember[]> {
+    // Occupancy is left to its own reclaim, which looks at what the sweeper removed.
+    await this.engine.track(Promise.all(this.rewrite()));
+    return [...this.joined].flatMap(([channel, byClient]) =>
+      [...byClient.values()].map((member) => ({ channel, member })),
+    );
+  }
+
   /** @internal Writes this node's counts and members again (Redis may have lost them). */
   async restore(): Promise<void> {
+    await this.engine.track(Promise.all([...this.rewrite(), ...this.occupancy.restore()]));
+  }
+
+  /** The writes that put this node's counts, members and member index back. */
+  private rewrite(): Promise<unknown>[] {
     const e = this.engine;
     const cmd = e.commands();
     const nodeId = e.node().nodeId;
@@ -163,8 +180,7 @@ export class RedisPresence implements Presence {
       ]);
       done.push(cmd.hset(e.keys.nodePresence(nodeId), ...indexed));
     }
-    done.push(...this.occupancy.restore());
-    await e.track(Promise.all(done));
+    return done;
   }
 
   private async sum(key: string, hash: Record<string, string>): Promise<number> {

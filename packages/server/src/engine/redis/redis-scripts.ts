@@ -101,14 +101,16 @@ return {read_top(), epoch}`);
 
 /**
  * Heartbeat and live-node list. KEYS: nodes. ARGV: nodeId ('' only to read), ttlMs.
- * Drops expired nodes; returns `{ live, dropped }`: the live ones, and those this call
- * dropped (only one caller ever gets a given dead node).
+ * Drops expired nodes; returns `{ live, dropped, added }`: the live ones, those this call
+ * dropped (only one caller ever gets a given dead node), and 1 when the calling node was
+ * not in the set (its first beat, or the others took it for dead meanwhile).
  */
 export const HEARTBEAT = script(`${NOW}
-if ARGV[1] ~= '' then redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1]) end
+local added = 0
+if ARGV[1] ~= '' then added = redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1]) end
 local dead = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)
 if #dead > 0 then redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now) end
-return {redis.call('ZRANGE', KEYS[1], 0, -1), dead}`);
+return {redis.call('ZRANGE', KEYS[1], 0, -1), dead, added}`);
 
 /** Take a lease. KEYS: lease, nodes. ARGV: nodeId, ttlMs. A dead holder's lease is free. */
 export const ACQUIRE = script(`local holder = redis.call('GET', KEYS[1])
