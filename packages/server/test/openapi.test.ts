@@ -48,7 +48,12 @@ function documented(): string[] {
 
 describe('the OpenAPI document', () => {
   it('lists every route the server registers, and nothing it does not', async () => {
-    const config = { port: 0, apiKey: 'k'.repeat(16), logLevel: 'silent' } as BayouConfig;
+    const config = {
+      port: 0,
+      apiKey: 'k'.repeat(16),
+      logLevel: 'silent',
+      admin: { enabled: true, password: 'p'.repeat(12) },
+    } as BayouConfig;
     const built = await buildServer(config, false);
     try {
       await built.server.app.ready();
