@@ -228,6 +228,12 @@ describe('the console on a server with tokens and channel rules', () => {
     await expect(admin.subscribe('/secret/x', () => undefined).ready).rejects.toThrow(/403/);
     await admin.request('/service/bayou/admin/publish', { channel: '/chat/room', data: { text: 'ops' } });
     await eventually(() => expect(received).toEqual([{ text: 'ops' }]));
+    // Every session of a user (a token's sub) ends.
+    await expect(admin.request('/service/bayou/admin/disconnect', { user: 'ada' })).resolves.toEqual({
+      disconnected: 1,
+    });
+    await eventually(() => expect(user.state).toBe('disconnected'));
+    expect(admin.state).toBe('connected');
   });
 });
 
