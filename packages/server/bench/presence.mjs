@@ -80,7 +80,10 @@ async function startRedis() {
   return {
     url: `redis://127.0.0.1:${port}`,
     client,
-    stop: () => (client.disconnect(), proc.kill('SIGTERM')),
+    stop: () => {
+      client.disconnect();
+      proc.kill('SIGTERM');
+    },
   };
 }
 

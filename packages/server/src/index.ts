@@ -36,6 +36,7 @@ export type {
   History,
   HistoryPolicy,
   Leases,
+  LostMember,
   MaybePromise,
   Presence,
   PresenceMember,
@@ -57,8 +58,9 @@ export {
 } from './errors.js';
 export { type BayouPluginOptions, bayou, bayou as default } from './http/plugin.js';
 export { keyMatches, type PublishApiOptions, publishApi } from './http/publish-api.js';
-export { SERVER_API_ROUTES, type ServerApiOptions, serverApi } from './http/server-api.js';
+export { type ServerApiOptions, serverApi } from './http/server-api.js';
 export type { BayouEvents, ServiceContext, ServiceHandler } from './kernel/events.js';
+export type { PresenceView } from './kernel/presence-tracker.js';
 export {
   defaultLimits,
   Limiter,

@@ -33,16 +33,6 @@ export interface ServerApiOptions {
   maxChannels?: number;
 }
 
-/** The routes this module adds, for the OpenAPI document's test. */
-export const SERVER_API_ROUTES = [
-  'GET /api/presence',
-  'GET /api/history',
-  'GET /api/channels',
-  'POST /api/disconnect',
-  'POST /api/unsubscribe',
-  'GET /api/info',
-] as const;
-
 class BadInput extends Error {
   readonly statusCode = 400;
 }
