@@ -390,7 +390,7 @@ try {
 } catch {}
 const out = [];
 out.push(
-  `### Cluster bench (Node ${process.version}, ${cpus().length} CPUs, repository at ${commit}, ${Math.round((Date.now() - started) / 1000)} s, medians of ${flags.rounds} rounds)`,
+  `### Cluster bench (Node ${process.version}, ${cpus().length} CPUs, repository at ${commit}, ${Math.round((Date.now() - started) / 1000)} s, medians of ${parts.has('lp') ? flags.rounds : flags.enginesRounds} rounds)`,
 );
 if (engines !== null) {
   out.push('');
