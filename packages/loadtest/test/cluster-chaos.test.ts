@@ -5,11 +5,20 @@
  * stream per room through /api/publish for 34 s, a node SIGKILLed and restarted every
  * 8 s and Redis restarted once. Every acknowledged message reaches every client of its
  * room exactly once, with no `gap`, and every client of a dead node receives again.
- * Under CI a missing redis-server fails the run (ChaosRedis.start throws).
+ * The same scenario runs against a cluster it did not start (`--target`), while the test
+ * kills one of its nodes. Under CI a missing redis-server fails the run (ChaosRedis.start throws).
  */
 import { describe, expect, it } from 'vitest';
+import { startBalancer } from '../src/chaos/cluster-balancer.js';
 import { runClusterChaos } from '../src/chaos/cluster-chaos.js';
-import { redisServerPath } from '../src/chaos/cluster-processes.js';
+import {
+  ChaosNode,
+  ChaosRedis,
+  freePort,
+  randomKey,
+  redisServerPath,
+  stopAll,
+} from '../src/chaos/cluster-processes.js';
 
 const ci = process.env.CI === 'true' || process.env.CI === '1';
 
@@ -31,6 +40,8 @@ describe.runIf(redisServerPath() !== null || ci)('cluster chaos, bounded', () =>
       seed: 3,
       prefix: '/chaos/',
       logDir: '',
+      target: '',
+      apiKey: '',
     });
     expect(result.nodeRestarts).toBe(3);
     expect(result.redisRestarts).toBe(1);
@@ -47,5 +58,58 @@ describe.runIf(redisServerPath() !== null || ci)('cluster chaos, bounded', () =>
       unrecovered: result.recovery.unrecovered,
       losses: result.losses,
     }).toEqual({ lost: 0, duplicated: 0, gaps: 0, stranded: 0, unrecovered: 0, losses: [] });
+  }, 90_000);
+
+  it('runs against a cluster it did not start (--target): the test kills a node, the run counts', async () => {
+    const redis = await ChaosRedis.start();
+    const apiKey = randomKey();
+    const settings = { redisUrl: redis.url, prefix: `given${process.pid}:`, apiKey, logDir: '' };
+    try {
+      const nodes = [
+        new ChaosNode('a', await freePort(), settings),
+        new ChaosNode('b', await freePort(), settings),
+      ];
+      await Promise.all(nodes.map((n) => n.start()));
+      const balancer = await startBalancer(nodes.map((n) => n.port));
+      const run = runClusterChaos({
+        nodes: 0,
+        clients: 40,
+        transport: 'mixed',
+        rooms: 4,
+        roomsPerClient: 1,
+        rate: 20,
+        duration: 16_000,
+        killEvery: 0,
+        restart: 'kill',
+        redisRestartAt: 0,
+        drainMs: 20_000,
+        workers: 1,
+        seed: 5,
+        prefix: '/given/',
+        logDir: '',
+        target: `http://127.0.0.1:${balancer}/bayeux`,
+        apiKey,
+      });
+      // The operator's chaos: node a dies some seconds into the stream (after the clients connected).
+      await new Promise((r) => setTimeout(r, 10_000));
+      await (nodes[0] as ChaosNode).stop('SIGKILL');
+      const result = await run;
+      expect(result.nodeRestarts).toBe(0);
+      expect(result.recovery.count).toBeGreaterThan(0); // a new session after the kill
+      expect({
+        lost: result.lost,
+        duplicated: result.duplicated,
+        gaps: result.gaps,
+        stranded: result.stranded,
+      }).toEqual({
+        lost: 0,
+        duplicated: 0,
+        gaps: 0,
+        stranded: 0,
+      });
+    } finally {
+      stopAll();
+      await redis.stop();
+    }
   }, 90_000);
 });

@@ -52,11 +52,31 @@ describe('bayou-loadtest chaos options', () => {
       seed: 1,
       prefix: '/chaos/',
       logDir: '',
+      target: '',
+      apiKey: '',
     });
     expect(parseChaosArgs(['--cluster', '3', '--restart', 'rolling', '--rooms', '4']).options).toMatchObject({
       restart: 'rolling',
       rooms: 4,
     });
+  });
+
+  it('runs against a given cluster with --target and --api-key, restarting nothing', () => {
+    const parsed = parseChaosArgs(['--target', 'http://127.0.0.1:8080/bayeux', '--api-key', 'k'.repeat(16)]);
+    expect(parsed.mode).toBe('cluster');
+    expect(parsed.options).toMatchObject({
+      target: 'http://127.0.0.1:8080/bayeux',
+      nodes: 0,
+      killEvery: 0,
+      redisRestartAt: 0,
+    });
+    expect(() => parseChaosArgs(['--target', 'http://127.0.0.1:8080/bayeux'])).toThrow(/needs --api-key/);
+    expect(() =>
+      parseChaosArgs(['--target', 'http://x/bayeux', '--api-key', 'k', '--kill-every', '5s']),
+    ).toThrow(/--kill-every cannot apply/);
+    expect(() => parseChaosArgs(['--target', 'redis://x', '--api-key', 'k'])).toThrow(
+      /http\(s\) Bayeux endpoint/,
+    );
   });
 
   it('refuses flags of the other mode, a bad restart mode and a one-node cluster, saying what to do', () => {

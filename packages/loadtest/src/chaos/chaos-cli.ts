@@ -37,6 +37,22 @@ const FLAGS: readonly Flag[] = [
     help: 'start a cluster of N `bayou start --redis` nodes, a redis-server and a round-robin balancer, all on loopback, and run against it (0: run against --url)',
   },
   {
+    key: 'target',
+    flag: 'target',
+    kind: 'string',
+    default: '',
+    mode: 'cluster',
+    help: "a running cluster's Bayeux endpoint (its balancer) to run the cluster scenario against instead of starting one; the run restarts nothing, you do",
+  },
+  {
+    key: 'apiKey',
+    flag: 'api-key',
+    kind: 'string',
+    default: '',
+    mode: 'cluster',
+    help: "with --target: the key of the servers' POST /api/publish (--api-key of bayou start)",
+  },
+  {
     key: 'url',
     flag: 'url',
     kind: 'string',
@@ -261,9 +277,25 @@ function convert(f: Flag, raw: string): string | number {
   return n;
 }
 
+/** `--target`: a cluster the run did not start, so it starts and restarts nothing. */
+function targetChecks(given: ReadonlyMap<string, string>, options: Record<string, unknown>): void {
+  const own = ['cluster', 'kill-every', 'restart', 'redis-restart-at', 'logs'].filter((f) => given.has(f));
+  if (own.length > 0)
+    throw new Error(
+      `--target runs against a cluster you run: ${own.map((f) => `--${f}`).join(', ')} cannot apply`,
+    );
+  if (!/^https?:\/\//.test(options.target as string))
+    throw new Error(`--target must be an http(s) Bayeux endpoint, got "${String(options.target)}"`);
+  if (options.apiKey === '')
+    throw new Error("--target needs --api-key: the key of the servers' /api/publish");
+  options.nodes = 0;
+  options.killEvery = 0;
+  options.redisRestartAt = 0;
+}
+
 export function parseChaosArgs(argv: readonly string[]): ParsedChaos {
   const given = readArgs(argv);
-  const cluster = Number(given.get('cluster') ?? 0) > 0;
+  const cluster = Number(given.get('cluster') ?? 0) > 0 || given.has('target');
   const options: Record<string, unknown> = {};
   for (const f of FLAGS) {
     const raw = given.get(f.flag);
@@ -281,7 +313,8 @@ export function parseChaosArgs(argv: readonly string[]): ParsedChaos {
     throw new Error(`--transport must be ${transports.join(' or ')}, got "${String(options.transport)}"`);
   if (cluster && options.restart !== 'kill' && options.restart !== 'rolling')
     throw new Error(`--restart must be kill or rolling, got "${String(options.restart)}"`);
-  if (cluster && ((options.nodes as number) < 2 || !Number.isInteger(options.nodes)))
+  if (given.has('target')) targetChecks(given, options);
+  else if (cluster && ((options.nodes as number) < 2 || !Number.isInteger(options.nodes)))
     throw new Error('--cluster needs a whole number of nodes, at least 2');
   const { json, html, nodes, ...rest } = options;
   if (cluster) {
@@ -293,7 +326,16 @@ export function parseChaosArgs(argv: readonly string[]): ParsedChaos {
       html: html as string,
     };
   }
-  const { killEvery: _k, restart: _r, redisRestartAt: _a, workers: _w, logDir: _l, ...own } = rest;
+  const {
+    killEvery: _k,
+    restart: _r,
+    redisRestartAt: _a,
+    workers: _w,
+    logDir: _l,
+    target: _t,
+    apiKey: _p,
+    ...own
+  } = rest;
   return { mode: 'connections', options: own as unknown as ChaosOptions, json: json as string, html: '' };
 }
 

@@ -40,6 +40,13 @@ export interface ClusterChaosOptions {
   prefix: string;
   /** Directory where each node's output goes (`node0.log`, …); '' keeps none. */
   logDir: string;
+  /**
+   * A running cluster's Bayeux endpoint (its balancer) to run against instead of starting
+   * one; nothing is restarted by the run then. '' starts the cluster.
+   */
+  target: string;
+  /** With `target`: the key of the servers' `/api/publish`. */
+  apiKey: string;
 }
 
 /** Times to receive again after a node went down, ms. */
@@ -118,6 +125,17 @@ export async function runClusterChaos(o: ClusterChaosOptions): Promise<ClusterCh
   };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
+  if (o.target !== '') {
+    try {
+      const workers = new ClientWorkers(Math.max(1, Math.min(o.workers, o.clients)));
+      const given = { redis: null, nodes: [], bayeux: o.target, apiKey: o.apiKey, workers };
+      return await stream({ ...o, killEvery: 0, redisRestartAt: 0 }, given, began);
+    } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      stopAll();
+    }
+  }
   const redis = await ChaosRedis.start();
   try {
     const settings = {
@@ -131,7 +149,8 @@ export async function runClusterChaos(o: ClusterChaosOptions): Promise<ClusterCh
     await Promise.all(nodes.map((n) => n.start()));
     const balancer = await startBalancer(nodes.map((n) => n.port));
     const workers = new ClientWorkers(Math.max(1, Math.min(o.workers, o.clients)));
-    return await stream(o, { redis, nodes, balancerPort: balancer, workers, apiKey: settings.apiKey }, began);
+    const bayeux = `http://127.0.0.1:${balancer}/bayeux`;
+    return await stream(o, { redis, nodes, bayeux, workers, apiKey: settings.apiKey }, began);
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
@@ -141,15 +160,17 @@ export async function runClusterChaos(o: ClusterChaosOptions): Promise<ClusterCh
 }
 
 interface Cluster {
-  redis: ChaosRedis;
+  /** null: a cluster the run did not start. */
+  redis: ChaosRedis | null;
   nodes: ChaosNode[];
-  balancerPort: number;
+  /** The balancer's Bayeux endpoint; `/api/publish` is on its origin. */
+  bayeux: string;
   workers: ClientWorkers;
   apiKey: string;
 }
 
 async function stream(o: ClusterChaosOptions, c: Cluster, began: number): Promise<ClusterChaosResult> {
-  const base = `http://127.0.0.1:${c.balancerPort}`;
+  const base = new URL(c.bayeux).origin;
   const ticks = new Map<number, { delivered: number; connected: number; accepted: number }>();
   // Each worker's latest count stands until its next tick: a second's point sums them all.
   const connectedNow = new Map<number, number>();
@@ -170,7 +191,8 @@ async function stream(o: ClusterChaosOptions, c: Cluster, began: number): Promis
     connectedNow.set(w, connected);
     b.connected = sumOf(connectedNow);
   };
-  await c.workers.start(`${base}/bayeux`, o.prefix, clientPlan(o));
+  // Against a given cluster the run sends no node-down notices: a client's new session marks its loss.
+  await c.workers.start(c.bayeux, o.prefix, clientPlan(o), c.nodes.length === 0);
 
   t0 = Date.now();
   const end = t0 + o.duration;
@@ -194,8 +216,8 @@ async function stream(o: ClusterChaosOptions, c: Cluster, began: number): Promis
   const events: ChaosEvent[] = [];
   const [, , restarts] = await Promise.all([
     Promise.all(Array.from({ length: o.rooms }, (_, room) => publishRoom(room))),
-    o.redisRestartAt > 0 && o.redisRestartAt < o.duration
-      ? restartRedis(c, t0 + o.redisRestartAt, t0, events)
+    c.redis !== null && o.redisRestartAt > 0 && o.redisRestartAt < o.duration
+      ? restartRedis(c.redis, t0 + o.redisRestartAt, t0, events)
       : null,
     restartNodes(o, c, t0, end, events),
   ]);
@@ -245,7 +267,7 @@ async function restartNodes(
   end: number,
   events: ChaosEvent[],
 ): Promise<number> {
-  if (o.killEvery <= 0) return 0;
+  if (o.killEvery <= 0 || c.nodes.length === 0) return 0;
   let count = 0;
   for (let due = t0 + o.killEvery; due <= end - QUIET_END_MS; due += o.killEvery) {
     await sleep(due - Date.now());
@@ -262,10 +284,10 @@ async function restartNodes(
   return count;
 }
 
-async function restartRedis(c: Cluster, due: number, t0: number, events: ChaosEvent[]): Promise<void> {
+async function restartRedis(redis: ChaosRedis, due: number, t0: number, events: ChaosEvent[]): Promise<void> {
   await sleep(due - Date.now());
   const at = Date.now();
-  await c.redis.restart();
+  await redis.restart();
   events.push({ t: (at - t0) / 1000, kind: 'redis restart', node: 'redis', downMs: Date.now() - at });
 }
 

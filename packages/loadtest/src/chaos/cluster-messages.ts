@@ -62,7 +62,14 @@ export interface WorkerResult {
 }
 
 export type ToWorker =
-  | { type: 'start'; url: string; prefix: string; clients: WorkerClient[] }
+  | {
+      type: 'start';
+      url: string;
+      prefix: string;
+      clients: WorkerClient[];
+      /** No node-down notices will come: a new session after the first marks the client down since its last message. */
+      sessionLoss: boolean;
+    }
   | { type: 'node-down'; nodeId: string; at: number }
   /** Publishing is over: these seqs per room were acknowledged; say `complete` once every client has them. */
   | { type: 'expect'; accepted: number[][] }

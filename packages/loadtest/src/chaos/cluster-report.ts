@@ -21,7 +21,9 @@ function transports(o: ClusterChaosOptions): string {
 export function formatClusterChaos(o: ClusterChaosOptions, r: ClusterChaosResult): string {
   const how = o.restart === 'rolling' ? 'SIGTERM, in turn' : 'SIGKILL then restart';
   const lines = [
-    `cluster chaos: ${o.nodes} bayou nodes on one Redis behind a round-robin balancer (no affinity)`,
+    o.target === ''
+      ? `cluster chaos: ${o.nodes} bayou nodes on one Redis behind a round-robin balancer (no affinity)`
+      : `cluster chaos against ${o.target} (restarts are yours; a client's new session counts as its node going down)`,
     `  ${n(o.clients)} @bayou/client clients (${transports(o)}), ${o.rooms} rooms, ${o.roomsPerClient} per client`,
     `  a numbered stream per room through /api/publish, ${o.rate} msg/s in all for ${o.duration / 1000} s`,
     `  node restarts ${r.nodeRestarts} (${how}, every ${o.killEvery / 1000} s), Redis restarts ${r.redisRestarts}`,

@@ -38,6 +38,8 @@ class Watched {
   readonly clientIds: string[] = [];
   gaps = 0;
   lastSubscribeReply = '';
+  /** Date.now() of its last message in any room. */
+  lastAny = 0;
   readonly subs = new Map<number, Subscription>();
   /** room → Date.now() of its last message. */
   readonly lastAt = new Map<number, number>();
@@ -65,8 +67,13 @@ class Watched {
     });
     this.client.use({
       incoming: (message) => {
-        if (message.channel === '/meta/handshake' && message.successful === true)
+        if (message.channel === '/meta/handshake' && message.successful === true) {
+          const previous = this.clientIds.at(-1);
           this.clientIds.push(String(message.clientId));
+          // Against a cluster the run did not start, a new session is how a lost node shows.
+          if (sessionLoss && previous !== undefined && this.down === null)
+            this.down = { at: this.lastAny || Date.now(), clientId: previous };
+        }
         if (message.channel?.startsWith('/meta/') && message.channel !== '/meta/connect')
           this.note(
             `${message.channel.slice(6)} ${message.successful === true ? 'ok' : String(message.error)}`,
@@ -88,6 +95,7 @@ class Watched {
     }
     seen.set(seq, (seen.get(seq) ?? 0) + 1);
     this.lastAt.set(room, Date.now());
+    this.lastAny = Date.now();
     delivered++;
     const id = this.client.clientId;
     if (this.down !== null && id !== null && id !== this.down.clientId) {
@@ -109,6 +117,7 @@ class Watched {
 }
 
 let watched: Watched[] = [];
+let sessionLoss = false;
 let delivered = 0;
 const recoveries: number[] = [];
 const recoveriesLongPolling: number[] = [];
@@ -244,9 +253,10 @@ async function finish(): Promise<void> {
 }
 
 process.on('message', (m: ToWorker) => {
-  if (m.type === 'start')
+  if (m.type === 'start') {
+    sessionLoss = m.sessionLoss;
     start(m.url, m.prefix, m.clients).catch((err: Error) => post({ type: 'failed', message: err.message }));
-  else if (m.type === 'node-down') nodeDown(m.nodeId, m.at);
+  } else if (m.type === 'node-down') nodeDown(m.nodeId, m.at);
   else if (m.type === 'expect') expected = m.accepted;
   else if (m.type === 'finish') void finish();
 });

@@ -39,12 +39,17 @@ export class ClientWorkers {
   }
 
   /** Starts every worker's share of `clients` and resolves once all are subscribed. */
-  async start(url: string, prefix: string, clients: readonly WorkerClient[]): Promise<void> {
+  async start(
+    url: string,
+    prefix: string,
+    clients: readonly WorkerClient[],
+    sessionLoss: boolean,
+  ): Promise<void> {
     const n = this.children.length;
     const ready = this.wait('ready');
     this.children.forEach((child, w) => {
       const share = clients.filter((_, i) => i % n === w);
-      child.send({ type: 'start', url, prefix, clients: share } satisfies ToWorker);
+      child.send({ type: 'start', url, prefix, clients: share, sessionLoss } satisfies ToWorker);
     });
     await ready;
   }
