@@ -9,9 +9,10 @@ import { afterAll, beforeAll, describe, it } from 'vitest';
 import { kernelOf } from '../src/bayou-app.js';
 import { type BayouServer, type CreateServerOptions, createServer, type RedisEngine } from '../src/index.js';
 import { ci, RedisServer, redisServerPath } from './redis-server.js';
+import { RoundRobinBalancer } from './round-robin-balancer.js';
+
 // One `eventually` for the server's tests: it retries while the check throws or returns false.
 export { eventually } from './interop-helpers.js';
-import { RoundRobinBalancer } from './round-robin-balancer.js';
 
 export const redisAvailable = redisServerPath() !== null;
 
