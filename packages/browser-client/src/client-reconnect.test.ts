@@ -163,6 +163,40 @@ describe('reconnecting', () => {
     },
   );
 
+  it('sends again, alone, a long-poll request answered 502 (a balancer whose next node is dead), keeping the connection', async () => {
+    let failNext = 2; // the next two requests without a connect: a subscribe, then a publish
+    const fetch = server.fetch;
+    const balanced = ((url: string, init: { body: string }) => {
+      if (
+        failNext > 0 &&
+        !init.body.includes('"/meta/connect"') &&
+        !init.body.includes('"/meta/handshake"')
+      ) {
+        failNext--;
+        return Promise.resolve({ ok: false, status: 502, text: async () => 'bad gateway' });
+      }
+      return fetch(url, init as never);
+    }) as typeof fetch;
+    const c = client({ transports: [longPolling], fetch: balanced });
+    const { states } = track(c);
+    await Promise.all([c.connect(), tick(50)]);
+    const got: unknown[] = [];
+    const sub = c.subscribe('/news', (m) => got.push(m.data));
+    await tick(20);
+    expect(sub.status).toBe('pending');
+    await tick(3000);
+    expect(sub.status).toBe('live');
+    const published = c.publish('/news', 'once');
+    await tick(3000);
+    await published;
+    expect({ got, failNext, states, handshakes: server.count('/meta/handshake') }).toEqual({
+      got: ['once'],
+      failNext: 0,
+      states: ['connecting', 'connected'],
+      handshakes: 1,
+    });
+  });
+
   it('sends a subscribe answered 503 (the engine away) again after a backoff, and it goes live', async () => {
     const c = client();
     await Promise.all([c.connect(), tick(50)]);

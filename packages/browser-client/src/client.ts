@@ -85,6 +85,8 @@ export class BayouClient {
         this.dispatcher.receive(messages);
       },
       onFailure: (transport, error) => this.connection.transportFailed(transport, error),
+      onRequestFailure: (transport, messages, error) =>
+        this.connection.requestFailed(transport, messages, error),
     };
     const ack = new AckExtension(this.options.ack, this.options.ackFrames);
     this.dispatcher.extensions.push(ack);
@@ -305,7 +307,11 @@ export class BayouClient {
         this.setStatus(entry, 'failed');
         this.events.emit('error', error);
       },
-      onFail: () => this.subscriptions.retry(entry),
+      onFail: (_error, retry) => {
+        this.subscriptions.retry(entry);
+        // Its request failed alone, the connection is up: send it again now (the delay is past).
+        if (retry && this.connection.sendable && this.lastSubscribe.get(entry) === item) this.resume(false);
+      },
     };
     this.lastSubscribe.set(entry, item);
     return item;

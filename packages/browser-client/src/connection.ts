@@ -46,6 +46,8 @@ export class Connection {
   private readonly context: TransportContext;
   private readonly reconnectBackoff: Backoff;
   private readonly probeBackoff: Backoff;
+  /** Delays before the messages of a request that failed alone are sent again. */
+  private readonly resendBackoff: Backoff;
   /** Bumped on every reconnect and stop; stale continuations compare and bail out. */
   private epoch = 0;
   private clientId: string | null = null;
@@ -88,6 +90,7 @@ export class Connection {
     this.selector = new TransportSelector(options.transports);
     this.reconnectBackoff = new Backoff(options.minReconnectDelay, options.maxReconnectDelay);
     this.probeBackoff = new Backoff(options.minProbeDelay, options.maxProbeDelay);
+    this.resendBackoff = new Backoff(options.minReconnectDelay, options.maxReconnectDelay);
     this.tokens = new TokenRefresh(options.token, options.tokenRefreshMargin, () => this.renewForToken());
   }
 
@@ -146,6 +149,22 @@ export class Connection {
       transport.close();
       this.dispatcher.fail(transport, error, true);
     }
+  }
+
+  /**
+   * One request without a connect failed on `transport` (a long-poll answered 502 by a
+   * balancer whose next node is dead). The session's connect is held on another request
+   * and may well be fine: giving it up would re-handshake or reconnect, and resend the
+   * failed message in the same place of the same request sequence, which a round-robin
+   * balancer would send to the same dead node every time. Instead the messages alone go
+   * again after a backoff delay; a connect that fails still ends the connection.
+   */
+  requestFailed(transport: Transport, messages: Message[], error: BayouError): void {
+    if (transport !== this.active || this.machine.state !== 'connected') {
+      this.transportFailed(transport, error);
+      return;
+    }
+    this.dispatcher.failLater(messages, error, this.resendBackoff.next());
   }
 
   /** The active transport received a frame: the link is alive. */
@@ -288,6 +307,7 @@ export class Connection {
   private activate(transport: Transport, newSession: boolean): void {
     this.setActive(transport);
     this.reconnectBackoff.reset();
+    this.resendBackoff.reset();
     this.machine.set('connected');
     this.hooks.onConnected(newSession);
     this.tokens.start();

@@ -54,6 +54,11 @@ export class Dispatcher {
     string,
     { item: Outgoing; ack: Message; timer: ReturnType<typeof setTimeout> }
   >();
+  /** Messages whose request failed alone, waiting out a delay before they are failed for resending. */
+  private readonly deferred = new Map<
+    Outgoing,
+    { transport: Transport; timer: ReturnType<typeof setTimeout> }
+  >();
   private readonly answerTimeout: number;
   private readonly hooks: DispatcherHooks;
   private readonly limits: FrameLimits;
@@ -155,9 +160,33 @@ export class Dispatcher {
     }
   }
 
+  /**
+   * The request carrying `messages` failed alone: after `delay` ms their senders are told
+   * (`onFail(error, true)`) and send them again. A `fail` before then tells them at once.
+   */
+  failLater(messages: Message[], error: BayouError, delay: number): void {
+    for (const message of messages) {
+      const id = message.id;
+      const entry = id === undefined ? undefined : this.pending.get(id);
+      if (id === undefined || entry === undefined) continue;
+      this.settle(id, entry);
+      const timer = setTimeout(() => {
+        this.deferred.delete(entry.item);
+        entry.item.onFail(error, true);
+      }, delay);
+      this.deferred.set(entry.item, { transport: entry.transport, timer });
+    }
+  }
+
   /** Fails every message waiting on `transport`, or on any transport when none is given. */
   fail(transport: Transport | null, error: BayouError, retry: boolean): void {
     const failed: Outgoing[] = [];
+    for (const [item, later] of this.deferred) {
+      if (transport !== null && later.transport !== transport) continue;
+      clearTimeout(later.timer);
+      this.deferred.delete(item);
+      failed.push(item);
+    }
     for (const [id, entry] of this.pending) {
       if (transport !== null && entry.transport !== transport) continue;
       this.settle(id, entry);

@@ -3,6 +3,7 @@
  * JSON array. `credentials: 'include'` sends the server's `BAYEUX_BROWSER` cookie so one
  * browser shares one long-poll across its tabs.
  */
+import { META_CONNECT, META_HANDSHAKE } from '@bayou/protocol';
 import { BayouError, ErrorCodes } from '../errors.js';
 import type { Message } from '../types.js';
 import {
@@ -15,6 +16,10 @@ import {
 
 function failure(message: string): BayouError {
   return new BayouError(ErrorCodes.TRANSPORT, `long-polling: ${message}`);
+}
+
+function carriesSession(message: Message): boolean {
+  return message.channel === META_CONNECT || message.channel === META_HANDSHAKE;
 }
 
 class LongPollingTransport implements Transport {
@@ -70,7 +75,10 @@ class LongPollingTransport implements Transport {
         },
         (err: unknown) => {
           if (this.finish(controller)) return;
-          this.context.onFailure(this, err instanceof BayouError ? err : failure(String(err)));
+          const error = err instanceof BayouError ? err : failure(String(err));
+          // A connect or handshake tests the link itself; any other request failed alone.
+          if (messages.some(carriesSession)) this.context.onFailure(this, error);
+          else this.context.onRequestFailure(this, messages, error);
         },
       )
       .finally(() => {

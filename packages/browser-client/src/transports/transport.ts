@@ -17,6 +17,12 @@ export interface TransportContext {
   onMessages(messages: Message[], transport: Transport): void;
   /** The transport can carry nothing more (closed, request failed, bad payload). */
   onFailure(transport: Transport, error: BayouError): void;
+  /**
+   * One request that carried no `/meta/connect` or `/meta/handshake` failed (long-polling:
+   * each request is independent, e.g. a balancer's 502 for a dead node). Its messages are
+   * sent again; the session's connect, held on another request, is not given up.
+   */
+  onRequestFailure(transport: Transport, messages: Message[], error: BayouError): void;
 }
 
 export interface Transport {
