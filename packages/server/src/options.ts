@@ -118,6 +118,14 @@ export interface BayouOptions {
    * Default: 90% of the process's open-file limit (`ulimit -n`) where it can be read, else `10000`.
    */
   maxConnections?: number;
+  /**
+   * Open connections accepted from one peer address (the TCP peer: behind a balancer, the
+   * balancer); past it a new connection from that address is closed at once, before any
+   * HTTP parsing, the cheapest refusal there is. `0` = no cap. Default `0`: behind a
+   * balancer every client shares its address, so set it only where clients connect
+   * directly (or above the balancer's connection count).
+   */
+  maxConnectionsPerIp?: number;
   /** Most bytes buffered on one WebSocket before its session is dropped as slow. Default `8388608`. */
   maxBufferedBytes?: number;
   /** Decides each handshake. Default: accept all. */
@@ -232,6 +240,7 @@ export const defaultOptions: ResolvedOptions = Object.freeze({
   maxQueuedBytes: 8 * 1024 * 1024,
   handshakeTimeout: 10_000,
   maxConnections: defaultMaxConnections(),
+  maxConnectionsPerIp: 0,
   maxBufferedBytes: 8 * 1024 * 1024,
   records: [] as ResolvedRecordPattern[],
   providerLinger: 5_000,
@@ -264,6 +273,7 @@ const numeric = [
   'maxQueuedBytes',
   'handshakeTimeout',
   'maxConnections',
+  'maxConnectionsPerIp',
   'maxBufferedBytes',
   'providerLinger',
   'providerLease',

@@ -84,6 +84,13 @@ export const LIMIT_FLAGS: readonly FlagSpec[] = [
     `${defaultOptions.maxConnections} (90% of ulimit -n here, else 10000)`,
   ),
   intFlag(
+    'max-connections-per-ip',
+    'maxConnectionsPerIp',
+    '<n>',
+    'open connections accepted from one peer address; past it a new one is closed at once (0 = no cap; behind a balancer the peer is the balancer)',
+    defaultOptions.maxConnectionsPerIp,
+  ),
+  intFlag(
     'max-queued-messages',
     'maxQueuedMessages',
     '<n>',

@@ -22,13 +22,16 @@ export const RETRY_AFTER_SECONDS = 5;
 
 const GUARD = Symbol('bayou.guard');
 const REFUSED = Symbol('bayou.refused');
-type Guarded = Socket & { [GUARD]?: ConnectionGuard; [REFUSED]?: true };
+const PEER = Symbol('bayou.peer');
+type Guarded = Socket & { [GUARD]?: ConnectionGuard; [REFUSED]?: true; [PEER]?: string };
 
 export interface ConnectionGuardOptions {
   /** Open connections accepted; `0` = no cap. */
   maxConnections: number;
   /** ms a connection may stay silent (no byte received); `0` = no deadline. */
   handshakeTimeout: number;
+  /** Open connections accepted from one peer address; `0` = no cap. */
+  maxConnectionsPerIp?: number;
 }
 
 export interface ConnectionStats {
@@ -38,6 +41,8 @@ export interface ConnectionStats {
   refused: number;
   /** Connections closed for sending nothing within `handshakeTimeout`. */
   silentClosed: number;
+  /** Connections closed at accept past `maxConnectionsPerIp` (counted in `refused` too). */
+  refusedPerIp: number;
 }
 
 /** Whether `socket` was refused: its request gets the `503` instead of being served. */
@@ -58,7 +63,9 @@ export function refusalResponse(max: number): string {
 }
 
 export class ConnectionGuard {
-  readonly stats: ConnectionStats = { open: 0, refused: 0, silentClosed: 0 };
+  readonly stats: ConnectionStats = { open: 0, refused: 0, silentClosed: 0, refusedPerIp: 0 };
+  /** Open connections per peer address; an address leaves with its last connection. */
+  private readonly perPeer = new Map<string, number>();
   private readonly silent: DeadlineQueue<Socket> | null;
   private readonly body: string;
   private readonly onConnection = (socket: Socket): void => this.accept(socket);
@@ -87,6 +94,19 @@ export class ConnectionGuard {
       socket.setTimeout(REFUSED_GRACE_MS);
       socket.once('timeout', onRefusedTimeout);
       return;
+    }
+    const perIp = this.options.maxConnectionsPerIp ?? 0;
+    if (perIp > 0) {
+      const peer = socket.remoteAddress ?? '';
+      const count = this.perPeer.get(peer) ?? 0;
+      if (count >= perIp) {
+        this.stats.refused++;
+        this.stats.refusedPerIp++;
+        socket.destroy();
+        return;
+      }
+      this.perPeer.set(peer, count + 1);
+      (socket as Guarded)[PEER] = peer;
     }
     this.stats.open++;
     (socket as Guarded)[GUARD] = this;
@@ -120,6 +140,21 @@ export class ConnectionGuard {
     );
   }
 
+  /** Peer addresses with open connections counted (bounded by the open connections). */
+  get peers(): number {
+    return this.perPeer.size;
+  }
+
+  /** A guarded connection closed: its peer's count goes down, and the peer with its last one. */
+  closed(socket: Guarded): void {
+    this.stats.open--;
+    const peer = socket[PEER];
+    if (peer === undefined) return;
+    const count = (this.perPeer.get(peer) ?? 1) - 1;
+    if (count > 0) this.perPeer.set(peer, count);
+    else this.perPeer.delete(peer);
+  }
+
   close(): void {
     this.server.off('connection', this.onConnection);
     this.silent?.clear();
@@ -127,8 +162,7 @@ export class ConnectionGuard {
 }
 
 function onGuardedClose(this: Guarded): void {
-  const guard = this[GUARD];
-  if (guard !== undefined) guard.stats.open--;
+  this[GUARD]?.closed(this);
 }
 
 function onRefusedTimeout(this: Socket): void {

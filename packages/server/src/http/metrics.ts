@@ -114,7 +114,7 @@ export function createMetrics(
     totalCounter(
       registry,
       'bayou_connections_refused_total',
-      'Connections refused (503) past maxConnections',
+      'Connections refused: answered 503 past maxConnections, or closed at accept past maxConnectionsPerIp',
       conn.refused,
     );
     totalCounter(

@@ -161,7 +161,11 @@ function guardConnections(
 ): { guard: ConnectionGuard; stop(): void } {
   const guard = new ConnectionGuard(
     app.server,
-    { maxConnections: options.maxConnections, handshakeTimeout: options.handshakeTimeout },
+    {
+      maxConnections: options.maxConnections,
+      handshakeTimeout: options.handshakeTimeout,
+      maxConnectionsPerIp: options.maxConnectionsPerIp,
+    },
     app.server instanceof TlsServer,
   );
   if (options.handshakeTimeout === 0) return { guard, stop: () => guard.close() };
