@@ -56,3 +56,22 @@ it('closes at once a connection past maxConnectionsPerIp, counts other addresses
   expect(guard.peers).toBe(0);
   guard.close();
 });
+
+it('destroys on close the connections that have sent nothing, so the server can close', async () => {
+  server = createServer((_req, res) => res.end('ok'));
+  const guard = new ConnectionGuard(server, { maxConnections: 0, handshakeTimeout: 60_000 }, false);
+  await new Promise<void>((r) => server?.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  const silent = connect({ port, host: '127.0.0.1' });
+  sockets.push(silent);
+  await new Promise((r) => silent.once('connect', r));
+  await expect.poll(() => guard.stats.open).toBe(1);
+  const served = await open(port, '127.0.0.2');
+  expect(served.kept).toBe(true);
+
+  const ended = new Promise((r) => silent.once('close', r));
+  guard.close();
+  await ended;
+  // The connection that sent a request is the server's to close, not the guard's.
+  expect(served.socket.destroyed).toBe(false);
+});

@@ -155,14 +155,22 @@ export class ConnectionGuard {
     else this.perPeer.delete(peer);
   }
 
+  /**
+   * Stops guarding. A connection that has still sent nothing is destroyed: it has no
+   * request an idle-connection close would see, so the server's close would wait for it.
+   */
   close(): void {
     this.server.off('connection', this.onConnection);
-    this.silent?.clear();
+    this.silent?.expire(Number.POSITIVE_INFINITY, destroySilent);
   }
 }
 
 function onGuardedClose(this: Guarded): void {
   this[GUARD]?.closed(this);
+}
+
+function destroySilent(socket: Socket): void {
+  if (!socket.destroyed && socket.bytesRead === 0) socket.destroy();
 }
 
 function onRefusedTimeout(this: Socket): void {
