@@ -22,14 +22,5 @@ export async function launchChromium(): Promise<Browser> {
   return chromium.launch(chromiumOptions());
 }
 
-export async function waitFor(
-  check: () => boolean | Promise<boolean>,
-  ms: number,
-  what: string,
-): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+// The repository's one polling wait, under the name these tests use: (check, ms, what).
+export { eventually as waitFor } from '../../../scripts/eventually.mjs';

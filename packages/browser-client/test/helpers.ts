@@ -16,13 +16,8 @@ import type { WebSocketConstructor } from '../src/index.js';
 
 export const dist = (file: string): string => fileURLToPath(new URL(`../dist/${file}`, import.meta.url));
 
-export async function waitFor(check: () => boolean | Promise<boolean>, timeout = 10_000, what = 'condition') {
-  const until = Date.now() + timeout;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+// The repository's one polling wait, under the name these tests use: (check, timeout, what).
+export { eventually as waitFor } from '../../../scripts/eventually.mjs';
 
 export interface FayeServer {
   url: string;

@@ -6,8 +6,9 @@
 import { BayouClient, type WebSocketConstructor } from '@bayou/client';
 import { type BayouServer, createServer } from '@bayou/server';
 import type { ReactNode } from 'react';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { eventually } from '../../../scripts/eventually.mjs';
 import { BayouProvider, usePresence } from '../src/index.js';
 import { mount, realScheduling } from './render.js';
 
@@ -56,14 +57,6 @@ afterEach(async () => {
 afterAll(() => server?.close());
 
 const text = (el: HTMLElement) => el.querySelector('#who')?.textContent;
-async function until(check: () => boolean, what: string): Promise<void> {
-  await vi.waitFor(
-    () => {
-      if (!check()) throw new Error(`waiting for ${what}`);
-    },
-    { timeout: 5000, interval: 20 },
-  );
-}
 
 describe('usePresence with @bayou/client and @bayou/server', () => {
   it('shows who is in a channel and re-renders on joins and leaves', async () => {
@@ -73,17 +66,21 @@ describe('usePresence with @bayou/client and @bayou/server', () => {
         <Who channel="/room/1" />
       </BayouProvider>,
     );
-    await until(() => text(container) === 'nobody', 'the empty list');
+    await eventually(() => text(container) === 'nobody', 5000, 'the empty list');
     const ada = await as('ada');
     const adaIn = ada.subscribe('/room/1', () => undefined);
-    await until(() => text(container) === 'ada', 'ada to join');
+    await eventually(() => text(container) === 'ada', 5000, 'ada to join');
     const bob = await as('bob');
     bob.subscribe('/room/1', () => undefined);
-    await until(() => text(container) === 'ada,bob', 'bob to join');
+    await eventually(() => text(container) === 'ada,bob', 5000, 'bob to join');
     adaIn.unsubscribe();
-    await until(() => text(container) === 'bob', 'ada to leave');
+    await eventually(() => text(container) === 'bob', 5000, 'ada to leave');
     await unmount();
-    await until(() => server.bayou.subscriberCount('/presence/room/1') === 0, 'the last follower to go');
+    await eventually(
+      () => server.bayou.subscriberCount('/presence/room/1') === 0,
+      5000,
+      'the last follower to go',
+    );
   });
 
   it('shows the refusal of a channel the user may not read', async () => {
@@ -93,7 +90,7 @@ describe('usePresence with @bayou/client and @bayou/server', () => {
         <Who channel="/private/plans" />
       </BayouProvider>,
     );
-    await until(() => text(container)?.startsWith('error') === true, 'the refusal');
+    await eventually(() => text(container)?.startsWith('error') === true, 5000, 'the refusal');
     expect(text(container)).toContain('403');
   });
 });

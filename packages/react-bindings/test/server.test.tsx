@@ -9,6 +9,7 @@ import { type BayouServer, createServer, demoSymbol } from '@bayou/server';
 import { Profiler, type ReactNode } from 'react';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
+import { eventually } from '../../../scripts/eventually.mjs';
 import { BayouProvider, LiveCell, useConnectionState, useField } from '../src/index.js';
 import { FakeIntersectionObserver } from './fake-client.js';
 import { mount, realScheduling, update } from './render.js';
@@ -35,17 +36,8 @@ async function connectedClient(): Promise<BayouClient> {
 
 const subscribers = (subject: string) => server.bayou.subscriberCount(subject);
 
-async function until(check: () => boolean, what: string, ms = 5000): Promise<void> {
-  await vi.waitFor(
-    () => {
-      if (!check()) throw new Error(`waiting for ${what}`);
-    },
-    { timeout: ms, interval: 20 },
-  );
-}
-
 /** Waits until what the page shows satisfies `check`. */
-const settle = until;
+const settle = (check: () => boolean, what: string) => eventually(check, 5000, what);
 
 beforeAll(async () => {
   realScheduling();
@@ -148,7 +140,7 @@ describe('@bayou/react with @bayou/client and @bayou/server', () => {
     await new Promise((r) => setTimeout(r, 100));
     expect(subscribers(subject)).toBe(1);
     await view.unmount();
-    await until(() => subscribers(subject) === 0, 'the release');
+    await eventually(() => subscribers(subject) === 0, 5000, 'the release');
   });
 
   it('with visibleOnly subscribes on entering the viewport and releases on leaving', async () => {
@@ -168,15 +160,15 @@ describe('@bayou/react with @bayou/client and @bayou/server', () => {
     expect(live()).toEqual([0, 0, 0]);
 
     await update(() => FakeIntersectionObserver.setInView(cells.slice(0, 2), true));
-    await until(() => live().join() === '1,1,0', 'the two cells in view to subscribe');
+    await eventually(() => live().join() === '1,1,0', 5000, 'the two cells in view to subscribe');
     await settle(() => cells[0]!.textContent !== '-', 'a value in the first cell');
 
     await update(() => {
       FakeIntersectionObserver.setInView(cells.slice(0, 1), false);
       FakeIntersectionObserver.setInView(cells.slice(2), true);
     });
-    await until(() => live().join() === '0,1,1', 'the subscriptions to follow the viewport');
+    await eventually(() => live().join() === '0,1,1', 5000, 'the subscriptions to follow the viewport');
     await update(() => FakeIntersectionObserver.setInView(cells, false));
-    await until(() => live().join() === '0,0,0', 'every subscription released');
+    await eventually(() => live().join() === '0,0,0', 5000, 'every subscription released');
   });
 });

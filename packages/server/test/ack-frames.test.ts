@@ -8,6 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startServer } from './start-server.js';
+import { eventually } from './test-client.js';
 
 type Msg = Record<string, unknown> & { channel: string };
 
@@ -18,13 +19,12 @@ async function openSocket(base: string) {
   await new Promise((r) => ws.once('open', r));
   /** Resolves with (and removes) everything up to the first message `pred` accepts. */
   const until = async (pred: (m: Msg) => boolean): Promise<Msg[]> => {
-    const deadline = Date.now() + 5000;
-    for (;;) {
-      const at = inbox.findIndex(pred);
-      if (at >= 0) return inbox.splice(0, at + 1);
-      if (Date.now() > deadline) throw new Error(`not received; inbox: ${JSON.stringify(inbox)}`);
-      await new Promise((r) => setTimeout(r, 5));
-    }
+    const at = await eventually(() => {
+      const i = inbox.findIndex(pred);
+      if (i < 0) throw new Error(`not received; inbox: ${JSON.stringify(inbox)}`);
+      return i;
+    }, 5000);
+    return inbox.splice(0, at + 1);
   };
   const send = (messages: Msg[]) => ws.send(JSON.stringify(messages));
   return { ws, inbox, until, send };

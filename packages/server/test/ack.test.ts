@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startServer } from './start-server.js';
+import { eventually } from './test-client.js';
 
 type Msg = Record<string, unknown> & { channel: string };
 
@@ -141,14 +142,8 @@ describe('the ack extension and a connect superseded from another socket', () =>
       await new Promise((r) => ws.once('open', r));
       return { ws, inbox };
     };
-    const until = async (inbox: Msg[], pred: (m: Msg) => boolean): Promise<Msg> => {
-      const deadline = Date.now() + 5000;
-      while (!inbox.some(pred)) {
-        if (Date.now() > deadline) throw new Error('not received');
-        await new Promise((r) => setTimeout(r, 5));
-      }
-      return inbox.find(pred) as Msg;
-    };
+    const until = (inbox: Msg[], pred: (m: Msg) => boolean): Promise<Msg> =>
+      eventually(() => inbox.find(pred) ?? false, 5000, 'the message');
     const one = await open();
     one.ws.send(
       JSON.stringify([

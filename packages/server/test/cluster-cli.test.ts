@@ -7,7 +7,7 @@ import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from 'node:chil
 import { resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServer, MemoryEngine } from '../src/index.js';
-import { redisPerFile, requireRedis } from './cluster-helpers.js';
+import { eventually, redisPerFile, requireRedis } from './cluster-helpers.js';
 
 requireRedis('cluster CLI');
 
@@ -36,13 +36,16 @@ function start(args: string[], env: Record<string, string> = {}) {
   });
   const exit = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
   const waitFor = async (re: RegExp, ms = 15_000): Promise<RegExpExecArray> => {
-    const deadline = Date.now() + ms;
-    for (;;) {
-      const m = re.exec(out);
-      if (m) return m;
-      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`no ${re} in: ${out}`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
+    let exited = false;
+    const m = await eventually(() => {
+      if (exited) return null;
+      exited = child.exitCode !== null; // one more look at what it printed before exiting
+      const found = re.exec(out);
+      if (found === null) throw new Error(`no ${re} in: ${out}`);
+      return found;
+    }, ms);
+    if (m === null) throw new Error(`exited (${child.exitCode}) with no ${re} in: ${out}`);
+    return m;
   };
   return { child, exit, waitFor, out: () => out };
 }

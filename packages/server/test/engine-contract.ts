@@ -3,7 +3,9 @@
  * A factory gives a fresh backend per test; engines made from one backend form a
  * cluster, so every part is checked across three nodes as well as on one.
  */
+
 import { afterEach, describe, expect, it } from 'vitest';
+import { eventually } from '../../../scripts/eventually.mjs';
 import type {
   Engine,
   EngineNode,
@@ -77,15 +79,6 @@ class RecordingNode implements EngineNode {
         });
       });
     }
-  }
-}
-
-async function eventually(check: () => Promise<boolean> | boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
   }
 }
 

@@ -3,8 +3,10 @@
  * then what only Redis has: an outage (Redis killed and started again, empty) and the
  * number of Redis commands per publish.
  */
+
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it, onTestFinished } from 'vitest';
+import { eventually } from '../../../scripts/eventually.mjs';
 import type {
   EngineNode,
   ForwardRequest,
@@ -109,16 +111,8 @@ class TestNode implements EngineNode {
     return this.answer(request);
   }
   /** Resolves once a publication matching `test` arrived, or rejects after `timeoutMs`. */
-  until(test: (p: Publication) => boolean, timeoutMs: number): Promise<void> {
-    return eventually(() => this.received.some(test), timeoutMs);
-  }
-}
-
-async function eventually(check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`condition not met in ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
+  async until(test: (p: Publication) => boolean, timeoutMs: number): Promise<void> {
+    await eventually(() => this.received.some(test), timeoutMs);
   }
 }
 

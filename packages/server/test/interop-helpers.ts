@@ -4,6 +4,7 @@
  * waiting helpers. Client libraries are imported by each suite, never here, so the
  * CometD adapter's globals stay in its own file.
  */
+import { eventually } from '../../../scripts/eventually.mjs';
 import { type BayouServer, createServer } from '../src/index.js';
 
 export type Transport = 'websocket' | 'long-polling';
@@ -32,22 +33,7 @@ export async function startBayou(port = 0): Promise<Running> {
   return { server, base, url: `${base}/bayeux`, port: Number(new URL(base).port) };
 }
 
-export const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Retries `check` until it stops throwing (or returns a value other than `false`). */
-export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 8000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== false) return value;
-      if (Date.now() > deadline) throw new Error('condition still false');
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-    }
-    await delay(25);
-  }
-}
+export { eventually } from '../../../scripts/eventually.mjs';
 
 /** Collects what a listener receives, in order. */
 export class Inbox<T = unknown> {

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { BayeuxReplyError, type CreateServerOptions } from '../src/index.js';
 import { type Started, startServer } from './start-server.js';
-import { type Msg, TestClient, type Transport } from './test-client.js';
+import { eventually, type Msg, TestClient, type Transport } from './test-client.js';
 
 const boom = () => {
   throw new Error('application bug');
@@ -152,8 +152,7 @@ describe.each<Transport>(['websocket', 'long-polling'])('records over %s', (tran
     expect((await c.subscribe('/fx/EURUSD')).successful).toBe(true);
     await c.waitFor((m) => m.channel === '/fx/EURUSD' && m.successful === undefined);
     expect((await c.subscribe('/fx/EURUSD')).successful).toBe(true);
-    const deadline = Date.now() + 5000;
-    while (snapshots().length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    await eventually(() => snapshots().length >= 2, 5000, 'the second snapshot');
     expect(snapshots().map((m) => m.data)).toEqual([{ bid: 1 }, { bid: 1 }]);
     expect(s.server.bayou.subscriberCount('/fx/EURUSD')).toBe(1);
     await c.close();
@@ -190,14 +189,8 @@ describe('a WebSocket connect without ack and without advice.timeout 0 (Faye)', 
         { channel: '/meta/handshake', version: '1.0', supportedConnectionTypes: ['websocket'] },
       ]),
     );
-    const until = async (inbox: Msg[], pred: (m: Msg) => boolean) => {
-      const deadline = Date.now() + 5000;
-      while (!inbox.some(pred)) {
-        if (Date.now() > deadline) throw new Error('not received');
-        await new Promise((r) => setTimeout(r, 10));
-      }
-      return inbox.find(pred) as Msg;
-    };
+    const until = (inbox: Msg[], pred: (m: Msg) => boolean): Promise<Msg> =>
+      eventually(() => inbox.find(pred) ?? false, 5000, 'the message');
     const hs = await until(first.inbox, (m) => m.channel === '/meta/handshake');
     const clientId = hs.clientId as string;
     first.ws.send(JSON.stringify([{ channel: '/meta/connect', clientId, connectionType: 'websocket' }]));

@@ -180,10 +180,5 @@ export class TestClient {
   }
 }
 
-export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const start = Date.now();
-  while (!(await check())) {
-    if (Date.now() - start > timeoutMs) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+// The repository's one polling wait; prefer `waitFor` (an arriving message) or `drained`.
+export { eventually } from '../../../scripts/eventually.mjs';
