@@ -27,6 +27,7 @@ import { Limiter } from '../limits/limiter.js';
 import { type BayouOptions, defaultOptions, type ResolvedOptions, resolveOptions } from '../options.js';
 import { emptyProxyStats, type ProxyStats } from '../proxy/proxy-backend.js';
 import { createProxyHooks } from '../proxy/proxy-hooks.js';
+import { createHttpEndpoint } from '../transports/http-endpoint.js';
 import { createLongPolling } from '../transports/long-polling.js';
 import { WebSocketTransport } from '../transports/websocket.js';
 import { attachWebhooks } from '../webhooks/webhook-events.js';
@@ -256,19 +257,23 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
     if (++sweeps % 60 === 0) limiter.prune();
   }, options.sweepInterval);
   securitySweep.unref();
-  const longPolling = options.transports.includes('long-polling') ? createLongPolling(kernel, options) : null;
+  // The HTTP transports, asked in order for each POST to the endpoint (long-polling last: it takes the rest).
+  const httpTransports = options.transports.includes('long-polling')
+    ? [createLongPolling(kernel, options)]
+    : [];
+  const http = httpTransports.length > 0 ? createHttpEndpoint(kernel, options, httpTransports) : null;
   // Connections past maxConnections are refused; idle ones closed by a shared sweep.
   const connections = guardConnections(app, options, (now) => ws?.sweep(now));
   // The endpoint's routes live in their own scope, so their body parsers stay out of the app.
   await app.register(
     async (scope) => {
       ws?.route(scope);
-      if (longPolling === null) return;
-      await longPolling.routes(scope);
+      if (http === null) return;
+      await http.routes(scope);
       // Long-poll POSTs skip Fastify's per-request machinery when no app hook can see them.
       directEndpoint(app, scope, {
         path: options.path,
-        serve: longPolling.serveDirect,
+        serve: http.serveDirect,
         closing: () => draining,
         ...(options.maxConnections > 0 ? { refuse: (req, res) => connections.guard.refuse(req, res) } : {}),
       });
@@ -328,7 +333,7 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
     clearInterval(securitySweep);
     connections.stop();
     kernel.drainForShutdown();
-    longPolling?.drain();
+    http?.drain();
     ws?.closeAll(1001, 'server shutting down');
   });
   app.addHook('onClose', async () => {

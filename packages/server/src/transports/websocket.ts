@@ -18,6 +18,7 @@ import type { SocketLink } from '../session/session-lifecycle.js';
 import type { RequestInfo } from '../types.js';
 import { CLOSES_PER_SWEEP, DeadlineQueue } from './deadline-queue.js';
 import { keepAfterHandshake, originAllowed, pathOf, requestInfo } from './request-info.js';
+import { BATCH_DONE, BATCH_FAILED, runBatch } from './transport.js';
 import type { TransportKernel } from './transport-kernel.js';
 
 type WebSocketOptions = Pick<
@@ -312,25 +313,15 @@ function handleFrame(link: WebSocketLink, text: string): void | Promise<void> {
     return;
   }
   const ctx = createBatchContext('websocket', requestOf(link), link, null, null);
-  let pending: void | Promise<void>;
-  try {
-    pending = kernel.handleBatch(decoded.messages, ctx, text.includes('__proto__'));
-  } catch (err) {
-    // A bug, not the client's fault: the frame gets an error, the socket and the process live on.
-    kernel.log.error({ err }, 'websocket batch failed');
-    link.send(JSON.stringify([{ successful: false, error: formatError('internalError') }]));
-    return;
-  }
-  if (pending !== undefined)
-    return pending.then(
-      () => finishFrame(link, ctx.replies, ctx.bound),
-      (err: unknown) => {
-        kernel.log.error({ err }, 'websocket batch failed');
-        finishFrame(link, ctx.replies, ctx.bound);
-      },
-    );
-  finishFrame(link, ctx.replies, ctx.bound);
+  const outcome = runBatch(kernel, decoded.messages, ctx, text, 'websocket');
+  if (outcome === BATCH_DONE) finishFrame(link, ctx.replies, ctx.bound);
+  // A bug, not the client's fault: the frame gets an error, the socket and the process live on.
+  else if (outcome === BATCH_FAILED) link.send(INTERNAL_ERROR_FRAME);
+  // Failed later: what the batch did before failing is still answered.
+  else return outcome.then(() => finishFrame(link, ctx.replies, ctx.bound));
 }
+
+const INTERNAL_ERROR_FRAME = JSON.stringify([{ successful: false, error: formatError('internalError') }]);
 
 function requestOf(link: WebSocketLink): RequestInfo {
   if (link.request !== NO_REQUEST || link.ip === undefined) return link.request;
