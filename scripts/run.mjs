@@ -54,6 +54,8 @@ switch (task) {
     install();
     build();
     runPnpm(['exec', 'biome', 'check', '.']);
+    // Type errors fail CI too, in what the builds leave out: tests, the admin page, the bench scripts.
+    runPnpm(['-r', '--if-present', 'run', 'typecheck']);
     const services = await provisionServices({ ci });
     try {
       runPnpm(['exec', 'vitest', 'run', ...rest], { ...process.env, ...services.env });

@@ -21,6 +21,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
 import { parseAddresses, runScenario } from '../dist/index.js';
+import { median } from '../dist/stats.js';
 import {
   childPids,
   commandStats,
@@ -34,8 +35,9 @@ import {
   total,
 } from './cluster-processes.mjs';
 import { enginesTable, measureEngines } from './engines.mjs';
+import { benchFlags } from './flags.mjs';
 import { runWithGenerator } from './generators/run-generator.mjs';
-import { cpuSeconds, median, parseFlags } from './lib.mjs';
+import { cpuSeconds } from './lib.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const DEFAULTS = {
@@ -73,23 +75,8 @@ const QUICK = {
   lpClients: 200,
   publishes: 100,
 };
-const argFlags = parseFlags(process.argv.slice(2), DEFAULTS);
-if (argFlags.help) {
-  console.log(
-    `usage: node bench/cluster.mjs [--quick] ${Object.keys(DEFAULTS)
-      .map((k) => `[--${k}]`)
-      .join(' ')}`,
-  );
-  process.exit(0);
-}
 // --quick shrinks every size the command line did not set itself.
-const given = new Set(
-  process.argv
-    .filter((a) => a.startsWith('--'))
-    .map((a) => a.slice(2).replace(/-([a-z])/g, (_, c) => c.toUpperCase())),
-);
-const quick = Object.fromEntries(Object.entries(QUICK).filter(([k]) => !given.has(k)));
-const flags = argFlags.quick ? { ...argFlags, ...quick } : argFlags;
+const flags = benchFlags('node bench/cluster.mjs', DEFAULTS, QUICK);
 const log = (text) => process.stderr.write(`${text}\n`);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 

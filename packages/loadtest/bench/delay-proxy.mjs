@@ -1,21 +1,35 @@
+// @ts-check
 // A TCP proxy on loopback that holds every chunk `oneWayMs` in each direction, so a round
 // trip through it takes 2 × oneWayMs more: a long link for the bench's latency rows. Chunks
 // leave in order; one timer per direction of a connection, not one per chunk.
 import { connect, createServer } from 'node:net';
 
-/** One direction of a connection: chunks queued with the time they may leave. */
+/** @import { Socket } from 'node:net' */
+
+/**
+ * One direction of a connection: chunks queued with the time they may leave.
+ * @param {Socket} from
+ * @param {Socket} to
+ * @param {number} oneWayMs
+ */
 function delayedPipe(from, to, oneWayMs) {
+  /** @type {{ at: number, chunk: Buffer }[]} */
   const queue = [];
+  /** @type {NodeJS.Timeout | null} */
   let timer = null;
   let ended = false;
   const release = () => {
     timer = null;
     const now = performance.now();
-    while (queue.length > 0 && queue[0].at <= now) to.write(queue.shift().chunk);
-    if (queue.length > 0) timer = setTimeout(release, queue[0].at - now);
+    let head = queue[0];
+    for (; head !== undefined && head.at <= now; head = queue[0]) {
+      to.write(head.chunk);
+      queue.shift();
+    }
+    if (head !== undefined) timer = setTimeout(release, head.at - now);
     else if (ended) to.end();
   };
-  from.on('data', (chunk) => {
+  from.on('data', (/** @type {Buffer} */ chunk) => {
     queue.push({ at: performance.now() + oneWayMs, chunk });
     timer ??= setTimeout(release, oneWayMs);
   });
@@ -28,11 +42,15 @@ function delayedPipe(from, to, oneWayMs) {
 /**
  * Listens on 127.0.0.1 (a free port) and forwards to `target` (an http:// or ws:// URL on
  * loopback). Resolves with { url, close() }: `url` is `target` with the proxy's port.
+ * @param {string} target
+ * @param {number} oneWayMs
+ * @returns {Promise<{ url: string, close: () => Promise<void> }>}
  */
 export async function startDelayProxy(target, oneWayMs) {
   const t = new URL(target);
   if (!/^127\./.test(t.hostname))
     throw new Error(`the delay proxy forwards to loopback only, not ${t.hostname}`);
+  /** @type {Set<Socket>} */
   const sockets = new Set();
   const server = createServer((client) => {
     const upstream = connect({ host: t.hostname, port: Number(t.port) });
@@ -51,13 +69,13 @@ export async function startDelayProxy(target, oneWayMs) {
     client.on('close', () => setTimeout(() => upstream.destroy(), oneWayMs).unref());
     upstream.on('close', () => setTimeout(() => client.destroy(), oneWayMs).unref());
   });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
   const url = new URL(target);
-  url.port = String(server.address().port);
+  url.port = String(/** @type {import('node:net').AddressInfo} */ (server.address()).port);
   return {
     url: url.href,
     close: () =>
-      new Promise((resolve) => {
+      new Promise((/** @type {(value?: undefined) => void} */ resolve) => {
         for (const s of sockets) s.destroy();
         server.close(() => resolve());
       }),

@@ -7,8 +7,9 @@
 // the measured window). Variants: `redis-ap` (ioredis auto-pipelining added) and
 // `redis-baseline` (the Redis engine of another build, BAYOU_BASELINE=…/dist/index.js).
 import { runScenario } from '../dist/index.js';
+import { median, spread } from '../dist/stats.js';
 import { redisCommand, startNodes } from './cluster-processes.mjs';
-import { cpuSeconds, cpuSplit, median, spread } from './lib.mjs';
+import { cpuSeconds, cpuSplit } from './lib.mjs';
 
 export const ENGINE_VARIANTS = ['memory', 'redis', 'redis-ap', 'redis-baseline'];
 

@@ -15,9 +15,10 @@
 //        [--background 3000] [--in-flight 100]
 import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
-import { parseFlags, SERVERS, startServer } from './lib.mjs';
+import { benchFlags } from './flags.mjs';
+import { SERVERS, startServer } from './lib.mjs';
 
-const flags = parseFlags(process.argv.slice(2), {
+const flags = benchFlags('node bench/handshake-timeline.mjs', {
   servers: 'ws-batched,bayou,faye',
   samples: 200,
   background: 3000,

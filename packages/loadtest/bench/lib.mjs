@@ -1,5 +1,8 @@
-// Helpers of the comparison bench: server child processes, /proc CPU and memory readings,
-// medians and spreads.
+// @ts-check
+// Helpers of the comparison bench: server child processes and /proc CPU and memory readings
+// (medians and spreads are src/stats.ts's, flags bench/flags.mjs's).
+/** @import { ChildProcess } from 'node:child_process' */
+/** @import { Protocol } from '../dist/drivers.js' */
 import { execFileSync, fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -9,8 +12,28 @@ import { fileURLToPath } from 'node:url';
 const here = dirname(fileURLToPath(import.meta.url));
 const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 
-/** The servers under comparison: script, arguments, and which driver speaks to them. */
-export const SERVERS = {
+/**
+ * A server under comparison: its script in servers/, the script's arguments, and which
+ * driver speaks to it.
+ * @typedef {{ script: string, args: string[], protocol: Protocol, label: string }} ServerSpec
+ */
+
+/**
+ * A started bench server: its process, its endpoint, its memory (heap after GC, RSS) on
+ * request, and two ways to end it.
+ * @typedef {object} BenchServer
+ * @property {number} pid
+ * @property {string} url
+ * @property {() => Promise<{ heapUsed: number, rss: number }>} memory
+ * @property {() => Promise<void>} stop SIGTERM, then SIGKILL after 3 s
+ * @property {() => Promise<void>} kill ends the process at once (SIGKILL), as a crash would
+ */
+
+/**
+ * The servers under comparison, by the name the bench flags use.
+ * @satisfies {Record<string, ServerSpec>}
+ */
+export const SERVERS = /** @type {const} */ ({
   'ws-batched': {
     script: 'ws-floor.mjs',
     args: ['batched'],
@@ -38,51 +61,82 @@ export const SERVERS = {
   },
   faye: { script: 'faye.mjs', args: [], protocol: 'bayeux', label: 'Faye 1.4' },
   socketio: { script: 'socketio.mjs', args: [], protocol: 'socket.io', label: 'Socket.IO 4.8' },
-};
+});
+
+/** @typedef {keyof typeof SERVERS} ServerName */
+
+/**
+ * Whether `name` is one of the servers under comparison (a flag's list may hold anything).
+ * @param {string} name
+ * @returns {name is ServerName}
+ */
+export function isServerName(name) {
+  return Object.hasOwn(SERVERS, name);
+}
 
 /**
  * Starts a server in its own process (with --expose-gc for the memory side channel) and
- * resolves with { pid, url, memory(), stop() } once it reports its URL over IPC.
+ * resolves once it reports its URL over IPC.
+ * @param {ServerName} name
+ * @param {string[]} [execArgv]
+ * @param {NodeJS.ProcessEnv} [env]
+ * @returns {Promise<BenchServer>}
  */
 export function startServer(name, execArgv = [], env = {}) {
+  /** @type {ServerSpec} */
   const spec = SERVERS[name];
   const child = fork(join(here, 'servers', spec.script), spec.args, {
     execArgv: ['--expose-gc', ...execArgv],
     env: { ...process.env, ...env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  if (serverCpus !== null) setAffinity(child.pid, serverCpus);
+  const pid = child.pid;
+  if (pid === undefined) return Promise.reject(new Error(`${name} could not be started`));
+  if (serverCpus !== null) setAffinity(pid, serverCpus);
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${name} did not start`)), 15_000);
     child.once('error', reject);
     child.once('exit', (code) => reject(new Error(`${name} exited with ${code}`)));
-    child.on('message', function onListening(m) {
-      if (m?.type !== 'listening') return;
+    /** @param {unknown} raw */
+    const onListening = (raw) => {
+      const m = /** @type {{ type?: string, url?: string } | null} */ (raw);
+      if (m?.type !== 'listening' || typeof m.url !== 'string') return;
       clearTimeout(timer);
       child.off('message', onListening);
       resolve({
-        pid: child.pid,
+        pid,
         url: m.url,
         memory: () => askMemory(child),
         stop: () => stopChild(child),
-        /** Ends the process at once (SIGKILL), as a crash would; resolves when it is gone. */
         kill: () => killChild(child),
       });
-    });
+    };
+    child.on('message', onListening);
   });
 }
 
+/**
+ * @param {ChildProcess} child
+ * @returns {Promise<{ heapUsed: number, rss: number }>}
+ */
 function askMemory(child) {
   return new Promise((resolve) => {
-    child.on('message', function onMemory(m) {
+    /** @param {unknown} raw */
+    const onMemory = (raw) => {
+      const m = /** @type {{ type?: string, heapUsed: number, rss: number } | null} */ (raw);
       if (m?.type !== 'memory') return;
       child.off('message', onMemory);
       resolve({ heapUsed: m.heapUsed, rss: m.rss });
-    });
+    };
+    child.on('message', onMemory);
     child.send({ type: 'memory' });
   });
 }
 
+/**
+ * @param {ChildProcess} child
+ * @returns {Promise<void>}
+ */
 function stopChild(child) {
   return new Promise((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) return resolve();
@@ -93,6 +147,10 @@ function stopChild(child) {
   });
 }
 
+/**
+ * @param {ChildProcess} child
+ * @returns {Promise<void>}
+ */
 function killChild(child) {
   return new Promise((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) return resolve();
@@ -102,13 +160,18 @@ function killChild(child) {
   });
 }
 
-/** CPUs the servers are pinned to (a taskset list), or null when nobody is pinned. */
+/**
+ * CPUs the servers are pinned to (a taskset list), or null when nobody is pinned.
+ * @type {string | null}
+ */
 let serverCpus = null;
 
 /**
  * `--server-cpus LIST`: every server started from now on runs on LIST, and this process (the
  * generator) on the other CPUs, as a load generator on its own machine would. Returns the
  * generator's list. Needs `taskset` (util-linux).
+ * @param {string} list
+ * @returns {string}
  */
 export function pinServers(list) {
   const all = cpus().length;
@@ -124,8 +187,14 @@ export function pinServers(list) {
   return rest.join(',');
 }
 
-/** `0,2-3` → [0, 2, 3]; every CPU must exist on this machine. */
+/**
+ * `0,2-3` → [0, 2, 3]; every CPU must exist on this machine.
+ * @param {string} list
+ * @param {number} all the machine's CPU count
+ * @returns {number[]}
+ */
 export function parseCpuList(list, all) {
+  /** @type {number[]} */
   const out = [];
   for (const part of String(list).split(',')) {
     const m = /^(\d+)(?:-(\d+))?$/.exec(part.trim());
@@ -139,13 +208,17 @@ export function parseCpuList(list, all) {
   return out;
 }
 
-/** Pins every thread of `pid` to `list` (a taskset CPU list). */
+/**
+ * Pins every thread of `pid` to `list` (a taskset CPU list).
+ * @param {number} pid
+ * @param {string} list
+ */
 function setAffinity(pid, list) {
   try {
     execFileSync('taskset', ['--all-tasks', '--pid', '--cpu-list', list, String(pid)], { stdio: 'ignore' });
   } catch (error) {
     throw new Error(
-      `could not pin process ${pid} to CPUs ${list} with taskset (util-linux): ${error.message}`,
+      `could not pin process ${pid} to CPUs ${list} with taskset (util-linux): ${/** @type {Error} */ (error).message}`,
     );
   }
 }
@@ -156,7 +229,10 @@ export function ownCpuSeconds() {
   return (user + system) / 1e6;
 }
 
-/** utime + stime of a process in seconds, from /proc/<pid>/stat. */
+/**
+ * utime + stime of a process in seconds, from /proc/<pid>/stat.
+ * @param {number} pid
+ */
 export function cpuSeconds(pid) {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   // Fields after the command name (which may hold spaces) start at field 3.
@@ -164,40 +240,13 @@ export function cpuSeconds(pid) {
   return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
 }
 
-/** utime and stime of a process apart, in seconds: { user, system }. */
+/**
+ * utime and stime of a process apart, in seconds.
+ * @param {number} pid
+ * @returns {{ user: number, system: number }}
+ */
 export function cpuSplit(pid) {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return { user: Number(fields[11]) / CLK_TCK, system: Number(fields[12]) / CLK_TCK };
-}
-
-export function median(values) {
-  const v = values.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
-  if (v.length === 0) return Number.NaN;
-  const mid = Math.floor(v.length / 2);
-  return v.length % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
-}
-
-/** Spread as ± half the range, in percent of the median. */
-export function spread(values) {
-  const v = values.filter((x) => Number.isFinite(x));
-  const m = median(v);
-  if (v.length < 2 || !m) return 0;
-  return ((Math.max(...v) - Math.min(...v)) / 2 / m) * 100;
-}
-
-export function parseFlags(argv, defaults) {
-  const out = { ...defaults };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    if (arg === '--help') return { ...out, help: true };
-    if (!arg.startsWith('--')) throw new Error(`unexpected argument ${arg}`);
-    const key = arg.slice(2).replace(/-([a-z])/g, (_, c) => c.toUpperCase());
-    if (!(key in defaults)) throw new Error(`unknown flag ${arg}`);
-    const def = defaults[key];
-    if (typeof def === 'boolean') out[key] = true;
-    else if (typeof def === 'number') out[key] = Number(argv[++i]);
-    else out[key] = argv[++i];
-  }
-  return out;
 }

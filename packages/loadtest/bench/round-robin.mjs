@@ -1,14 +1,15 @@
+// @ts-check
 // A round-robin HTTP balancer with no affinity for the cluster bench, run in its own
 // process: every request (and WebSocket upgrade) goes to the next node. Usage:
 // `node round-robin.mjs <port> <port>...`; reports its URL over IPC like the servers.
 import { Agent, createServer, request } from 'node:http';
 import { connect } from 'node:net';
-import { announce } from './servers/common.mjs';
+import { announce, urlOf } from './servers/common.mjs';
 
 const ports = process.argv.slice(2).map(Number);
 const agent = new Agent({ keepAlive: true, maxSockets: 2048 });
 let next = 0;
-const pick = () => ports[next++ % ports.length];
+const pick = () => /** @type {number} */ (ports[next++ % ports.length]);
 
 const server = createServer((req, res) => {
   const upstream = request(
@@ -38,4 +39,4 @@ server.on('upgrade', (req, socket, head) => {
   socket.on('error', () => upstream.destroy());
 });
 server.keepAliveTimeout = 60_000;
-server.listen(0, '127.0.0.1', () => announce(`http://127.0.0.1:${server.address().port}/bayeux`));
+server.listen(0, '127.0.0.1', () => announce(urlOf(server)));

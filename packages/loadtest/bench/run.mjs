@@ -10,17 +10,10 @@ import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { parseAddresses, runScenario } from '../dist/index.js';
+import { median, spread } from '../dist/stats.js';
+import { benchFlags } from './flags.mjs';
 import { GENERATORS, runWithGenerator } from './generators/run-generator.mjs';
-import {
-  cpuSeconds,
-  median,
-  ownCpuSeconds,
-  parseFlags,
-  pinServers,
-  SERVERS,
-  spread,
-  startServer,
-} from './lib.mjs';
+import { cpuSeconds, ownCpuSeconds, pinServers, SERVERS, startServer } from './lib.mjs';
 import { fullSize, writeReadmeTable } from './readme-table.mjs';
 import { measureRestart, measureStorm } from './storm.mjs';
 import { renderTables } from './table.mjs';
@@ -53,30 +46,22 @@ const DEFAULTS = {
   readme: 'auto',
   quick: false,
 };
-const QUICK = { rounds: 1, clients: 200, rooms: 20, roomsPerClient: 10, measure: 2000, warmup: 500 };
-Object.assign(QUICK, {
+const QUICK = {
+  rounds: 1,
+  clients: 200,
+  rooms: 20,
+  roomsPerClient: 10,
+  measure: 2000,
+  warmup: 500,
   latencyDuration: 2000,
   idle: 1000,
   rate: 5000,
   stormClients: 1000,
   restartClients: 1000,
-});
+};
 
-const argFlags = parseFlags(process.argv.slice(2), DEFAULTS);
-if (argFlags.help) {
-  console.log(
-    `usage: pnpm bench [--quick] ${Object.entries(DEFAULTS)
-      .map(([k, v]) => `[--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} ${v}]`)
-      .join(' ')}`,
-  );
-  process.exit(0);
-}
 // --quick shrinks every size the command line did not set itself.
-const given = new Set(process.argv.filter((a) => a.startsWith('--')).map((a) => a.slice(2)));
-const quick = Object.fromEntries(
-  Object.entries(QUICK).filter(([k]) => !given.has(k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`))),
-);
-const flags = argFlags.quick ? { ...argFlags, ...quick } : argFlags;
+const flags = benchFlags('pnpm bench', DEFAULTS, QUICK);
 let generatorCpus = '';
 if (flags.serverCpus) {
   try {

@@ -12,8 +12,10 @@ import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { parseAddresses, runScenario } from '../dist/index.js';
 import { processTreeSample } from '../dist/server-process.js';
+import { median, spread } from '../dist/stats.js';
 import { startDelayProxy } from './delay-proxy.mjs';
-import { cpuSeconds, median, parseFlags, spread, startServer } from './lib.mjs';
+import { benchFlags } from './flags.mjs';
+import { cpuSeconds, startServer } from './lib.mjs';
 import { renderSdkTable } from './sdk-table.mjs';
 
 const DEFAULTS = {
@@ -35,23 +37,19 @@ const DEFAULTS = {
   markdown: '',
   quick: false,
 };
-const QUICK = { rounds: 1, clients: 200, rooms: 20, measure: 2000, warmup: 1000, latencyDuration: 2000 };
-Object.assign(QUICK, { rate: 5000, workers: 2 });
+const QUICK = {
+  rounds: 1,
+  clients: 200,
+  rooms: 20,
+  measure: 2000,
+  warmup: 1000,
+  latencyDuration: 2000,
+  rate: 5000,
+  workers: 2,
+};
 
-const argFlags = parseFlags(process.argv.slice(2), DEFAULTS);
-if (argFlags.help) {
-  console.log(
-    `usage: pnpm bench --only sdk ${Object.entries(DEFAULTS)
-      .map(([k, v]) => `[--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} ${v}]`)
-      .join(' ')}`,
-  );
-  process.exit(0);
-}
-const given = new Set(process.argv.filter((a) => a.startsWith('--')).map((a) => a.slice(2)));
-const quick = Object.fromEntries(
-  Object.entries(QUICK).filter(([k]) => !given.has(k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`))),
-);
-const flags = argFlags.quick ? { ...argFlags, ...quick } : argFlags;
+// --quick shrinks every size the command line did not set itself.
+const flags = benchFlags('pnpm bench --only sdk', DEFAULTS, QUICK);
 const fanOut = (flags.clients * flags.roomsPerClient) / flags.rooms;
 const chatBase = {
   clients: flags.clients,

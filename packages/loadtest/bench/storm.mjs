@@ -17,7 +17,9 @@ import { fork } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAddresses, runScenario } from '../dist/index.js';
-import { median, parseFlags, SERVERS, spread, startServer } from './lib.mjs';
+import { median, spread } from '../dist/stats.js';
+import { benchFlags } from './flags.mjs';
+import { SERVERS, startServer } from './lib.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -199,22 +201,8 @@ const STORM_DEFAULTS = {
 };
 
 async function main() {
-  const flags = parseFlags(process.argv.slice(2), STORM_DEFAULTS);
-  if (flags.help) {
-    console.log(
-      `usage: node bench/storm.mjs [--quick] ${Object.entries(STORM_DEFAULTS)
-        .map(([k, v]) => `[--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} ${v}]`)
-        .join(
-          ' ',
-        )}\n--quick: 1,000 clients where no size is given; --clients 0 or --restart-clients 0 skips a part.`,
-    );
-    return;
-  }
-  const given = new Set(process.argv.filter((a) => a.startsWith('--')).map((a) => a.slice(2)));
-  if (flags.quick) {
-    if (!given.has('clients')) flags.clients = 1000;
-    if (!given.has('restart-clients')) flags.restartClients = 1000;
-  }
+  // --quick: 1,000 clients where no size is given; --clients 0 or --restart-clients 0 skips a part.
+  const flags = benchFlags('node bench/storm.mjs', STORM_DEFAULTS, { clients: 1000, restartClients: 1000 });
   const localAddresses = flags.localAddresses ? parseAddresses(flags.localAddresses) : [];
   const { renderStorm } = await import('./table.mjs');
   const results = {};

@@ -3,6 +3,7 @@
  * parser, `--help` and `resolveOptions()` all read this table, so they cannot drift apart.
  */
 import { LoadtestError, LoadtestErrors } from './errors.js';
+import { type FlagDef, kebabFlag, readFlags } from './flag-reader.js';
 import {
   checkPrefix,
   headerMap,
@@ -245,7 +246,7 @@ export function redactOptions(o: Readonly<LoadtestOptions>): LoadtestOptions {
 /** camelCase key → --kebab-case flag (without the dashes); a spec may name its flag itself. */
 export function flagName(key: string): string {
   const spec = OPTION_SPECS.find((s) => s.key === key);
-  return spec?.flag ?? key.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase());
+  return spec?.flag ?? kebabFlag(key);
 }
 
 function convert(spec: OptionSpec, raw: string): LoadtestOptions[keyof LoadtestOptions] {
@@ -332,38 +333,31 @@ export interface ParsedArgs {
   help: boolean;
 }
 
+/** Every option as the flag reader knows it. */
+const FLAG_DEFS: readonly FlagDef<keyof LoadtestOptions>[] = OPTION_SPECS.map((spec) => ({
+  key: spec.key,
+  flag: flagName(spec.key),
+  isSwitch: spec.kind === 'bool',
+}));
+
 /** Parses `<scenario> [--flag value | --flag=value | --no-flag]…`. */
 export function parseArgs(argv: readonly string[]): ParsedArgs {
   const options: Record<string, unknown> = {};
   let scenario: Scenario | undefined;
-  let help = false;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === '--help' || arg === '-h') {
-      help = true;
-      continue;
-    }
-    if (!arg.startsWith('--')) {
-      if (scenario !== undefined || !SCENARIOS.includes(arg as Scenario)) {
+  const { tokens, help } = readFlags(argv, FLAG_DEFS);
+  for (const token of tokens) {
+    if (token.kind === 'positional') {
+      if (scenario !== undefined || !SCENARIOS.includes(token.value as Scenario)) {
         throw new LoadtestError(
           LoadtestErrors.UNKNOWN_SCENARIO,
-          `unknown scenario ${arg} (chat|feed|connections)`,
+          `unknown scenario ${token.value} (chat|feed|connections)`,
         );
       }
-      scenario = arg as Scenario;
+      scenario = token.value as Scenario;
       continue;
     }
-    const eq = arg.indexOf('=');
-    let name = eq < 0 ? arg.slice(2) : arg.slice(2, eq);
-    const negated = name.startsWith('no-');
-    if (negated) name = name.slice(3);
-    const spec = OPTION_SPECS.find((s) => flagName(s.key) === name);
-    if (!spec) throw new LoadtestError(LoadtestErrors.UNKNOWN_OPTION, `unknown option --${name}`);
-    let raw: string | undefined = eq < 0 ? undefined : arg.slice(eq + 1);
-    if (spec.kind === 'bool') raw = negated ? 'false' : (raw ?? 'true');
-    else if (raw === undefined) raw = argv[++i];
-    if (raw === undefined) throw new LoadtestError(LoadtestErrors.INVALID_OPTION, `--${name} needs a value`);
-    const value = convert(spec, raw);
+    const spec = OPTION_SPECS.find((s) => s.key === token.def.key)!;
+    const value = convert(spec, token.raw);
     // Repeatable options (--header) add up.
     options[spec.key] =
       spec.kind === 'header'

@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import {
   DeliveryStats,
+  median,
   mergeParts,
   mergeSeries,
   newHistogram,
   percentileDistribution,
+  spread,
   summarize,
 } from './stats.js';
 
@@ -123,5 +125,22 @@ describe('percentileDistribution', () => {
     expect(d.at(-1)).toEqual({ percentile: 100, ms: expect.closeTo(1000, 0) });
     for (let i = 1; i < d.length; i++) expect(d[i]!.ms).toBeGreaterThanOrEqual(d[i - 1]!.ms);
     expect(percentileDistribution(newHistogram())).toEqual([]);
+  });
+});
+
+describe('median and spread of bench rounds', () => {
+  it('takes the middle value, or the mean of the middle two, of the finite values', () => {
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+    expect(median([5, Number.NaN, 1, Number.POSITIVE_INFINITY])).toBe(3);
+    expect(median([])).toBeNaN();
+    expect(median([Number.NaN])).toBeNaN();
+  });
+
+  it('gives the spread as half the range in percent of the median, 0 for a single round', () => {
+    expect(spread([90, 100, 110])).toBeCloseTo(10, 10);
+    expect(spread([100, Number.NaN, 120])).toBeCloseTo((10 / 110) * 100, 10);
+    expect(spread([42])).toBe(0);
+    expect(spread([0, 0])).toBe(0);
   });
 });

@@ -289,3 +289,19 @@ export function mergeSeries(all: readonly SeriesPoint[][]): SeriesPoint[] {
   }
   return out;
 }
+
+/** The middle of the finite values (the mean of the middle two for an even count); NaN when there are none. */
+export function median(values: readonly number[]): number {
+  const v = values.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  if (v.length === 0) return Number.NaN;
+  const mid = Math.floor(v.length / 2);
+  return v.length % 2 ? v[mid]! : (v[mid - 1]! + v[mid]!) / 2;
+}
+
+/** How far rounds of a bench disagree: ± half the range of the finite values, in percent of their median (0 for fewer than two). */
+export function spread(values: readonly number[]): number {
+  const v = values.filter((x) => Number.isFinite(x));
+  const m = median(v);
+  if (v.length < 2 || !m) return 0;
+  return ((Math.max(...v) - Math.min(...v)) / 2 / m) * 100;
+}

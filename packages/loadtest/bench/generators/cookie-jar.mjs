@@ -1,20 +1,28 @@
+// @ts-check
 // A per-client cookie jar that keeps cookies the way a browser does for one origin: each
 // `Set-Cookie` stores (or, with Max-Age ≤ 0 or a past Expires, deletes) a name=value with its
 // Path, and `header(path)` returns the Cookie header for a request to that path. Domain
 // attributes are ignored: the bench talks to one host, so every cookie is host-only.
 
 export class CookieJar {
-  /** name → { value, path, expires (ms since epoch, Infinity for a session cookie) } */
+  /**
+   * name → its value, path and expiry (ms since epoch, Infinity for a session cookie)
+   * @type {Map<string, { value: string, path: string, expires: number }>}
+   */
   cookies = new Map();
 
-  /** Takes the `set-cookie` header of a node:http response (an array, or undefined). */
+  /**
+   * Takes the `set-cookie` header of a node:http response (an array, or undefined).
+   * @param {string | string[] | undefined} setCookie
+   */
   store(setCookie) {
     if (!setCookie) return;
     for (const line of Array.isArray(setCookie) ? setCookie : [setCookie]) this.storeOne(line);
   }
 
+  /** @param {string} line one Set-Cookie value */
   storeOne(line) {
-    const [pair, ...attributes] = line.split(';');
+    const [pair = '', ...attributes] = line.split(';');
     const eq = pair.indexOf('=');
     if (eq <= 0) return;
     const name = pair.slice(0, eq).trim();
@@ -37,7 +45,12 @@ export class CookieJar {
   }
 
   /** The Cookie header for a request to `path`, or undefined when no cookie applies. */
+  /**
+   * @param {string} path
+   * @returns {string | undefined}
+   */
   header(path) {
+    /** @type {string | undefined} */
     let out;
     const t = Date.now();
     for (const [name, c] of this.cookies) {
@@ -52,6 +65,10 @@ export class CookieJar {
   }
 }
 
+/**
+ * @param {string} requestPath
+ * @param {string} cookiePath
+ */
 function pathMatches(requestPath, cookiePath) {
   if (requestPath === cookiePath) return true;
   if (!requestPath.startsWith(cookiePath)) return false;

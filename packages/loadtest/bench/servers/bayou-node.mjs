@@ -1,9 +1,11 @@
+// @ts-check
 // One Bayou node for the cluster bench: `bayou-node.mjs memory` (in-process engine) or
 // `bayou-node.mjs redis://host:port <keyPrefix> [auto-pipelining]` (a node of the cluster on
 // that Redis; `auto-pipelining` turns on ioredis' own as well). BAYOU_NODE_BUILD names
 // another build's dist/index.js to run instead (before/after comparisons in one sitting).
 import { announce } from './common.mjs';
 
+/** @type {typeof import('@bayou/server')} */
 const { createServer, tuneRuntime } = await import(process.env.BAYOU_NODE_BUILD || '@bayou/server');
 
 // As `bayou start` does for its own process (the V8 settings of runtime-tuning.ts).

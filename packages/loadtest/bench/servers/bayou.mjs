@@ -1,3 +1,4 @@
+// @ts-check
 // Bayou (@bayou/server) with both transports, no logger. With the argument `baseline` it
 // loads another build instead, for before/after comparisons in one sitting:
 // BAYOU_BASELINE=/path/to/packages/server/dist/index.js pnpm bench --servers bayou,bayou-baseline
@@ -11,7 +12,10 @@ if (baseline && !process.env.BAYOU_BASELINE) {
   );
   process.exit(2);
 }
-const { createServer, tuneRuntime } = await import(baseline ? process.env.BAYOU_BASELINE : '@bayou/server');
+/** @type {typeof import('@bayou/server')} */
+const { createServer, tuneRuntime } = await import(
+  (baseline ? process.env.BAYOU_BASELINE : undefined) ?? '@bayou/server'
+);
 // As `bayou start` does for its own process (the V8 settings of runtime-tuning.ts); an
 // older baseline build may have none.
 tuneRuntime?.();

@@ -1,3 +1,4 @@
+// @ts-check
 // The practical floor for Bayeux long-polling in Node: plain node:http, no framework, the
 // minimal Bayeux the bench needs (handshake → clientId, subscribe, /meta/connect held until
 // messages or the timeout, publish fanned out to the room's subscribers, disconnect). It holds
@@ -6,31 +7,57 @@
 // browser without one a BAYEUX_BROWSER cookie. Unknown clientIds get 402::session_unknown.
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import { announce } from './common.mjs';
+import { announce, urlOf } from './common.mjs';
 
 const PATH = '/bayeux';
 const TIMEOUT_MS = 30_000;
 const BROWSER_COOKIE = 'BAYEUX_BROWSER';
 const JSON_TYPE = 'application/json;charset=utf-8';
 
-/** clientId → { id, rooms: Set<string>, queue: string[], held: ServerResponse|null, heldUntil, heldReply } */
+/**
+ * @typedef {object} FloorClient
+ * @property {string} id
+ * @property {Set<string>} rooms
+ * @property {string[]} queue messages (JSON) waiting for the next response
+ * @property {FloorResponse | null} held the held /meta/connect
+ * @property {number} heldUntil
+ * @property {string} heldReply the held connect's own reply (JSON)
+ */
+/** @typedef {http.ServerResponse & { floorCookie?: string }} FloorResponse */
+/**
+ * A message as a client sends it: the floor trusts its clients to send what each channel needs.
+ * @typedef {{ channel?: string, id?: string, clientId: string, subscription: string, data?: unknown, advice?: { timeout?: number } }} InMessage
+ */
+
+/** @type {Map<string, FloorClient>} */
 const clients = new Map();
-/** channel → Set of clients */
+/** channel → its subscribers */
+/** @type {Map<string, Set<FloorClient>>} */
 const rooms = new Map();
 /** Clients with queued messages since the last flush. */
+/** @type {Set<FloorClient>} */
 const dirty = new Set();
 let flushScheduled = false;
 let nextId = 0;
 
+/**
+ * @param {http.ServerResponse} res
+ * @param {number} status
+ * @param {string} body
+ * @param {string} [cookie] a Set-Cookie value
+ */
 function send(res, status, body, cookie) {
+  /** @type {http.OutgoingHttpHeaders} */
   const headers = { 'Content-Type': JSON_TYPE, 'Content-Length': Buffer.byteLength(body) };
   if (cookie) headers['Set-Cookie'] = cookie;
   res.writeHead(status, headers);
   res.end(body);
 }
 
+/** @param {FloorClient} c */
 function answerHeld(c) {
   const res = c.held;
+  if (res === null) return;
   c.held = null;
   const parts = c.queue;
   c.queue = [];
@@ -45,6 +72,10 @@ function flush() {
   dirty.clear();
 }
 
+/**
+ * @param {string} channel
+ * @param {unknown} data
+ */
 function publish(channel, data) {
   const members = rooms.get(channel);
   if (!members || members.size === 0) return;
@@ -59,6 +90,7 @@ function publish(channel, data) {
   }
 }
 
+/** @param {FloorClient} c */
 function removeClient(c) {
   clients.delete(c.id);
   for (const room of c.rooms) rooms.get(room)?.delete(c);
@@ -66,6 +98,7 @@ function removeClient(c) {
   if (c.held !== null) answerHeld(c);
 }
 
+/** @param {InMessage} m */
 const unknown = (m) => ({
   channel: m.channel,
   id: m.id,
@@ -74,9 +107,17 @@ const unknown = (m) => ({
   advice: { reconnect: 'handshake', interval: 0 },
 });
 
-/** Runs one batch; returns the replies, or null when a /meta/connect was held on `res`. */
+/**
+ * Runs one batch; returns the replies, or null when a /meta/connect was held on `res`.
+ * @param {InMessage[]} messages
+ * @param {FloorResponse} res
+ * @param {string | undefined} cookie
+ * @returns {string[] | null}
+ */
 function handle(messages, res, cookie) {
+  /** @type {string[]} */
   const replies = [];
+  /** @type {{ c: FloorClient, reply: string } | null} */
   let hold = null;
   for (const m of messages) {
     const ch = m?.channel;
@@ -142,6 +183,7 @@ function handle(messages, res, cookie) {
   return replies;
 }
 
+/** @param {string | undefined} header */
 function readBrowserCookie(header) {
   if (header === undefined) return null;
   const i = header.indexOf(`${BROWSER_COOKIE}=`);
@@ -149,10 +191,11 @@ function readBrowserCookie(header) {
 }
 
 const server = http.createServer((req, res) => {
-  if (req.method !== 'POST' || (req.url !== PATH && !req.url.startsWith(`${PATH}/`))) {
+  if (req.method !== 'POST' || (req.url !== PATH && !req.url?.startsWith(`${PATH}/`))) {
     send(res, 404, '{"error":"not found"}');
     return;
   }
+  /** @type {Buffer[]} */
   const chunks = [];
   req.on('data', (chunk) => chunks.push(chunk));
   req.on('end', () => {
@@ -162,7 +205,7 @@ const server = http.createServer((req, res) => {
         : undefined;
     let messages;
     try {
-      messages = JSON.parse(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+      messages = JSON.parse(String(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
       if (!Array.isArray(messages)) messages = [messages];
     } catch {
       send(res, 400, '{"error":"invalid JSON"}', cookie);
@@ -179,4 +222,4 @@ setInterval(() => {
 }, 1000).unref();
 
 server.keepAliveTimeout = 65_000;
-server.listen(0, '127.0.0.1', () => announce(`http://127.0.0.1:${server.address().port}${PATH}`));
+server.listen(0, '127.0.0.1', () => announce(urlOf(server, PATH)));

@@ -1,13 +1,19 @@
+// @ts-check
 // The practical floor for Node: a minimal Bayeux subset over raw `ws` (handshake, connect
 // held forever, subscribe, publish) with nothing else. argv[2] picks the write strategy:
 //   frame   — one frame per delivered message (ws.send per recipient)
 //   batched — everything queued for a socket during one event-loop turn goes as one frame
 // A published message is serialized once either way.
+/** @import { RawData, WebSocket } from 'ws' */
 import { WebSocketServer } from 'ws';
 import { announce } from './common.mjs';
 
 const mode = process.argv[2] === 'batched' ? 'batched' : 'frame';
+/** channel → its subscribers' sockets */
+/** @type {Map<string, Set<WebSocket>>} */
 const rooms = new Map();
+/** socket → the messages (JSON) queued for it this turn */
+/** @type {Map<WebSocket, string[]>} */
 const queues = new Map();
 let flushScheduled = false;
 let nextId = 0;
@@ -18,6 +24,10 @@ function flush() {
   queues.clear();
 }
 
+/**
+ * @param {Set<WebSocket>} members
+ * @param {string} json
+ */
 function deliver(members, json) {
   if (mode === 'frame') {
     const frame = `[${json}]`;
@@ -35,6 +45,10 @@ function deliver(members, json) {
   }
 }
 
+/**
+ * @this {WebSocket}
+ * @param {RawData} raw
+ */
 function onMessage(raw) {
   const replies = [];
   for (const m of JSON.parse(raw.toString())) {
@@ -52,6 +66,7 @@ function onMessage(raw) {
   if (replies.length > 0) this.send(JSON.stringify(replies));
 }
 
+/** @this {WebSocket} */
 function onClose() {
   for (const set of rooms.values()) set.delete(this);
   queues.delete(this);
@@ -62,4 +77,7 @@ wss.on('connection', (ws) => {
   ws.on('message', onMessage);
   ws.on('close', onClose);
 });
-wss.on('listening', () => announce(`http://127.0.0.1:${wss.address().port}/bayeux`));
+wss.on('listening', () => {
+  const address = /** @type {import('node:net').AddressInfo} */ (wss.address());
+  announce(`http://127.0.0.1:${address.port}/bayeux`);
+});
