@@ -85,7 +85,13 @@ export { DEMO_PATTERN, type DemoFeedOptions, demoSymbol } from './records/demo-f
 export type { Provider } from './records/provider-registry.js';
 export type { RecordPattern, RecordRequest } from './records/record-options.js';
 export { tuneRuntime } from './runtime-tuning.js';
-export type { ServerSession } from './session/session.js';
+export type {
+  DeliveryMode,
+  EnqueueHook,
+  ExtensionSession,
+  PublicationDelivery,
+  ServerSession,
+} from './session/session.js';
 export type { SessionState } from './session/session-lifecycle.js';
 export {
   type CorsAnswer,

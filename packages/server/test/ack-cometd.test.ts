@@ -25,7 +25,7 @@ describe.each(TRANSPORTS)('the CometD AckExtension over %s', (transport) => {
     await new Promise((resolve) =>
       cometd.subscribe('/acked', (m: Message) => received.push(m.data), resolve),
     );
-    expect(server.bayou.session(cometd.getClientId() as string)?.metaConnectDeliveryOnly).toBe(true);
+    expect(server.bayou.session(cometd.getClientId() as string)?.deliveryMode).toBe('connect-reply');
     for (let i = 0; i < 50; i++) {
       server.bayou.publish('/acked', i);
       if (i % 10 === 9) await new Promise((r) => setTimeout(r, 20));

@@ -59,7 +59,7 @@ export function routeReply(ctx: BatchContext, session: Session | null, json: str
     session !== null &&
     ctx.socket !== null &&
     session.socket === ctx.socket &&
-    !session.metaConnectDeliveryOnly
+    session.deliveryMode !== 'connect-reply'
   ) {
     if (at === undefined) session.enqueue(json);
     else session.insert(at, json);

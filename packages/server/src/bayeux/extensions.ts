@@ -5,11 +5,12 @@
  * `connectBatch` for its `ext`. Built-in features negotiated in `ext` (ack, replay, auth)
  * are extensions like an application's own (`app.bayou.addExtension`).
  *
- * Per-recipient work stays off the hot path: no hook runs per delivered message.
+ * Per-recipient work stays off the hot path: the one hook that runs per delivered message,
+ * `beforeEnqueue`, runs only for the sessions an extension hooked (`addEnqueueHook`).
  */
 import type { Message } from '@bayou/protocol';
 import type { MaybePromise } from '../engine/engine.js';
-import type { ServerSession } from '../session/session.js';
+import type { EnqueueHook, ExtensionSession } from '../session/session.js';
 import type { RequestInfo } from '../types.js';
 
 /**
@@ -34,41 +35,48 @@ export interface Extension {
    */
   incoming?(
     message: Message,
-    session: ServerSession | null,
+    session: ExtensionSession | null,
     request: RequestInfo,
   ): MaybePromise<Refusal | undefined>;
   /** A meta reply about to go back for `request` (a connect reply only when answered at once). */
-  outgoing?(reply: Reply, request: Message, session: ServerSession | null): void;
+  outgoing?(reply: Reply, request: Message, session: ExtensionSession | null): void;
   /**
    * A held `/meta/connect` is answered carrying `messages` (serialized); `immediate` when it
    * was answered at once without any. Returns fields to merge into the reply's `ext`.
    */
   connectBatch?(
-    session: ServerSession,
+    session: ExtensionSession,
     messages: readonly string[],
     immediate: boolean,
   ): Record<string, unknown> | undefined;
   /**
    * `session` is about to be subscribed to the concrete channel `channel` (not a wildcard,
    * not a record), before anything published on it can reach the session: the place to
-   * start holding live messages (`session.holding`) so that none overtakes what
+   * start holding live messages (in `beforeEnqueue`) so that none overtakes what
    * `subscribing` fetches. Runs synchronously.
    */
-  beforeSubscribe?(session: ServerSession, channel: string, message: Message): void;
+  beforeSubscribe?(session: ExtensionSession, channel: string, message: Message): void;
   /**
    * `session` was just subscribed to the concrete channel `channel` (not a wildcard, not a
    * record), before the reply is sent: the place to fetch what it missed. May return a
    * Bayeux error string to refuse the subscription.
    */
   subscribing?(
-    session: ServerSession,
+    session: ExtensionSession,
     channel: string,
     message: Message,
   ): MaybePromise<string | undefined | undefined>;
   /** The subscribe reply for `channel` went out: deliveries prepared in `subscribing` may follow it. */
-  subscribed?(session: ServerSession, channel: string): void;
+  subscribed?(session: ExtensionSession, channel: string): void;
+  /** `session` left the concrete channel `channel` (an unsubscribe, or a subscribe undone). */
+  unsubscribed?(session: ExtensionSession, channel: string): void;
+  /**
+   * A publication the subscription index is about to queue for a session this extension
+   * hooked (`session.addEnqueueHook(extension)`); see `EnqueueHook`.
+   */
+  beforeEnqueue?: EnqueueHook['beforeEnqueue'];
   /** A session ended. */
-  removed?(session: ServerSession): void;
+  removed?(session: ExtensionSession): void;
 }
 
 /** Thrown to the caller when an extension itself fails: the message gets a 500 reply. */
@@ -95,18 +103,26 @@ export class ExtensionPipeline {
     this.outgoingList = this.list.filter((e) => e.outgoing !== undefined);
     this.batchList = this.list.filter((e) => e.connectBatch !== undefined);
     this.subscribeList = this.list.filter(
-      (e) => e.beforeSubscribe !== undefined || e.subscribing !== undefined || e.subscribed !== undefined,
+      (e) =>
+        e.beforeSubscribe !== undefined ||
+        e.subscribing !== undefined ||
+        e.subscribed !== undefined ||
+        e.unsubscribed !== undefined,
     );
   }
 
   /** Runs `beforeSubscribe` of each extension, before the session joins the channel. */
-  beforeSubscribe(session: ServerSession, channel: string, message: Message): undefined {
+  beforeSubscribe(session: ExtensionSession, channel: string, message: Message): undefined {
     for (const ext of this.subscribeList) ext.beforeSubscribe?.(session, channel, message);
     return undefined;
   }
 
   /** Runs `subscribing` of each extension; an error string refuses the subscription. */
-  subscribing(session: ServerSession, channel: string, message: Message): MaybePromise<string | undefined> {
+  subscribing(
+    session: ExtensionSession,
+    channel: string,
+    message: Message,
+  ): MaybePromise<string | undefined> {
     const pending: Promise<string | undefined | undefined>[] = [];
     for (const ext of this.subscribeList) {
       if (ext.subscribing === undefined) continue;
@@ -118,8 +134,12 @@ export class ExtensionPipeline {
     return Promise.all(pending).then((all) => all.find((r): r is string => typeof r === 'string'));
   }
 
-  subscribed(session: ServerSession, channel: string): void {
+  subscribed(session: ExtensionSession, channel: string): void {
     for (const ext of this.subscribeList) ext.subscribed?.(session, channel);
+  }
+
+  unsubscribed(session: ExtensionSession, channel: string): void {
+    for (const ext of this.subscribeList) ext.unsubscribed?.(session, channel);
   }
 
   get size(): number {
@@ -132,7 +152,7 @@ export class ExtensionPipeline {
    */
   incoming(
     message: Message,
-    session: ServerSession | null,
+    session: ExtensionSession | null,
     request: RequestInfo,
     from = 0,
   ): MaybePromise<Refusal | undefined> {
@@ -158,7 +178,7 @@ export class ExtensionPipeline {
     return undefined;
   }
 
-  outgoing(reply: Reply, request: Message, session: ServerSession | null): void {
+  outgoing(reply: Reply, request: Message, session: ExtensionSession | null): void {
     for (const ext of this.outgoingList) {
       try {
         (ext.outgoing as NonNullable<Extension['outgoing']>)(reply, request, session);
@@ -169,7 +189,7 @@ export class ExtensionPipeline {
   }
 
   /** The `ext` of a connect reply carrying `messages`, serialized, or `undefined`. */
-  connectExt(session: ServerSession, messages: readonly string[], immediate: boolean): string | undefined {
+  connectExt(session: ExtensionSession, messages: readonly string[], immediate: boolean): string | undefined {
     if (this.batchList.length === 0) return undefined;
     let ext: Record<string, unknown> | undefined;
     for (const e of this.batchList) {
@@ -179,7 +199,7 @@ export class ExtensionPipeline {
     return ext === undefined ? undefined : JSON.stringify(ext);
   }
 
-  removed(session: ServerSession): void {
+  removed(session: ExtensionSession): void {
     for (const e of this.list) e.removed?.(session);
   }
 }

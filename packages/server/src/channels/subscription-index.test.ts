@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Session, type SessionHost } from '../session/session.js';
+import { type EnqueueHook, Session, type SessionHost } from '../session/session.js';
 import { SubscriptionIndex } from './subscription-index.js';
 
 const host: SessionHost = {
@@ -42,5 +42,49 @@ describe('SubscriptionIndex', () => {
     expect(index.remove('/q', b)).toBe(true);
     expect(index.remove('/q', b)).toBe(false);
     expect(index.add('/q', b)).toBe(true); // the emptied name was dropped: first subscriber again
+  });
+
+  it('passes a publication through the enqueue hooks of the sessions that have them, building a variant once', () => {
+    const index = new SubscriptionIndex();
+    const [plain, tagged1, tagged2, holder] = [session('p'), session('t1'), session('t2'), session('h')];
+    let builds = 0;
+    const tag: EnqueueHook = {
+      name: 'tag',
+      beforeEnqueue: (_s, d) =>
+        d.once(tag, (p) => {
+          builds++;
+          return `${p.payload}!`;
+        }),
+    };
+    const taken: string[] = [];
+    const hold: EnqueueHook = {
+      name: 'hold',
+      beforeEnqueue: (_s, d) => {
+        taken.push(d.json);
+        return null;
+      },
+    };
+    const pass: EnqueueHook = { name: 'pass', beforeEnqueue: () => undefined };
+    tagged1.addEnqueueHook(pass);
+    tagged1.addEnqueueHook(tag);
+    tagged2.addEnqueueHook(tag);
+    holder.addEnqueueHook(hold);
+    for (const s of [plain, tagged1, tagged2, holder]) index.add('/c', s);
+    // The held one is not counted as reached.
+    expect(index.deliver(pub('/c', '"m"'))).toBe(3);
+    expect([plain.queue, tagged1.queue, tagged2.queue, holder.queue]).toEqual([
+      ['"m"'],
+      ['"m"!'],
+      ['"m"!'],
+      [],
+    ]);
+    expect(builds).toBe(1);
+    expect(taken).toEqual(['"m"']);
+    // Without its hooks a session is back on the plain path.
+    holder.removeEnqueueHook(hold);
+    expect(holder.enqueueHooks).toBeNull();
+    expect(index.deliver(pub('/c', '"n"'))).toBe(4);
+    expect(holder.queue).toEqual(['"n"']);
+    expect(builds).toBe(2);
   });
 });

@@ -4,9 +4,9 @@
  * `/*`, its `/**` at each depth), so its cost is proportional to the subscribers reached,
  * never to the number of sessions. Subscribe and unsubscribe are O(1).
  */
-import { EXT_REPLAY, expandChannel } from '@bayou/protocol';
+import { expandChannel } from '@bayou/protocol';
 import type { Publication } from '../engine/engine.js';
-import type { Session } from '../session/session.js';
+import type { PublicationDelivery, Session } from '../session/session.js';
 
 export class SubscriptionIndex {
   private readonly byName = new Map<string, Set<Session>>();
@@ -52,14 +52,14 @@ export class SubscriptionIndex {
   /**
    * Queues a publication once for every session subscribed to its channel or to a pattern
    * matching it; returns how many sessions it reached. The same string goes to every
-   * session: the plain message, or — built once, for sessions that asked for positions —
-   * the message with its position in `ext`.
+   * session without enqueue hooks; a session with hooks (replay's positions, its held
+   * channels) gets what they make of one `PublicationDelivery` shared by all of them.
    */
   deliver(publication: Publication): number {
     const stamp = ++this.stamp;
     let reached = 0;
     const json = publication.payload;
-    let positioned: string | null = publication.position === null ? json : null;
+    let delivery: OutgoingPublication | null = null;
     const names = expandChannel(publication.channel);
     for (let i = 0; i < names.length; i++) {
       const set = this.byName.get(names[i] as string);
@@ -67,26 +67,44 @@ export class SubscriptionIndex {
       for (const session of set) {
         if (session.lastDelivery === stamp) continue;
         session.lastDelivery = stamp;
-        const held = session.holding?.get(publication.channel);
-        if (held !== undefined) {
-          held.push(publication);
+        if (session.enqueueHooks === null) {
+          session.enqueue(json);
+          reached++;
           continue;
         }
-        if (session.wantsPositions) {
-          positioned ??= withPosition(publication);
-          session.enqueue(positioned);
-        } else session.enqueue(json);
-        reached++;
+        delivery ??= new OutgoingPublication(publication);
+        if (session.enqueueHooked(delivery)) reached++;
       }
     }
     return reached;
   }
 }
 
-/** The message with `ext.replay` holding its position, built from the serialized payload. */
-export function withPosition(publication: Publication): string {
-  const p = publication.position as NonNullable<Publication['position']>;
-  const ext = `"ext":{"${EXT_REPLAY}":{"offset":${p.offset},"epoch":${JSON.stringify(p.epoch)}}}`;
-  // The payload is `{"channel":…,"data":…}`: the ext goes in before its closing brace.
-  return `${publication.payload.slice(0, -1)},${ext}}`;
+/** A publication on its way, with the variants extensions built of it (once each). */
+class OutgoingPublication implements PublicationDelivery {
+  readonly json: string;
+  // One variant is the usual case (replay's positions): kept in two fields, a Map beyond.
+  private firstKey: object | null = null;
+  private firstText = '';
+  private more: Map<object, string> | null = null;
+
+  constructor(readonly publication: Publication) {
+    this.json = publication.payload;
+  }
+
+  once(key: object, build: (publication: Publication) => string): string {
+    if (this.firstKey === key) return this.firstText;
+    if (this.firstKey === null) {
+      this.firstKey = key;
+      this.firstText = build(this.publication);
+      return this.firstText;
+    }
+    this.more ??= new Map();
+    let text = this.more.get(key);
+    if (text === undefined) {
+      text = build(this.publication);
+      this.more.set(key, text);
+    }
+    return text;
+  }
 }

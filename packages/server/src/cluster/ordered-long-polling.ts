@@ -10,23 +10,24 @@
  */
 import type { Message } from '@bayou/protocol';
 import type { Extension } from '../bayeux/extensions.js';
-import type { ServerSession } from '../session/session.js';
+import type { ExtensionSession } from '../session/session.js';
+
+/** Marks, in `extensionState`, a session this extension switched (not one the ack extension did). */
+const SWITCHED = true;
 
 export class OrderedLongPolling implements Extension {
   readonly name = 'ordered-long-polling';
-  /** Sessions this extension switched to connect-only delivery (not those the ack extension did). */
-  private readonly switched = new WeakSet<ServerSession>();
 
-  incoming(message: Message, session: ServerSession | null): undefined {
+  incoming(message: Message, session: ExtensionSession | null): undefined {
     if (session === null || message.channel !== '/meta/connect') return undefined;
     const polling = (message as { connectionType?: unknown }).connectionType === 'long-polling';
-    if (polling && !session.metaConnectDeliveryOnly) {
-      session.metaConnectDeliveryOnly = true;
-      this.switched.add(session);
-    } else if (!polling && this.switched.has(session)) {
+    if (polling && session.deliveryMode !== 'connect-reply') {
+      session.requestDelivery('connect-reply');
+      session.extensionState.set(this, SWITCHED);
+    } else if (!polling && session.deliveryMode === 'connect-reply' && session.extensionState.has(this)) {
       // It moved to a WebSocket: stream again.
-      session.metaConnectDeliveryOnly = false;
-      this.switched.delete(session);
+      session.requestDelivery('push');
+      session.extensionState.delete(this);
     }
     return undefined;
   }

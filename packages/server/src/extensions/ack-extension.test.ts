@@ -3,7 +3,7 @@ import { AckState, reportedAck } from './ack-extension.js';
 
 describe('AckState', () => {
   it('numbers batches and resends, in order, every batch after the acknowledged one', () => {
-    const ack = new AckState();
+    const ack = new AckState(false);
     expect(ack.next(['a', 'b'])).toBe(1);
     expect(ack.next([])).toBe(2);
     expect(ack.next(['c'])).toBe(3);
@@ -13,7 +13,7 @@ describe('AckState', () => {
   });
 
   it('forgets everything acknowledged, and keeps its own copy of each batch', () => {
-    const ack = new AckState();
+    const ack = new AckState(false);
     const messages = ['a'];
     ack.next(messages);
     messages.push('the connect reply');
@@ -24,7 +24,7 @@ describe('AckState', () => {
   });
 
   it('forgets the batches a client reports received over a live socket, resending none', () => {
-    const ack = new AckState();
+    const ack = new AckState(false);
     ack.next(['a']);
     ack.next(['b', 'c']);
     ack.next(['d']);

@@ -15,7 +15,7 @@
  */
 import { ACK_MARKER_CHANNEL, BAYOU_EXT, EXT_ACK, EXT_ACK_FRAMES, type Message } from '@bayou/protocol';
 import type { Extension, Reply } from '../bayeux/extensions.js';
-import type { ServerSession } from '../session/session.js';
+import type { ExtensionSession } from '../session/session.js';
 
 interface Batch {
   readonly batch: number;
@@ -26,6 +26,8 @@ interface Batch {
 export class AckState {
   /** The number of the last batch sent. */
   batch = 0;
+  /** Whether it asked for numbered frames (`ext.bayou.ackFrames`), used whenever it is on a WebSocket. */
+  constructor(readonly frames: boolean) {}
   private unacked: Batch[] = [];
   private held = 0;
 
@@ -88,24 +90,24 @@ export class AckExtension implements Extension {
   readonly name = 'ack';
   /** Sessions with more unacknowledged messages than this are reported as slow. */
   constructor(
-    private readonly onTooManyPending: (session: ServerSession) => void,
+    private readonly onTooManyPending: (session: ExtensionSession) => void,
     private readonly maxPending: number,
   ) {}
 
-  stateOf(session: ServerSession): AckState | undefined {
-    // Only sessions that negotiated ack have state: the others' lazy map stays uncreated.
-    if (!session.metaConnectDeliveryOnly && !session.numberedFrames) return undefined;
+  stateOf(session: ExtensionSession): AckState | undefined {
+    // Only sessions that negotiated ack leave push delivery: the others' lazy map stays uncreated.
+    if (session.deliveryMode === 'push') return undefined;
     return session.extensionState.get(this) as AckState | undefined;
   }
 
-  incoming(message: Message, session: ServerSession | null): undefined {
+  incoming(message: Message, session: ExtensionSession | null): undefined {
     if (session === null || message.channel !== '/meta/connect') return undefined;
     const state = this.stateOf(session);
     if (state === undefined) return undefined;
-    if (session.numberedFrames) {
+    if (state.frames) {
       // Numbered frames stream over a WebSocket; long-polling carries them in connect replies.
-      session.metaConnectDeliveryOnly =
-        (message as { connectionType?: unknown }).connectionType !== 'websocket';
+      const websocket = (message as { connectionType?: unknown }).connectionType === 'websocket';
+      session.requestDelivery(websocket ? 'numbered' : 'connect-reply');
       const got = reportedAck(message.ext, EXT_ACK_FRAMES);
       if (got !== undefined) state.forget(got);
     }
@@ -115,15 +117,15 @@ export class AckExtension implements Extension {
     return undefined;
   }
 
-  outgoing(reply: Reply, request: Message, session: ServerSession | null): void {
+  outgoing(reply: Reply, request: Message, session: ExtensionSession | null): void {
     if (request.channel !== '/meta/handshake' || session === null || request.ext?.[EXT_ACK] !== true) return;
     if (reply.successful !== true) return;
-    session.extensionState.set(this, new AckState());
+    const frames = wantsFrames(request.ext);
+    session.extensionState.set(this, new AckState(frames));
     // Until its first connect says which transport it is on, a session gets its messages
     // in connect replies only.
-    session.metaConnectDeliveryOnly = true;
-    if (wantsFrames(request.ext)) {
-      session.numberedFrames = true;
+    session.requestDelivery('connect-reply');
+    if (frames) {
       reply.ext = { ...reply.ext, [EXT_ACK]: { enabled: true, batch: 0, frames: true } };
     } else reply.ext = { ...reply.ext, [EXT_ACK]: { enabled: true, batch: 0 } };
   }
@@ -132,24 +134,20 @@ export class AckExtension implements Extension {
    * The marker that ends a numbered frame of `session` carrying `messages`, remembered
    * until acknowledged; `undefined` for a session without numbered frames.
    */
-  frameMarker(session: ServerSession, messages: readonly string[]): string | undefined {
+  frameMarker(session: ExtensionSession, messages: readonly string[]): string | undefined {
     const state = this.stateOf(session);
-    if (state === undefined || !session.numberedFrames) return undefined;
+    if (state === undefined || !state.frames) return undefined;
     const batch = state.next(messages);
     if (state.pending > this.maxPending) this.onTooManyPending(session);
     return `{"channel":"${ACK_MARKER_CHANNEL}","ext":{"${EXT_ACK}":${batch}}}`;
   }
 
-  connectBatch(session: ServerSession, messages: readonly string[], immediate: boolean) {
+  connectBatch(session: ExtensionSession, messages: readonly string[], immediate: boolean) {
     const state = this.stateOf(session);
     if (state === undefined) return undefined;
     if (immediate) return { [EXT_ACK]: state.batch };
     const batch = state.next(messages);
     if (state.pending > this.maxPending) this.onTooManyPending(session);
     return { [EXT_ACK]: batch };
-  }
-
-  removed(session: ServerSession): void {
-    if (session.metaConnectDeliveryOnly || session.numberedFrames) session.extensionState.delete(this);
   }
 }

@@ -9,17 +9,22 @@
 import type { Message } from '@bayou/protocol';
 import type { Extension, Refusal, Reply } from '../bayeux/extensions.js';
 import type { Limiter } from '../limits/limiter.js';
-import type { ServerSession } from '../session/session.js';
+import type { ExtensionSession } from '../session/session.js';
 import type { RequestInfo } from '../types.js';
 
 export class LimitsExtension implements Extension {
   readonly name = 'limits';
   /** The IP of each handshake in flight, until its reply says whether a session was made. */
   private readonly handshakes = new WeakMap<Message, string>();
+  /**
+   * The IP each session was counted under. Every session has one, so it is kept here
+   * rather than in `extensionState` (which would give every session a Map of its own).
+   */
+  private readonly counted = new WeakMap<ExtensionSession, string>();
 
   constructor(readonly limiter: Limiter) {}
 
-  incoming(message: Message, session: ServerSession | null, request: RequestInfo): Refusal | undefined {
+  incoming(message: Message, session: ExtensionSession | null, request: RequestInfo): Refusal | undefined {
     const channel = message.channel;
     if (channel === '/meta/handshake') {
       const refused = this.limiter.checkHandshake(request.ip);
@@ -31,21 +36,20 @@ export class LimitsExtension implements Extension {
     return this.limiter.checkPublish(session, channel) ?? undefined;
   }
 
-  outgoing(reply: Reply, request: Message, session: ServerSession | null): void {
+  outgoing(reply: Reply, request: Message, session: ExtensionSession | null): void {
     if (request.channel !== '/meta/handshake') return;
     const ip = this.handshakes.get(request);
     if (ip === undefined) return;
     this.handshakes.delete(request);
     if (reply.successful !== true || session === null) return;
     this.limiter.sessionOpened(ip);
-    // The IP it was counted under, in the session's own field (a map entry would cost more).
-    session.countedIp = ip;
+    this.counted.set(session, ip);
   }
 
-  removed(session: ServerSession): void {
-    const ip = session.countedIp;
-    if (ip === null) return;
-    session.countedIp = null;
+  removed(session: ExtensionSession): void {
+    const ip = this.counted.get(session);
+    if (ip === undefined) return;
+    this.counted.delete(session);
     this.limiter.sessionClosed(ip);
   }
 }

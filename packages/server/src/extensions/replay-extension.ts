@@ -12,14 +12,15 @@
  * - Wildcard and record subscriptions are not recovered (records send a fresh snapshot).
  *
  * From before the session joins the channel until the history is fetched, live messages
- * on that channel are held for the session (`session.holding`) and then released after
- * the recovered ones, minus duplicates.
+ * on that channel are held for the session and then released after the recovered ones,
+ * minus duplicates. Both the positions and the holding happen in the extension's
+ * `beforeEnqueue` hook, which a session that negotiated replay passes on every delivery;
+ * other sessions never reach it.
  */
 import { EXT_REPLAY, formatError, type Message, type StreamPosition } from '@bayou/protocol';
 import type { Extension, Reply } from '../bayeux/extensions.js';
-import { withPosition } from '../channels/subscription-index.js';
 import type { History, Publication, Recovery } from '../engine/engine.js';
-import type { ServerSession } from '../session/session.js';
+import type { ExtensionSession, PublicationDelivery } from '../session/session.js';
 
 const ENGINE_UNAVAILABLE = formatError('engineUnavailable');
 
@@ -28,25 +29,31 @@ interface Prepared {
   readonly recovery: Recovery;
 }
 
-/** `null` while the history fetch of the channel's subscribe is in flight. */
-type PreparedByChannel = Map<string, Prepared | null>;
+/** One session's replay state. */
+interface ReplayState {
+  /** By channel; `null` while the history fetch of the channel's subscribe is in flight. */
+  readonly prepared: Map<string, Prepared | null>;
+  /** Channels whose live deliveries are held back (while what was missed is fetched). */
+  readonly holding: Map<string, Publication[]>;
+}
 
 export class ReplayExtension implements Extension {
   readonly name = 'replay';
 
   constructor(private readonly history: History) {}
 
-  outgoing(reply: Reply, request: Message, session: ServerSession | null): void {
+  outgoing(reply: Reply, request: Message, session: ExtensionSession | null): void {
     if (session === null || reply.successful !== true) return;
     if (request.channel === '/meta/handshake') {
       if (request.ext?.[EXT_REPLAY] !== true) return;
-      session.wantsPositions = true;
-      session.extensionState.set(this, new Map() as PreparedByChannel);
+      const state: ReplayState = { prepared: new Map(), holding: new Map() };
+      session.extensionState.set(this, state);
+      session.addEnqueueHook(this);
       reply.ext = { ...reply.ext, [EXT_REPLAY]: true };
       return;
     }
     if (request.channel !== '/meta/subscribe') return;
-    const prepared = this.prepared(session);
+    const prepared = this.stateOf(session)?.prepared;
     if (prepared === undefined || prepared.size === 0) return;
     const names = typeof request.subscription === 'string' ? [request.subscription] : request.subscription;
     if (!Array.isArray(names)) return;
@@ -59,25 +66,36 @@ export class ReplayExtension implements Extension {
     if (Object.keys(info).length > 0) reply.ext = { ...reply.ext, [EXT_REPLAY]: info };
   }
 
-  beforeSubscribe(session: ServerSession, channel: string): void {
-    const prepared = this.prepared(session);
-    if (prepared === undefined) return;
-    prepared.set(channel, null);
+  /** Positions every delivery; takes those on a held channel. */
+  beforeEnqueue(session: ExtensionSession, delivery: PublicationDelivery): string | null | undefined {
+    const holding = (session.extensionState.get(this) as ReplayState).holding;
+    const held = holding.size === 0 ? undefined : holding.get(delivery.publication.channel);
+    if (held !== undefined) {
+      held.push(delivery.publication);
+      return null;
+    }
+    return delivery.publication.position === null ? undefined : delivery.once(this, withPosition);
+  }
+
+  beforeSubscribe(session: ExtensionSession, channel: string): void {
+    const state = this.stateOf(session);
+    if (state === undefined) return;
+    state.prepared.set(channel, null);
     // Hold live messages on the channel until what was missed is queued ahead of them. It
     // starts before the session can receive any: on a node that is the channel's first
     // subscriber, a publication may arrive as soon as the engine confirms its interest,
     // before `subscribing` runs, and would otherwise go out ahead of older recovered ones.
-    session.holding ??= new Map();
-    if (!session.holding.has(channel)) session.holding.set(channel, []);
+    if (!state.holding.has(channel)) state.holding.set(channel, []);
   }
 
   subscribing(
-    session: ServerSession,
+    session: ExtensionSession,
     channel: string,
     message: Message,
   ): Promise<string | undefined> | undefined {
-    const prepared = this.prepared(session);
-    if (prepared === undefined) return undefined;
+    const state = this.stateOf(session);
+    if (state === undefined) return undefined;
+    const prepared = state.prepared;
     const since = positionIn(message.ext?.[EXT_REPLAY], channel);
     this.beforeSubscribe(session, channel);
     const fetch: Promise<Recovery> =
@@ -93,23 +111,24 @@ export class ReplayExtension implements Extension {
         // The engine could not be read (Redis away): the subscribe fails as any engine call
         // does, with an error the client may retry, not as an internal error.
         prepared.delete(channel);
-        session.holding?.delete(channel);
+        state.holding.delete(channel);
         return ENGINE_UNAVAILABLE;
       },
     );
   }
 
-  subscribed(session: ServerSession, channel: string): void {
-    const p = this.prepared(session)?.get(channel);
+  subscribed(session: ExtensionSession, channel: string): void {
+    const state = this.stateOf(session);
+    if (state === undefined) return;
+    const p = state.prepared.get(channel);
     // The same subscribe again on this session (its first reply was lost, the client sent
     // it anew) while the first one's history is still being fetched: that one releases
     // the held messages after the recovered ones; releasing them now would put live
     // messages ahead of older recovered ones, which the client drops as duplicates.
     if (p === null) return;
-    const held = session.holding?.get(channel);
-    this.prepared(session)?.delete(channel);
-    session.holding?.delete(channel);
-    if (session.holding?.size === 0) session.holding = null;
+    const held = state.holding.get(channel);
+    state.prepared.delete(channel);
+    state.holding.delete(channel);
     let last: StreamPosition | null = null;
     if (p?.recovery.recovered === true) {
       for (const pub of p.recovery.publications) deliver(session, pub);
@@ -123,17 +142,27 @@ export class ReplayExtension implements Extension {
     }
   }
 
-  removed(session: ServerSession): void {
-    if (session.wantsPositions) session.extensionState.delete(this);
+  /** The session left `channel` (or its subscribe was undone): nothing more is held for it. */
+  unsubscribed(session: ExtensionSession, channel: string): void {
+    this.stateOf(session)?.holding.delete(channel);
   }
 
-  private prepared(session: ServerSession): PreparedByChannel | undefined {
-    if (!session.wantsPositions) return undefined;
-    return session.extensionState.get(this) as PreparedByChannel | undefined;
+  private stateOf(session: ExtensionSession): ReplayState | undefined {
+    // Only sessions that negotiated replay pass through its hook; the others' lazy map stays uncreated.
+    if (session.enqueueHooks?.includes(this) !== true) return undefined;
+    return session.extensionState.get(this) as ReplayState | undefined;
   }
 }
 
-function deliver(session: ServerSession, pub: Publication): void {
+/** The message with `ext.replay` holding its position, built from the serialized payload. */
+export function withPosition(publication: Publication): string {
+  const p = publication.position as NonNullable<Publication['position']>;
+  const ext = `"ext":{"${EXT_REPLAY}":{"offset":${p.offset},"epoch":${JSON.stringify(p.epoch)}}}`;
+  // The payload is `{"channel":…,"data":…}`: the ext goes in before its closing brace.
+  return `${publication.payload.slice(0, -1)},${ext}}`;
+}
+
+function deliver(session: ExtensionSession, pub: Publication): void {
   session.enqueue(pub.position === null ? pub.payload : withPosition(pub));
 }
 

@@ -82,7 +82,9 @@ export class Connects {
       // A browser past its long-poll slots polls every `multiSessionInterval`: when its
       // deliveries travel only in connect replies, each of those replies carries them.
       const carry =
-        advice === this.multipleClientsAdvice && session.metaConnectDeliveryOnly && session.queue.length > 0;
+        advice === this.multipleClientsAdvice &&
+        session.deliveryMode === 'connect-reply' &&
+        session.queue.length > 0;
       const messages = carry ? session.drain() : [];
       const ext = this.extensions.connectExt(session, messages, !carry);
       for (const m of messages) ctx.replies.push(m);
@@ -118,7 +120,7 @@ export class Connects {
     if (held.browserId !== null) this.browserPolls.release(held.browserId);
     const adviceJson =
       advice === undefined ? this.advice : JSON.stringify({ ...this.adviceFields, ...advice });
-    if (held.poll === null && !session.metaConnectDeliveryOnly) {
+    if (held.poll === null && session.deliveryMode !== 'connect-reply') {
       // A streaming WebSocket: the reply follows whatever was queued before it.
       session.enqueue(connectReplyJson(held.id, session.id, adviceJson, undefined, error));
       return;

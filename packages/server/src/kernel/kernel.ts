@@ -134,19 +134,19 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
         void engine.broker.dropRecord(subject).catch(() => undefined);
       },
     );
-    this.outbound = new Outbound(
-      (s) => this.connects.complete(s),
-      (s) => this.dropSlowConsumer(s),
-      options.maxBufferedBytes,
-      options.longPollDelay,
-    );
-    this.connects = new Connects(options, this.outbound, this.extensions);
     const ack = new AckExtension(
       (s) => queueMicrotask(() => this.dropSlowConsumer(s as Session)),
       options.maxQueuedMessages,
     );
     this.extensions.add(ack);
-    this.outbound.frameMarker = (s, messages) => ack.frameMarker(s, messages);
+    this.outbound = new Outbound(
+      (s) => this.connects.complete(s),
+      (s) => this.dropSlowConsumer(s),
+      options.maxBufferedBytes,
+      options.longPollDelay,
+      (s, messages) => ack.frameMarker(s, messages),
+    );
+    this.connects = new Connects(options, this.outbound, this.extensions);
     this.extensions.add(new ReplayExtension(engine.history));
     this.occupancy =
       options.webhooks === undefined

@@ -95,7 +95,7 @@ export class Subscriptions {
 
   /** Takes `session` out of the index for `name`; `true` when it was the last one here. */
   private removeFromIndex(session: Session, name: string): boolean {
-    session.holding?.delete(name);
+    this.extensions.unsubscribed(session, name);
     if (!this.index.remove(name, session)) return false;
     if (this.occupancy !== null) {
       const info = parseChannel(name);

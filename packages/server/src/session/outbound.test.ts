@@ -14,6 +14,7 @@ function setup(longPollDelay = 0, maxBufferedBytes = 1 << 20, saturated = true) 
     (s) => overflowed.push(s),
     maxBufferedBytes,
     longPollDelay,
+    (_s, messages) => `"#${messages.length}"`,
     () => saturated,
   );
   const host: SessionHost = {
@@ -101,13 +102,30 @@ describe('Outbound', () => {
     const { completed, session } = setup();
     const s = session();
     const ws = socket();
-    s.metaConnectDeliveryOnly = true;
+    s.requestDelivery('connect-reply');
     transition(s, { type: 'bind-socket', socket: ws, held: null }, 0, 10_000);
     s.enqueue('x');
     await vi.runAllTimersAsync();
     expect(ws.frames).toEqual([]);
     expect(s.queue).toEqual(['x']);
     expect(completed).toEqual([]);
+  });
+
+  it('ends each frame of a session in numbered delivery with the marker, and no other', async () => {
+    vi.useFakeTimers();
+    const { session } = setup();
+    const [numbered, plain] = [session(), session()];
+    const [a, b] = [socket(), socket()];
+    numbered.requestDelivery('numbered');
+    transition(numbered, { type: 'bind-socket', socket: a, held: null }, 0, 10_000);
+    transition(plain, { type: 'bind-socket', socket: b, held: null }, 0, 10_000);
+    for (const s of [numbered, plain]) {
+      s.enqueue('"x"');
+      s.enqueue('"y"');
+    }
+    await vi.runAllTimersAsync();
+    expect(a.frames).toEqual(['["x","y","#2"]']);
+    expect(b.frames).toEqual(['["x","y"]']);
   });
 
   it('reports a socket buffering more than maxBufferedBytes as a slow consumer', async () => {

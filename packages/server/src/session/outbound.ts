@@ -44,11 +44,6 @@ export class Outbound {
     this.pending = [];
     for (let i = 0; i < batch.length; i++) this.flush(batch[i] as Session);
   };
-  /**
-   * The marker ending a numbered frame (the ack extension's), for sessions with
-   * `numberedFrames`; set by the host.
-   */
-  frameMarker: ((session: Session, messages: readonly string[]) => string | undefined) | null = null;
   constructor(
     /** Called when a session with a held long-poll has messages: the host completes it. */
     private readonly completePoll: (session: Session) => void,
@@ -56,6 +51,8 @@ export class Outbound {
     private readonly overflow: (session: Session) => void,
     private readonly maxBufferedBytes: number,
     private readonly longPollDelay: number,
+    /** The marker ending a numbered frame (the ack extension's), for sessions in `numbered` delivery. */
+    private readonly frameMarker: (session: Session, messages: readonly string[]) => string | undefined,
     /** Whether the event loop is saturated: only then do held long-polls wait for more. */
     private readonly saturated: () => boolean = new LoadGauge().busy,
   ) {}
@@ -72,14 +69,17 @@ export class Outbound {
   flush(session: Session): void {
     session.flushScheduled = false;
     if (session.queue.length === 0 || session.state === 'removed') return;
-    if (session.socket !== null && !session.metaConnectDeliveryOnly) {
+    const mode = session.deliveryMode;
+    if (session.socket !== null && mode !== 'connect-reply') {
       const messages = session.drain();
-      const marker =
-        session.numberedFrames && this.frameMarker !== null ? this.frameMarker(session, messages) : undefined;
-      this.sendFrame(session, messages, marker);
+      this.sendFrame(
+        session,
+        messages,
+        mode === 'numbered' ? this.frameMarker(session, messages) : undefined,
+      );
       return;
     }
-    // Long-polling, or acknowledged delivery: messages leave with a connect reply.
+    // Long-polling, or delivery in connect replies: messages leave with a connect reply.
     const held = session.held;
     if (held === null) return;
     if (held.poll === null || this.longPollDelay === 0 || !this.saturated()) {

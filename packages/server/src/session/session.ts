@@ -3,6 +3,10 @@
  * queue drains to. Its lifecycle (state, carrier, held connect, deadlines) lives in
  * `session-lifecycle.ts`; a session owns no timers and no closures: expiry and connect
  * timeouts are decided by the registry's shared sweep, flushing by the per-turn flusher.
+ *
+ * Three views of it: `ServerSession` is what applications and hooks see; `ExtensionSession`
+ * adds what extensions may do (keep state, request a delivery mode, hook deliveries, queue
+ * messages); the `Session` class itself is the kernel's.
  */
 import type { Publication } from '../engine/engine.js';
 import type { TransportName } from '../types.js';
@@ -22,25 +26,66 @@ export interface ServerSession {
   readonly handshakeExt: Record<string, unknown> | undefined;
   /** Free slot for the application (a user name, a role). */
   readonly data: Record<string, unknown>;
+  /** How its deliveries leave (see `DeliveryMode`); extensions choose it. */
+  readonly deliveryMode: DeliveryMode;
+}
+
+/**
+ * How a session's deliveries leave; the session owns it, extensions request it
+ * (`requestDelivery`), and the flusher, the connect handler and the reply router read it.
+ * - `push`: each per-turn flush leaves at once on the carrier the session has: a WebSocket
+ *   frame, or the reply of its held long-poll.
+ * - `numbered`: pushed as well, each WebSocket frame ending with the ack extension's
+ *   numbered-frame marker (`ext.bayou.ackFrames`).
+ * - `connect-reply`: only inside `/meta/connect` replies, never as frames of their own
+ *   (CometD's ack; ordered long-polling behind a balancer).
+ * A carrier with its own way of writing (a held streaming response) adds its mode here and
+ * a case where `Outbound.flush` switches on it.
+ */
+export type DeliveryMode = 'push' | 'numbered' | 'connect-reply';
+
+/**
+ * A publication on its way from the subscription index to the sessions subscribed to it,
+ * built once per publication (only when a reached session has an enqueue hook).
+ */
+export interface PublicationDelivery {
+  readonly publication: Publication;
+  /** The message as queued for a session without hooks. */
+  readonly json: string;
+  /**
+   * A variant of the message built once for every session that asks for it with the same
+   * `key` (the replay extension's `ext.replay` positions).
+   */
+  once(key: object, build: (publication: Publication) => string): string;
+}
+
+/** An extension's step between the subscription index and a session's queue. */
+export interface EnqueueHook {
+  /** Shown in logs. */
+  readonly name: string;
+  /**
+   * Runs for each publication the index is about to queue for `session`: a string queues
+   * that text instead, `null` takes the publication (held back, queued later by the
+   * extension), `undefined` leaves it to the next hook (and finally the plain message).
+   */
+  beforeEnqueue(session: ExtensionSession, delivery: PublicationDelivery): string | null | undefined;
+}
+
+/** What extensions see of a session: the application's view and the pipeline's levers. */
+export interface ExtensionSession extends ServerSession {
   /** Extensions keep their per-session state here, keyed by the extension object. */
   readonly extensionState: Map<object, unknown>;
-  /** Deliveries travel only in `/meta/connect` replies (set by extensions that number them). */
-  metaConnectDeliveryOnly: boolean;
-  /** Deliveries carry their history position in `ext.replay` (set by the replay extension). */
-  wantsPositions: boolean;
-  /** WebSocket frames end with a batch number to acknowledge (set by the ack extension). */
-  numberedFrames: boolean;
-  /** Puts serialized messages back ahead of what is queued (a resend). */
-  requeue(messages: string[]): void;
-  /**
-   * Channels whose live deliveries are held back (while what was missed is fetched):
-   * publications on them collect here instead of in the queue.
-   */
-  holding: Map<string, Publication[]> | null;
+  /** Asks for deliveries to leave in `mode` from now on (the last request wins). */
+  requestDelivery(mode: DeliveryMode): void;
+  /** The hooks its deliveries pass (`null` when none). */
+  readonly enqueueHooks: readonly EnqueueHook[] | null;
+  /** Runs `hook` on every publication the index queues for this session, until removed. */
+  addEnqueueHook(hook: EnqueueHook): void;
+  removeEnqueueHook(hook: EnqueueHook): void;
   /** Queues one serialized message. */
   enqueue(json: string): void;
-  /** The client IP the limits extension counted this session under, or `null`. */
-  countedIp: string | null;
+  /** Puts serialized messages back ahead of what is queued (a resend). */
+  requeue(messages: string[]): void;
 }
 
 /** What a session needs from its node: where to schedule a flush and the queue bounds. */
@@ -53,7 +98,7 @@ export interface SessionHost {
   readonly maxQueuedBytes: number;
 }
 
-export class Session implements ServerSession, Lifecycle {
+export class Session implements ExtensionSession, Lifecycle {
   readonly id: string;
   readonly createdAt = Date.now();
   // Lifecycle fields: written only by `transition()` (session-lifecycle.ts).
@@ -64,30 +109,21 @@ export class Session implements ServerSession, Lifecycle {
 
   transport: TransportName;
   readonly subscriptions = new Set<string>();
-  /** Serialized messages waiting for the next flush. */
-  queue: string[] = [];
+  /** Serialized messages waiting for the next flush; changed only by this class's methods. */
+  private pending: string[] = [];
   /**
-   * Characters in `queue` (a string's length: its bytes when ASCII), kept by every method
+   * Characters in the queue (a string's length: its bytes when ASCII), kept by every method
    * that changes the queue, for the byte cap; a number add per message.
    */
-  queuedBytes = 0;
+  private pendingBytes = 0;
   /** Whether a connect was ever seen (the first one is answered at once). */
   connected = false;
   /** Browser id from the `BAYEUX_BROWSER` cookie, for long-polling. */
   browserId: string | null = null;
   auth: Record<string, unknown> | null = null;
   handshakeExt: Record<string, unknown> | undefined;
-  /**
-   * Deliveries leave only inside `/meta/connect` replies, never as frames of their own
-   * (CometD's "meta connect delivery only"); set by extensions that number those replies.
-   */
-  metaConnectDeliveryOnly = false;
-  /** Whether deliveries carry their history position in `ext` (negotiated by replay). */
-  wantsPositions = false;
-  /** Whether each WebSocket frame ends with a batch number (negotiated by ack). */
-  numberedFrames = false;
-  holding: Map<string, Publication[]> | null = null;
-  countedIp: string | null = null;
+  private mode: DeliveryMode = 'push';
+  private hooks: EnqueueHook[] | null = null;
   private extState: Map<object, unknown> | null = null;
   /** Stamp of the last publication delivered, so one matching several patterns is queued once. */
   lastDelivery = 0;
@@ -100,6 +136,54 @@ export class Session implements ServerSession, Lifecycle {
     this.transport = transport;
     this.host = host;
     this.expiresAt = expiresAt;
+  }
+
+  /** Serialized messages waiting for the next flush (read-only: the methods below change it). */
+  get queue(): readonly string[] {
+    return this.pending;
+  }
+
+  get queuedBytes(): number {
+    return this.pendingBytes;
+  }
+
+  get deliveryMode(): DeliveryMode {
+    return this.mode;
+  }
+
+  requestDelivery(mode: DeliveryMode): void {
+    this.mode = mode;
+  }
+
+  /** The hooks deliveries pass before the queue, `null` (the hot path's test) when none. */
+  get enqueueHooks(): readonly EnqueueHook[] | null {
+    return this.hooks;
+  }
+
+  addEnqueueHook(hook: EnqueueHook): void {
+    if (this.hooks === null) this.hooks = [hook];
+    else if (!this.hooks.includes(hook)) this.hooks = [...this.hooks, hook];
+  }
+
+  removeEnqueueHook(hook: EnqueueHook): void {
+    if (this.hooks === null) return;
+    const rest = this.hooks.filter((h) => h !== hook);
+    this.hooks = rest.length === 0 ? null : rest;
+  }
+
+  /**
+   * Queues a publication through the enqueue hooks; `false` when a hook took it. Only
+   * called for sessions with hooks: the others are queued `delivery.json` directly.
+   */
+  enqueueHooked(delivery: PublicationDelivery): boolean {
+    let json: string | null | undefined;
+    for (const hook of this.hooks ?? []) {
+      json = hook.beforeEnqueue(this, delivery);
+      if (json !== undefined) break;
+    }
+    if (json === null) return false;
+    this.enqueue(json ?? delivery.json);
+    return true;
   }
 
   /** Per-extension state, keyed by the extension; created on first use (most sessions need none). */
@@ -118,12 +202,12 @@ export class Session implements ServerSession, Lifecycle {
     if (this.state === 'removed') return;
     const host = this.host;
     if (
-      (this.queue.length >= host.maxQueuedMessages || this.queuedBytes >= host.maxQueuedBytes) &&
+      (this.pending.length >= host.maxQueuedMessages || this.pendingBytes >= host.maxQueuedBytes) &&
       !host.overflow(this)
     )
       return;
-    this.queue.push(json);
-    this.queuedBytes += json.length;
+    this.pending.push(json);
+    this.pendingBytes += json.length;
     if (!this.flushScheduled) {
       this.flushScheduled = true;
       this.host.scheduleFlush(this);
@@ -133,8 +217,8 @@ export class Session implements ServerSession, Lifecycle {
   /** Puts `messages` back ahead of anything queued since (a resend after a lost batch). */
   requeue(messages: string[]): void {
     if (messages.length === 0 || this.state === 'removed') return;
-    this.queue = messages.concat(this.queue);
-    for (let i = 0; i < messages.length; i++) this.queuedBytes += (messages[i] as string).length;
+    this.pending = messages.concat(this.pending);
+    for (let i = 0; i < messages.length; i++) this.pendingBytes += (messages[i] as string).length;
     if (!this.flushScheduled) {
       this.flushScheduled = true;
       this.host.scheduleFlush(this);
@@ -143,18 +227,18 @@ export class Session implements ServerSession, Lifecycle {
 
   /** Takes everything queued, leaving the queue empty. */
   drain(): string[] {
-    const q = this.queue;
-    this.queue = [];
-    this.queuedBytes = 0;
+    const q = this.pending;
+    this.pending = [];
+    this.pendingBytes = 0;
     return q;
   }
 
   /** Puts `json` at position `at` of the queue (a reply ahead of what its message queued). */
   insert(at: number, json: string): void {
-    if (at >= this.queue.length) this.enqueue(json);
+    if (at >= this.pending.length) this.enqueue(json);
     else {
-      this.queue.splice(at, 0, json);
-      this.queuedBytes += json.length;
+      this.pending.splice(at, 0, json);
+      this.pendingBytes += json.length;
     }
   }
 }

@@ -108,5 +108,7 @@ function finishPoll(exchange: LongPollExchange, ctx: BatchContext): void {
   if (ctx.held && ctx.session?.held?.poll === exchange) exchange.hold(ctx.session);
   // Queued deliveries ride along, unless they travel only in connect replies.
   else if (!ctx.held)
-    exchange.respond(ctx.session !== null && !ctx.session.metaConnectDeliveryOnly ? ctx.session.drain() : []);
+    exchange.respond(
+      ctx.session !== null && ctx.session.deliveryMode !== 'connect-reply' ? ctx.session.drain() : [],
+    );
 }
