@@ -3,7 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import { ExitCodes, LoadtestError } from './errors.js';
 import { helpText } from './help-text.js';
 import { renderHtml } from './html-report.js';
-import { parseArgs, redactOptions } from './options.js';
+import { parseArgs, redactOptions, resolveOptions } from './options.js';
 import { progressLine, renderReport } from './report.js';
 import { runScenario } from './runner.js';
 
@@ -19,6 +19,8 @@ export async function main(
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs(argv);
+    // Options that only clash together (--client browser with websocket) fail here, as usage.
+    if (parsed.scenario) resolveOptions(parsed.options);
   } catch (error) {
     if (!(error instanceof LoadtestError)) throw error;
     io.err.write(`${error.message}\n\n${helpText()}\n`);

@@ -47,6 +47,23 @@ describe('options', () => {
     expect(() => parseArgs(['chat', '--transport', 'carrier-pigeon'])).toThrow(/transport/);
   });
 
+  it('takes the streaming transports, and the browser-like client only with them', () => {
+    for (const transport of ['streaming', 'eventsource']) {
+      const p = parseArgs(['chat', '--transport', transport, '--client', 'browser']);
+      expect(resolveOptions(p.options)).toMatchObject({ transport, client: 'browser' });
+    }
+    expect(() => parseArgs(['chat', '--client', 'firefox'])).toThrow(
+      /--client is lean or browser; got firefox/,
+    );
+    expect(() => resolveOptions({ client: 'browser' })).toThrow(
+      expect.objectContaining({
+        code: LoadtestErrors.INVALID_OPTION,
+        message: expect.stringMatching(/--transport streaming/),
+      }),
+    );
+    expect(() => resolveOptions({ transport: 'smoke-signals' as never })).toThrow(/transport is/);
+  });
+
   it('merges defaults into a frozen object and rejects impossible combinations', () => {
     const o = resolveOptions({ clients: 10 });
     expect(o.clients).toBe(10);

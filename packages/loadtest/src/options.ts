@@ -14,7 +14,12 @@ import {
 } from './option-values.js';
 
 export type Scenario = 'chat' | 'feed' | 'connections';
-export type Transport = 'websocket' | 'long-polling';
+export type Transport = 'websocket' | 'long-polling' | 'streaming' | 'eventsource';
+/** `streaming`: Bayou's HTTP streaming; `eventsource`: Faye's EventSource transport (Bayou speaks it too). */
+export const TRANSPORTS: readonly Transport[] = ['websocket', 'long-polling', 'streaming', 'eventsource'];
+/** `lean`: raw sockets; `browser`: what a browser tab sends (streaming and eventsource). */
+export type ClientKind = 'lean' | 'browser';
+export const CLIENT_KINDS: readonly ClientKind[] = ['lean', 'browser'];
 /** feed: where the updates come from. */
 export type FeedSource = 'publisher' | 'demo';
 export const FEED_SOURCES: readonly FeedSource[] = ['publisher', 'demo'];
@@ -26,6 +31,8 @@ export interface LoadtestOptions {
   /** Bayeux endpoint (http:// or ws://; the transport decides the scheme). */
   url: string;
   transport: Transport;
+  /** `browser`: node:http, a cookie jar and Chrome's headers per client (streaming, eventsource). */
+  client: ClientKind;
   /** Simulated clients (sessions). */
   clients: number;
   /** chat: rooms (channels /chat/0 … /chat/N-1). */
@@ -87,17 +94,7 @@ export interface LoadtestOptions {
   channelPrefix: string;
 }
 
-type Kind =
-  | 'int'
-  | 'ms'
-  | 'string'
-  | 'transport'
-  | 'source'
-  | 'addresses'
-  | 'bool'
-  | 'header'
-  | 'json'
-  | 'prefix';
+type Kind = 'int' | 'ms' | 'string' | 'choice' | 'addresses' | 'bool' | 'header' | 'json' | 'prefix';
 export interface OptionSpec {
   key: keyof LoadtestOptions;
   kind: Kind;
@@ -105,11 +102,14 @@ export interface OptionSpec {
   scenarios?: readonly Scenario[];
   /** The flag when it is not the key in kebab case (`headers` → `--header`). */
   flag?: string;
+  /** kind 'choice': the values it takes. */
+  choices?: readonly string[];
 }
 
 export const DEFAULTS: Readonly<LoadtestOptions> = Object.freeze({
   url: 'http://127.0.0.1:8080/bayeux',
   transport: 'websocket',
+  client: 'lean',
   clients: 1000,
   rooms: 100,
   roomsPerClient: 10,
@@ -144,7 +144,13 @@ export const DEFAULTS: Readonly<LoadtestOptions> = Object.freeze({
 
 export const OPTION_SPECS: readonly OptionSpec[] = [
   { key: 'url', kind: 'string', help: 'Bayeux endpoint of the server under test' },
-  { key: 'transport', kind: 'transport', help: 'websocket | long-polling' },
+  { key: 'transport', kind: 'choice', choices: TRANSPORTS, help: TRANSPORTS.join(' | ') },
+  {
+    key: 'client',
+    kind: 'choice',
+    choices: CLIENT_KINDS,
+    help: 'lean (raw sockets) | browser (node:http, cookie jar, Chrome headers; streaming and eventsource)',
+  },
   { key: 'clients', kind: 'int', help: 'simulated clients (sessions)' },
   { key: 'rooms', kind: 'int', help: 'chat rooms, channels /chat/<n>', scenarios: ['chat'] },
   { key: 'roomsPerClient', kind: 'int', help: 'random rooms each client joins', scenarios: ['chat'] },
@@ -173,7 +179,8 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
   },
   {
     key: 'source',
-    kind: 'source',
+    kind: 'choice',
+    choices: FEED_SOURCES,
     help:
       'publisher: the driver publishes on /feed/<n> (any Bayeux server); demo: a Bayou server started ' +
       'with --demo-feed produces /demo/prices/<SYMBOL> records and nothing is published',
@@ -264,14 +271,12 @@ function convert(spec: OptionSpec, raw: string): LoadtestOptions[keyof LoadtestO
     }
     case 'ms':
       return parseDuration(raw);
-    case 'transport':
-      if (raw !== 'websocket' && raw !== 'long-polling') {
-        throw new LoadtestError(LoadtestErrors.INVALID_OPTION, `--transport is websocket or long-polling`);
-      }
-      return raw;
-    case 'source':
-      if (!FEED_SOURCES.includes(raw as FeedSource)) {
-        throw new LoadtestError(LoadtestErrors.INVALID_OPTION, `--source is publisher or demo, got ${raw}`);
+    case 'choice':
+      if (!spec.choices!.includes(raw)) {
+        throw new LoadtestError(
+          LoadtestErrors.INVALID_OPTION,
+          `--${name} is ${spec.choices!.slice(0, -1).join(', ')} or ${spec.choices!.at(-1)}; got ${raw}`,
+        );
       }
       return raw;
     case 'addresses':
@@ -296,6 +301,15 @@ export function resolveOptions(partial: Partial<LoadtestOptions> = {}): Readonly
   }
   const o = { ...DEFAULTS, ...partial };
   if (o.clients < 1) throw new LoadtestError(LoadtestErrors.INVALID_OPTION, 'clients must be ≥ 1');
+  if (!TRANSPORTS.includes(o.transport)) {
+    throw new LoadtestError(LoadtestErrors.INVALID_OPTION, `transport is ${TRANSPORTS.join(', ')}`);
+  }
+  if (o.client === 'browser' && o.transport !== 'streaming' && o.transport !== 'eventsource') {
+    throw new LoadtestError(
+      LoadtestErrors.INVALID_OPTION,
+      '--client browser speaks streaming and eventsource: add --transport streaming',
+    );
+  }
   if (o.roomsPerClient > o.rooms) {
     throw new LoadtestError(LoadtestErrors.INVALID_OPTION, 'rooms-per-client cannot exceed rooms');
   }

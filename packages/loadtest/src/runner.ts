@@ -66,7 +66,7 @@ export async function runScenario(
             if (sample) timeline.push({ at, sample });
           });
         }, 1000);
-  const protocol = hooks.protocol ?? 'bayeux';
+  const protocol = hooks.protocol ?? (options.client === 'browser' ? 'bayeux-browser' : 'bayeux');
   let parts: Awaited<ReturnType<typeof runPart>>[];
   try {
     parts =

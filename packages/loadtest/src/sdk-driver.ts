@@ -31,6 +31,13 @@ function countFrame(data: Buffer, onFrame: () => void): void {
   if (data.includes(PAYLOAD_MARK)) onFrame();
 }
 
+/** The SDK's transport for `--transport` (it has no EventSource transport). */
+function sdkTransports(transport: Transport): NonNullable<BayouClientOptions['transports']> {
+  if (transport === 'long-polling') return [longPolling];
+  if (transport === 'websocket') return [websocket];
+  throw new Error(`the @bayou/client driver has no ${transport} transport`);
+}
+
 class SdkDriver implements Driver {
   private readonly clients: (BayouClient | undefined)[] = [];
   private closing = false;
@@ -45,7 +52,7 @@ class SdkDriver implements Driver {
     const { localAddresses, onFrame } = this.options;
     const local = localAddresses.length > 0 ? localAddresses[index % localAddresses.length] : undefined;
     const options: BayouClientOptions = {
-      transports: this.transport === 'long-polling' ? [longPolling] : [websocket],
+      transports: sdkTransports(this.transport),
       WebSocket: countingSocket(local, onFrame) as unknown as BayouClientOptions['WebSocket'],
       ...this.features,
       ...(this.options.handshakeExt ? { handshake: { ...this.options.handshakeExt } } : {}),

@@ -8,9 +8,11 @@ import { startTinyServer, type TinyServer } from './tiny-bayeux-server.js';
 
 function capture() {
   let text = '';
+  let errors = '';
   return {
-    io: { out: { write: (t: string) => (text += t) }, err: { write: () => true } },
+    io: { out: { write: (t: string) => (text += t) }, err: { write: (t: string) => (errors += t) } },
     text: () => text,
+    err: () => errors,
   };
 }
 
@@ -85,5 +87,12 @@ describe('bayou-loadtest exit code', () => {
     const out = capture();
     const code = await main(['chat', '--no-such-thing', '3'], out.io);
     expect(code).toBe(ExitCodes.USAGE);
+  });
+
+  it('exits 2 with the fix when options clash, before connecting to anything', async () => {
+    const out = capture();
+    const code = await main(['chat', '--url', 'http://127.0.0.1:9/bayeux', '--client', 'browser'], out.io);
+    expect(code).toBe(ExitCodes.USAGE);
+    expect(out.err()).toMatch(/--client browser speaks streaming and eventsource: add --transport streaming/);
   });
 });
