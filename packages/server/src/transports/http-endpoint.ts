@@ -50,7 +50,7 @@ export interface HttpEndpoint {
 
 /** Transports are asked in order: put the catch-all (long-polling) last. */
 export function createHttpEndpoint(
-  kernel: TransportKernel,
+  kernel: Pick<TransportKernel, 'log'>,
   options: HttpEndpointOptions,
   transports: readonly HttpTransport[],
 ): HttpEndpoint {
