@@ -20,6 +20,13 @@ afterEach(async () => {
   await Promise.all(apps.splice(0).map((app) => app.close()));
 });
 
+interface Echoed {
+  subpath: string;
+  text: string;
+  ip: string | undefined;
+  secure: boolean;
+}
+
 /** Echoes what it was handed: the subpath, the body text, the peer as the base saw it. */
 const echo: HttpTransport = {
   accepts: () => true,
@@ -82,7 +89,11 @@ async function start(
   return `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/bayeux`;
 }
 
-function post(url: string, body: BodyInit, headers: Record<string, string> = {}): Promise<Response> {
+function post(
+  url: string,
+  body: string | ReadableStream<Uint8Array>,
+  headers: Record<string, string> = {},
+): Promise<Response> {
   const init: RequestInit & { duplex?: 'half' } = {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
@@ -108,7 +119,7 @@ function chunked(size: number): ReadableStream<Uint8Array> {
 describe.each<Path>(['direct', 'fastify'])('the HTTP transport base, %s path', (path) => {
   it('reads every body with one reader: JSON, text, a form field; the limit and the type refused alike', async () => {
     const url = await start(path);
-    const read = async (r: Response) => ({ status: r.status, body: await r.json() });
+    const read = async (r: Response) => ({ status: r.status, body: (await r.json()) as Echoed });
     expect(await read(await post(`${url}/connect?x=1`, '[1]'))).toMatchObject({
       status: 200,
       body: { subpath: '/connect', text: '[1]', ip: '127.0.0.1', secure: false },
