@@ -19,7 +19,7 @@ import {
 } from './records/record-options.js';
 import type { ServerSession } from './session/session.js';
 import { checkAllowedOrigins } from './transports/request-info.js';
-import type { RequestInfo, TransportName } from './types.js';
+import { type RequestInfo, TRANSPORT_NAMES, type TransportName } from './types.js';
 import {
   type ResolvedWebhookOptions,
   resolveWebhookOptions,
@@ -63,8 +63,18 @@ export interface AuthConfig {
 export interface BayouOptions {
   /** URL path of the Bayeux endpoint for both transports. Default `'/bayeux'`. */
   path?: string;
-  /** Transports offered, in order of preference. Default `['websocket', 'long-polling']`. */
+  /**
+   * Connection types offered in the handshake, in order of preference. Default
+   * `['websocket', 'streaming', 'eventsource', 'long-polling']`.
+   */
   transports?: TransportName[];
+  /**
+   * Bytes written into one streaming (`streaming`, `eventsource`) response before the
+   * server ends it and the client opens the next (nothing queued is lost). Default `1048576`.
+   */
+  streamMaxBytes?: number;
+  /** ms one streaming response stays open before it is recycled the same way. Default `60000`. */
+  streamMaxAge?: number;
   /** Milliseconds a `/meta/connect` is held when nothing is queued. Default `30000`. */
   timeout?: number;
   /** Milliseconds a client waits between a connect reply and its next connect. Default `0`. */
@@ -224,7 +234,9 @@ export type ResolvedOptions = Readonly<Required<Omit<BayouOptions, OptionalKeys>
 
 export const defaultOptions: ResolvedOptions = Object.freeze({
   path: DEFAULTS.path,
-  transports: ['websocket', 'long-polling'] as TransportName[],
+  transports: [...TRANSPORT_NAMES],
+  streamMaxBytes: 1024 * 1024,
+  streamMaxAge: 60_000,
   timeout: DEFAULTS.timeout,
   interval: 0,
   maxInterval: DEFAULTS.maxInterval,
@@ -280,6 +292,8 @@ const numeric = [
   'historySize',
   'historyTtl',
   'historyChannels',
+  'streamMaxBytes',
+  'streamMaxAge',
 ] as const;
 
 function invalid(name: string, expected: string): never {
@@ -295,14 +309,16 @@ function checkValues(o: ResolvedOptions): void {
   if (!Number.isSafeInteger(o.historyChannels) || o.historyChannels < 1)
     invalid('historyChannels', 'a positive integer');
   if (typeof o.path !== 'string' || !o.path.startsWith('/')) invalid('path', 'a URL path starting with "/"');
-  const known: string[] = ['websocket', 'long-polling'];
   if (
     !Array.isArray(o.transports) ||
     o.transports.length === 0 ||
-    o.transports.some((t) => !known.includes(t))
+    o.transports.some((t) => !TRANSPORT_NAMES.includes(t)) ||
+    new Set(o.transports).size !== o.transports.length
   ) {
-    invalid('transports', 'a non-empty array of "websocket" and "long-polling"');
+    invalid('transports', `a non-empty array of distinct names among ${TRANSPORT_NAMES.map((t) => `"${t}"`).join(', ')}`);
   }
+  if (o.streamMaxBytes < 4096) invalid('streamMaxBytes', 'at least 4096 (bytes)');
+  if (o.streamMaxAge < 1000) invalid('streamMaxAge', 'at least 1000 (ms)');
   if (!Array.isArray(o.allowedOrigins) || o.allowedOrigins.some((x) => typeof x !== 'string')) {
     invalid('allowedOrigins', 'an array of origins (or ["*"])');
   }

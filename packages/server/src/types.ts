@@ -1,7 +1,19 @@
 /** Names shared by every layer of the server, with no dependencies of their own. */
 import type { IncomingHttpHeaders } from 'node:http';
 
-export type TransportName = 'websocket' | 'long-polling';
+/**
+ * The connection types: `streaming` is Bayou's HTTP streaming, `eventsource` Faye's
+ * EventSource transport (both in `docs/streaming.md`).
+ */
+export type TransportName = 'websocket' | 'long-polling' | 'streaming' | 'eventsource';
+
+/** Every connection type, in the default order of preference. */
+export const TRANSPORT_NAMES: readonly TransportName[] = Object.freeze([
+  'websocket',
+  'streaming',
+  'eventsource',
+  'long-polling',
+]);
 
 /** What the security hooks know about the HTTP request that carried a message. */
 export interface RequestInfo {

@@ -39,7 +39,7 @@ describe.each(TRANSPORTS)('the CometD client over %s', (transport) => {
   it('handshakes and then really uses the forced transport', async () => {
     const reply = await handshake(cometd);
     expect(reply.successful).toBe(true);
-    expect(reply.supportedConnectionTypes).toEqual(['websocket', 'long-polling']);
+    expect(reply.supportedConnectionTypes).toEqual(['websocket', 'streaming', 'eventsource', 'long-polling']);
     const clientId = cometd.getClientId() as string;
     expect(clientId).toBe(reply.clientId);
     expect(cometd.getTransport()?.type).toBe(transport);

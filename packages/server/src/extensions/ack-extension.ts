@@ -16,6 +16,7 @@
 import { ACK_MARKER_CHANNEL, BAYOU_EXT, EXT_ACK, EXT_ACK_FRAMES, type Message } from '@bayou/protocol';
 import type { Extension, Reply } from '../bayeux/extensions.js';
 import type { ExtensionSession } from '../session/session.js';
+import type { RequestInfo } from '../types.js';
 
 interface Batch {
   readonly batch: number;
@@ -100,14 +101,16 @@ export class AckExtension implements Extension {
     return session.extensionState.get(this) as AckState | undefined;
   }
 
-  incoming(message: Message, session: ExtensionSession | null): undefined {
+  incoming(message: Message, session: ExtensionSession | null, request: RequestInfo): undefined {
     if (session === null || message.channel !== '/meta/connect') return undefined;
     const state = this.stateOf(session);
     if (state === undefined) return undefined;
     if (state.frames) {
-      // Numbered frames stream over a WebSocket; long-polling carries them in connect replies.
-      const websocket = (message as { connectionType?: unknown }).connectionType === 'websocket';
-      session.requestDelivery(websocket ? 'numbered' : 'connect-reply');
+      // Numbered frames stream over a WebSocket or a streaming response opened here (not one
+      // relayed from another node); long-polling carries them in connect replies.
+      const type = (message as { connectionType?: unknown }).connectionType;
+      const streams = type === 'websocket' || (type === 'streaming' && request.transport === 'streaming');
+      session.requestDelivery(streams ? 'numbered' : 'connect-reply');
       const got = reportedAck(message.ext, EXT_ACK_FRAMES);
       if (got !== undefined) state.forget(got);
     }

@@ -29,6 +29,7 @@ import { emptyProxyStats, type ProxyStats } from '../proxy/proxy-backend.js';
 import { createProxyHooks } from '../proxy/proxy-hooks.js';
 import { createHttpEndpoint } from '../transports/http-endpoint.js';
 import { createLongPolling } from '../transports/long-polling.js';
+import { createStreams } from '../transports/streams.js';
 import { WebSocketTransport } from '../transports/websocket.js';
 import { attachWebhooks } from '../webhooks/webhook-events.js';
 import { WebhookSender } from '../webhooks/webhook-sender.js';
@@ -257,10 +258,14 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
     if (++sweeps % 60 === 0) limiter.prune();
   }, options.sweepInterval);
   securitySweep.unref();
-  // The HTTP transports, asked in order for each POST to the endpoint (long-polling last: it takes the rest).
-  const httpTransports = options.transports.includes('long-polling')
-    ? [createLongPolling(kernel, options)]
-    : [];
+  const streams = createStreams(kernel, options);
+  if (streams !== null) bayou.addExtension(streams.hub.extension);
+  // The HTTP transports, asked in order for each POST to the endpoint (long-polling last: it
+  // takes the rest). Streams send everything but their deliveries on long-polling POSTs.
+  const httpTransports =
+    options.transports.includes('long-polling') || streams !== null
+      ? [...(streams?.streaming ? [streams.streaming] : []), createLongPolling(kernel, options)]
+      : [];
   const http = httpTransports.length > 0 ? createHttpEndpoint(kernel, options, httpTransports) : null;
   // Connections past maxConnections are refused; idle ones closed by a shared sweep.
   const connections = guardConnections(app, options, (now) => ws?.sweep(now));
@@ -270,6 +275,7 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
       ws?.route(scope);
       if (http === null) return;
       await http.routes(scope);
+      streams?.eventSource?.routes(scope);
       // Long-poll POSTs skip Fastify's per-request machinery when no app hook can see them.
       directEndpoint(app, scope, {
         path: options.path,
@@ -334,6 +340,7 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
     connections.stop();
     kernel.drainForShutdown();
     http?.drain();
+    streams?.hub.close();
     ws?.closeAll(1001, 'server shutting down');
   });
   app.addHook('onClose', async () => {

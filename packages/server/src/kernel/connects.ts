@@ -30,6 +30,9 @@ export class Connects {
   private readonly multipleClientsAdvice: string;
   private readonly adviceFields: Record<string, unknown>;
   private readonly browserPolls: BrowserSlots;
+  /** Faye's EventSource advice while a stream is open, and while none is. */
+  private readonly eventSourceAdvice: string;
+  private readonly eventSourceGapAdvice: string;
 
   constructor(
     private readonly options: ConnectOptions,
@@ -44,6 +47,12 @@ export class Connects {
       'multiple-clients': true,
     });
     this.browserPolls = new BrowserSlots(options.maxSessionsPerBrowser);
+    this.eventSourceAdvice = JSON.stringify({ reconnect: 'retry', interval: options.timeout, timeout: 0 });
+    this.eventSourceGapAdvice = JSON.stringify({
+      reconnect: 'retry',
+      interval: Math.min(options.timeout, Math.floor(options.maxInterval / 2)),
+      timeout: 0,
+    });
   }
 
   /** A handshake on a WebSocket binds the new session to it, so its replies keep their order. */
@@ -59,18 +68,27 @@ export class Connects {
   }
 
   connect(session: Session, message: Message, ctx: BatchContext): void {
+    const type = (message as { connectionType?: unknown }).connectionType;
+    if (type === 'eventsource' && ctx.socket === null) {
+      this.eventSourceConnect(session, message, ctx);
+      return;
+    }
     // A new connect supersedes a held one: that one is answered on its own carrier, with
     // no deliveries — they go with this connect.
     if (session.held !== null) this.complete(session, undefined, false);
-    session.transport = ctx.transport;
+    // A stream relayed from another node long-polls here, yet the session streams.
+    session.transport = type === 'streaming' ? 'streaming' : ctx.transport;
     const first = !session.connected;
     session.connected = true;
     const clientTimeout = (message.advice as { timeout?: unknown } | undefined)?.timeout;
-    let advice: string | null = first || clientTimeout === 0 ? this.advice : null;
+    // A stream's opening connect is answered at once, ahead of what is queued.
+    const stream = ctx.socket?.keepsSession === true;
+    let advice: string | null = first || clientTimeout === 0 || stream ? this.advice : null;
     if (
       advice === null &&
       ctx.poll !== null &&
       ctx.browserId !== null &&
+      type !== 'streaming' &&
       !this.browserPolls.acquire(ctx.browserId)
     ) {
       advice = this.multipleClientsAdvice;
@@ -88,7 +106,7 @@ export class Connects {
       const messages = carry ? session.drain() : [];
       const ext = this.extensions.connectExt(session, messages, !carry);
       for (const m of messages) ctx.replies.push(m);
-      routeReply(ctx, session, connectReplyJson(message.id, session.id, advice, ext));
+      routeReply(ctx, session, connectReplyJson(message.id, session.id, advice, ext), stream ? 0 : undefined);
       this.flushSoon(session);
       return;
     }
@@ -130,6 +148,38 @@ export class Connects {
     messages.push(connectReplyJson(held.id, session.id, adviceJson, ext, error));
     if (held.poll !== null) held.poll.respond(messages);
     else this.outbound.sendFrame(session, messages);
+  }
+
+  /**
+   * A Faye EventSource client's connect, on a POST while its stream carries the
+   * deliveries: answered at once (Faye's EventSource advice: `timeout: 0`, the next connect
+   * after `interval`, only to say the client lives). While no stream is open (not yet, or
+   * between two) it carries what is queued, as a long-poll answered at once would, and the
+   * client is asked back before the session could expire.
+   */
+  private eventSourceConnect(session: Session, message: Message, ctx: BatchContext): void {
+    session.connected = true;
+    // A stream of this session relayed from another node holds a connect here.
+    const streaming =
+      session.socket?.keepsSession === true || (session.held?.poll != null && session.transport === 'streaming');
+    let messages: string[] = [];
+    if (!streaming) {
+      if (session.held !== null) this.complete(session, undefined, false);
+      session.transport = 'eventsource';
+      transition(session, { type: 'detach' }, Date.now(), this.options.maxInterval);
+      if (session.deliveryMode !== 'connect-reply') messages = session.drain();
+    }
+    const ext = this.extensions.connectExt(session, messages, messages.length === 0);
+    for (const m of messages) ctx.replies.push(m);
+    const advice = streaming ? this.eventSourceAdvice : this.eventSourceGapAdvice;
+    routeReply(ctx, session, connectReplyJson(message.id, session.id, advice, ext));
+  }
+
+  /** A stream opened without a connect (an EventSource request) carries `session` from now on. */
+  bindStream(session: Session, link: SocketLink): void {
+    if (session.held !== null) this.complete(session, undefined, false);
+    transition(session, { type: 'bind-socket', socket: link, held: null }, Date.now(), this.options.maxInterval);
+    this.flushSoon(session);
   }
 
   /** The WebSocket of `session` closed: keep the session until it expires. */

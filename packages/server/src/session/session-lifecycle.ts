@@ -27,6 +27,12 @@ export interface SocketLink {
   readonly bufferedAmount: number;
   /** Ends the link; `code`/`reason` as in a WebSocket close. */
   end(code: number, reason: string): void;
+  /**
+   * A stream (`streaming`, `eventsource`): its client sends no `/meta/connect` while it is
+   * open, so the session it carries does not expire while it is bound; its opening connect
+   * is answered at once.
+   */
+  readonly keepsSession?: boolean;
 }
 
 /** A held long-poll request; `respond` writes one Bayeux array of JSON strings and ends it. */
@@ -110,7 +116,8 @@ export function transition(
       move(l, 'socket', event);
       l.socket = event.socket;
       l.held = event.held;
-      l.expiresAt = event.held === null ? now + maxInterval : Number.POSITIVE_INFINITY;
+      l.expiresAt =
+        event.held === null && event.socket.keepsSession !== true ? now + maxInterval : Number.POSITIVE_INFINITY;
       return released;
     case 'release':
       if (l.held === null) return null;

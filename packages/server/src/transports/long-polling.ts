@@ -104,11 +104,18 @@ export function runPoll(kernel: TransportKernel, poll: PollRequest): void {
     });
 }
 
+/** After the batch: hold the connect, or answer with the replies and what is queued. */
 function finishPoll(exchange: LongPollExchange, ctx: BatchContext): void {
   if (ctx.held && ctx.session?.held?.poll === exchange) exchange.hold(ctx.session);
-  // Queued deliveries ride along, unless they travel only in connect replies.
-  else if (!ctx.held)
-    exchange.respond(
-      ctx.session !== null && ctx.session.deliveryMode !== 'connect-reply' ? ctx.session.drain() : [],
-    );
+  // Queued deliveries ride along, unless they travel only in connect replies or on a stream.
+  else if (!ctx.held) exchange.respond(ctx.session !== null && ridesAlong(ctx.session) ? ctx.session.drain() : []);
+}
+
+/** Whether what `session` has queued may leave in the answer to any of its POSTs. */
+function ridesAlong(session: Session): boolean {
+  return (
+    session.deliveryMode !== 'connect-reply' &&
+    session.socket?.keepsSession !== true &&
+    session.transport !== 'streaming'
+  );
 }

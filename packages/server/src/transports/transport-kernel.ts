@@ -11,7 +11,11 @@ export interface TransportKernel {
   readonly connects: {
     socketClosed(session: Session, link: SocketLink): void;
     pollAborted(session: Session, poll: PendingPoll): void;
+    /** A stream opened without a connect (an EventSource request) carries `session` from now on. */
+    bindStream(session: Session, link: SocketLink): void;
   };
+  /** The live session of this node a clientId names. */
+  findSession(clientId: unknown): Session | undefined;
   readonly outbound: { countResponse(messages: number, bytes: number): void };
   /** The node owning a clientId when it is not this one. */
   ownedElsewhere(clientId: unknown): string | null;

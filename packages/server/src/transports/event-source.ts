@@ -1,0 +1,101 @@
+/**
+ * The `eventsource` connection type, as Faye's browser client speaks it
+ * (`src/transport/event_source.js`): after its handshake over long-polling the client
+ * opens `GET <path>/<clientId>` with `Accept: text/event-stream` and reads `data: [<messages>]`
+ * events (one per per-turn flush); every message it sends, `/meta/connect` included (with
+ * `connectionType: "eventsource"`, answered at once), goes on ordinary POSTs. The stream
+ * is recycled like a `streaming` one: the response ends and the browser's EventSource
+ * reopens it after `retry` ms, the session keeping what was queued meanwhile.
+ */
+import type { IncomingMessage } from 'node:http';
+import { formatError, META_CONNECT } from '@bayou/protocol';
+import type { FastifyInstance } from 'fastify';
+import { FastifyHttpReply, type HttpReply } from './http-reply.js';
+import { applyCors, readCookie } from './http-request.js';
+import { BROWSER_COOKIE } from './poll-request.js';
+import { requestInfo } from './request-info.js';
+import type { StreamHub } from './stream-hub.js';
+import { EVENT_SOURCE_PADDING } from './stream-link.js';
+import { type StreamingOptions, type StreamRelay, startStream } from './streaming.js';
+import type { TransportKernel } from './transport-kernel.js';
+
+export const EVENT_SOURCE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache, no-transform',
+  'x-accel-buffering': 'no',
+});
+
+const NOT_AN_EVENT_SOURCE = JSON.stringify({
+  error: 'GET <path>/<clientId> opens an EventSource stream: send Accept: text/event-stream',
+});
+
+export class EventSourceTransport {
+  /** Where a stream of another node's session goes; `null` on a single node. */
+  relay: StreamRelay | null = null;
+
+  constructor(
+    private readonly kernel: TransportKernel,
+    private readonly hub: StreamHub,
+    private readonly options: StreamingOptions,
+  ) {}
+
+  /** Registers `GET <path>/*` in the endpoint's scope. */
+  routes(scope: FastifyInstance): void {
+    scope.get(`${this.options.path.replace(/\/$/, '')}/*`, (req, reply) => {
+      this.open(req.raw, new FastifyHttpReply(reply), req.ip, req.protocol === 'https');
+    });
+  }
+
+  open(req: IncomingMessage, reply: HttpReply, ip: string | undefined, secure: boolean): void {
+    const accept = req.headers.accept ?? '';
+    if (!accept.includes('text/event-stream')) {
+      reply.send(406, NOT_AN_EVENT_SOURCE);
+      return;
+    }
+    if (!applyCors(req.headers, reply, this.options.allowedOrigins)) {
+      reply.send(403, '{"error":"origin not allowed"}');
+      return;
+    }
+    const clientId = clientIdOf(req.url ?? '');
+    const browserId = readCookie(req.headers.cookie, BROWSER_COOKIE);
+    const link = startStream(reply, 'eventsource', this.hub, EVENT_SOURCE_HEADERS, EVENT_SOURCE_PADDING);
+    if (link === null) return;
+    const info = requestInfo('eventsource', req, ip, browserId, secure);
+    const owner = this.kernel.ownedElsewhere(clientId);
+    if (owner !== null && this.relay !== null) {
+      this.relay(owner, link, null, info, clientId);
+      return;
+    }
+    const session = this.kernel.findSession(clientId);
+    // Without trusting clientIds alone, a stream is the session's only from its own browser.
+    if (
+      session === undefined ||
+      (!this.options.trustClientSession && session.browserId !== null && session.browserId !== browserId)
+    ) {
+      link.write(`data: [${unknownClient(clientId)}]\n\n`);
+      link.end();
+      return;
+    }
+    this.kernel.connects.bindStream(session, link);
+    this.hub.attach(link, session);
+    session.transport = 'eventsource';
+  }
+}
+
+/** The last path segment: `/bayeux/<clientId>`. */
+function clientIdOf(url: string): string {
+  const q = url.indexOf('?');
+  const path = q < 0 ? url : url.slice(0, q);
+  return path.slice(path.lastIndexOf('/') + 1);
+}
+
+/** A connect reply Faye follows: handshake again (it then opens a stream for its new clientId). */
+export function unknownClient(clientId: string): string {
+  return JSON.stringify({
+    channel: META_CONNECT,
+    clientId,
+    successful: false,
+    error: formatError('sessionUnknown'),
+    advice: { reconnect: 'handshake', interval: 0 },
+  });
+}

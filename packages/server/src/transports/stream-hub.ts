@@ -1,0 +1,128 @@
+/**
+ * What the streams of one endpoint (`streaming` and `eventsource`) share: the set of open
+ * streams and one sweep (every `sweepInterval`) that writes heartbeats into the silent
+ * ones and recycles those past `streamMaxAge`; recycling past `streamMaxBytes` happens
+ * after the flush that crossed it. A stream's state is its `StreamLink`, held by its
+ * session (as its carrier and in its `extensionState`) and by the open set until the
+ * response ends; an extension ends the stream when its session ends (a disconnect, an
+ * expiry, a shutdown).
+ */
+import { formatError, META_CONNECT, type Message } from '@bayou/protocol';
+import type { Extension, Refusal } from '../bayeux/extensions.js';
+import { connectReplyJson } from '../kernel/connects.js';
+import type { ResolvedOptions } from '../options.js';
+import type { ExtensionSession, Session } from '../session/session.js';
+import type { RequestInfo } from '../types.js';
+import type { StreamHost, StreamLink } from './stream-link.js';
+import type { TransportKernel } from './transport-kernel.js';
+
+export type StreamHubOptions = Pick<
+  ResolvedOptions,
+  'timeout' | 'sweepInterval' | 'streamMaxBytes' | 'streamMaxAge'
+>;
+
+/** The last frame of a recycled `streaming` response: open the next one at once. */
+const RECYCLE_ADVICE = '{"reconnect":"retry","interval":0}';
+
+/** A session with ack but without numbered frames cannot stream: its messages travel in connect replies. */
+const NEEDS_FRAMES: Refusal = {
+  error: formatError('connectionTypeUnsupported', ['streaming', 'ack without ext.bayou.ackFrames']),
+  advice: { reconnect: 'none' },
+};
+
+export class StreamHub implements StreamHost {
+  readonly maxBytes: number;
+  clock = Date.now();
+  private readonly open = new Set<StreamLink>();
+  private readonly timer: NodeJS.Timeout;
+  /** Ends a stream with its session; refuses a stream to a session that cannot take one. */
+  readonly extension: Extension;
+
+  constructor(
+    private readonly kernel: TransportKernel,
+    private readonly options: StreamHubOptions,
+  ) {
+    this.maxBytes = options.streamMaxBytes;
+    this.timer = setInterval(() => this.sweep(Date.now()), options.sweepInterval);
+    this.timer.unref();
+    const hub = this;
+    this.extension = {
+      name: 'streams',
+      incoming: (message, session, request) => streamIncoming(message, session, request),
+      removed(session: ExtensionSession): void {
+        if (session.transport !== 'streaming' && session.transport !== 'eventsource') return;
+        (session.extensionState.get(hub.extension) as StreamLink | undefined)?.end();
+      },
+    };
+  }
+
+  /** Open streams (for metrics and tests). */
+  get size(): number {
+    return this.open.size;
+  }
+
+  /**
+   * `link` now carries `session` (bound by a connect or `bindStream`): it is tracked, and
+   * an older stream of the same session ends.
+   */
+  attach(link: StreamLink, session: Session): void {
+    link.session = session;
+    this.open.add(link);
+    const state = session.extensionState;
+    const older = state.get(this.extension) as StreamLink | undefined;
+    state.set(this.extension, link);
+    if (older !== undefined && older !== link) older.end();
+  }
+
+  ended(link: StreamLink): void {
+    this.open.delete(link);
+    const session = link.session;
+    if (session === null) return;
+    if (session.socket === link) this.kernel.connects.socketClosed(session, link);
+    if (session.extensionState.get(this.extension) === link) session.extensionState.delete(this.extension);
+  }
+
+  full(link: StreamLink): void {
+    // After the flush that wrote it: the session's queue is consistent again then.
+    queueMicrotask(() => this.recycle(link));
+  }
+
+  /** Ends `link` so that its client opens the next stream; what is queued waits for it. */
+  recycle(link: StreamLink): void {
+    if (link.done) return;
+    const session = link.session;
+    // A browser's EventSource reopens by itself (after `retry`); a Bayou client is told.
+    if (link.kind === 'eventsource' || session === null) link.finish(undefined);
+    else link.finish(`[${connectReplyJson(undefined, session.id, RECYCLE_ADVICE)}]\n`);
+  }
+
+  sweep(now: number): void {
+    this.clock = now;
+    const { streamMaxAge, timeout } = this.options;
+    for (const link of this.open) {
+      if (now - link.openedAt >= streamMaxAge) this.recycle(link);
+      else if (now - link.lastWrite >= timeout) link.heartbeat(now);
+    }
+  }
+
+  /** The server closes: every stream ends (sessions ended first answer their clients). */
+  close(): void {
+    clearInterval(this.timer);
+    for (const link of [...this.open]) link.end();
+  }
+}
+
+/**
+ * The connect opening a `streaming` response: numbered frames stream on it (the ack
+ * extension asks for them); a session acknowledged CometD's way, its messages only in
+ * connect replies, cannot stream, and is told so.
+ */
+function streamIncoming(
+  message: Message,
+  session: ExtensionSession | null,
+  request: RequestInfo,
+): Refusal | undefined {
+  if (session === null || request.transport !== 'streaming' || message.channel !== META_CONNECT)
+    return undefined;
+  return session.deliveryMode === 'connect-reply' ? NEEDS_FRAMES : undefined;
+}

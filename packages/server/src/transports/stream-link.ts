@@ -1,0 +1,112 @@
+/**
+ * One held streaming response (`streaming` or `eventsource`) as the session sees its
+ * carrier: the per-turn flusher writes each flush into it as one frame (one chunk), the
+ * streaming transport's sweep writes heartbeats into it and recycles it past its size or
+ * age, and it lets go of its session when the response ends. Wire format: docs/streaming.md.
+ */
+import type { Session } from '../session/session.js';
+import type { SocketLink } from '../session/session-lifecycle.js';
+import type { ResponseStream } from './http-reply.js';
+
+export type StreamKind = 'streaming' | 'eventsource';
+
+/** What every stream of one endpoint shares. */
+export interface StreamHost {
+  /** Bytes written into one response before it is recycled. */
+  readonly maxBytes: number;
+  /** The sweep's clock (ms): a write stamps it rather than reading the time. */
+  clock: number;
+  /** The stream's response ended: its session lives on without a carrier. */
+  ended(link: StreamLink): void;
+  /** The stream passed its size: recycled once the flush that wrote it is over. */
+  full(link: StreamLink): void;
+}
+
+/** Lines a client must ignore, written at open so it can tell a proxy that buffers bodies. */
+export const STREAM_PADDING = `${' '.repeat(2048)}\n`;
+/** An SSE comment of the same size, then how long a browser waits before reopening (ms). */
+export const EVENT_SOURCE_RETRY = 1000;
+export const EVENT_SOURCE_PADDING = `:${' '.repeat(2048)}\nretry: ${EVENT_SOURCE_RETRY}\n\n`;
+
+const NEWLINE = Buffer.from('\n');
+const SSE_HEAD = Buffer.from('data: ');
+const SSE_TAIL = Buffer.from('\n\n');
+
+/** The last shared payload framed, per kind (one publication reaching many streams in a row). */
+const lastPayload: Record<StreamKind, Buffer | null> = { streaming: null, eventsource: null };
+const lastChunk: Record<StreamKind, Buffer> = { streaming: NEWLINE, eventsource: SSE_TAIL };
+
+/** One frame of `kind` holding `payload` (a JSON array): an NDJSON line or an SSE `data:` event. */
+export function streamChunk(kind: StreamKind, payload: Buffer | string): Buffer | string {
+  if (typeof payload === 'string') return kind === 'streaming' ? `${payload}\n` : `data: ${payload}\n\n`;
+  if (payload !== lastPayload[kind]) {
+    lastPayload[kind] = payload;
+    lastChunk[kind] =
+      kind === 'streaming' ? Buffer.concat([payload, NEWLINE]) : Buffer.concat([SSE_HEAD, payload, SSE_TAIL]);
+  }
+  return lastChunk[kind];
+}
+
+export class StreamLink implements SocketLink {
+  readonly keepsSession = true;
+  /** The session it carries, once bound. */
+  session: Session | null = null;
+  /** Bytes written into the response so far. */
+  written = 0;
+  /** When something was last written (the host's clock). */
+  lastWrite: number;
+  readonly openedAt: number;
+  /** Whether the response was ended (or the client went away). */
+  done = false;
+
+  constructor(
+    private readonly out: ResponseStream,
+    readonly kind: StreamKind,
+    private readonly host: StreamHost,
+    now: number,
+  ) {
+    this.openedAt = now;
+    this.lastWrite = now;
+  }
+
+  get bufferedAmount(): number {
+    return this.out.writableLength;
+  }
+
+  sendText(data: Buffer | string): number {
+    const chunk = streamChunk(this.kind, data);
+    return this.write(chunk);
+  }
+
+  /** Writes `chunk` as it is; returns its size in bytes. */
+  write(chunk: Buffer | string): number {
+    const bytes = typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
+    if (this.done) return bytes;
+    this.out.write(chunk);
+    this.lastWrite = this.host.clock;
+    const before = this.written;
+    this.written += bytes;
+    if (this.written >= this.host.maxBytes && before < this.host.maxBytes) this.host.full(this);
+    return bytes;
+  }
+
+  /** A line the client ignores, so that neither it nor a proxy takes the stream for dead. */
+  heartbeat(now: number): void {
+    this.write(this.kind === 'streaming' ? '\n' : ':\n\n');
+    this.lastWrite = now;
+  }
+
+  /** Ends the response (a slow consumer, the session's end, a newer stream): no last frame. */
+  end(): void {
+    this.finish(undefined);
+  }
+
+  /** Writes `last` (if any) and ends the response; the session is let go first. */
+  finish(last: string | undefined): void {
+    if (this.done) return;
+    this.host.ended(this);
+    if (last !== undefined) this.write(last);
+    this.done = true;
+    this.out.end();
+  }
+}

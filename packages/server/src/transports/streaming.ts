@@ -1,0 +1,134 @@
+/**
+ * The `streaming` connection type (Bayou HTTP streaming, docs/streaming.md): `POST
+ * <path>/stream` with one `/meta/connect` opens a held response of NDJSON lines — a
+ * padding line at once, then one JSON array per per-turn flush, heartbeats while silent —
+ * recycled past `streamMaxBytes` or `streamMaxAge`. Everything else the session sends
+ * goes on ordinary long-polling POSTs. It is an `HttpTransport` of the endpoint
+ * (`http-endpoint.ts` reads the body, applies CORS); the `eventsource` type shares the hub.
+ */
+import type { ServerResponse } from 'node:http';
+import { META_CONNECT, type Message } from '@bayou/protocol';
+import { createBatchContext } from '../bayeux/batch-context.js';
+import type { ResolvedOptions } from '../options.js';
+import { RandomIds } from '../random-ids.js';
+import type { RequestInfo } from '../types.js';
+import type { HttpTransport } from './http-endpoint.js';
+import type { HttpReply } from './http-reply.js';
+import { type HttpPost, pollRequest } from './poll-request.js';
+import type { StreamHub } from './stream-hub.js';
+import { STREAM_PADDING, type StreamKind, StreamLink } from './stream-link.js';
+import { BATCH_DONE, BATCH_FAILED, runBatch } from './transport.js';
+import type { TransportKernel } from './transport-kernel.js';
+
+export type StreamingOptions = Pick<ResolvedOptions, 'path' | 'allowedOrigins' | 'trustClientSession'>;
+
+/** Response headers of a stream: no buffering anywhere on the way, no compression. */
+export const STREAM_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  'content-type': 'application/x-ndjson; charset=utf-8',
+  'cache-control': 'no-cache, no-transform',
+  'x-accel-buffering': 'no',
+});
+
+const OPENS_WITH = JSON.stringify({
+  error: 'a stream opens with a JSON array of exactly one /meta/connect whose connectionType is "streaming"',
+});
+
+/**
+ * A stream request whose session lives on another node: relayed there
+ * (`cluster/stream-relay.ts`). `connect` is the opening connect of a `streaming` request,
+ * `null` for an EventSource request.
+ */
+export type StreamRelay = (
+  owner: string,
+  link: StreamLink,
+  connect: Message | null,
+  info: RequestInfo,
+  text: string,
+) => void;
+
+export class StreamingTransport implements HttpTransport {
+  private readonly browserIds = new RandomIds(12);
+  /** Where a stream of another node's session goes; `null` on a single node. */
+  relay: StreamRelay | null = null;
+
+  constructor(
+    private readonly kernel: TransportKernel,
+    readonly hub: StreamHub,
+  ) {}
+
+  accepts(subpath: string): boolean {
+    return subpath === '/stream';
+  }
+
+  drain(): void {}
+
+  serve(post: HttpPost): void {
+    const poll = pollRequest('streaming', post, 1, this.browserIds);
+    if (poll === null) return;
+    const connect = poll.messages[0] as (Message & { connectionType?: unknown }) | null | undefined;
+    if (
+      typeof connect !== 'object' ||
+      connect === null ||
+      connect.channel !== META_CONNECT ||
+      connect.connectionType !== 'streaming'
+    ) {
+      post.reply.send(400, OPENS_WITH);
+      return;
+    }
+    const link = startStream(post.reply, 'streaming', this.hub, STREAM_HEADERS, STREAM_PADDING);
+    if (link === null) return;
+    const owner = this.kernel.ownedElsewhere(connect.clientId);
+    if (owner !== null && this.relay !== null) {
+      this.relay(owner, link, connect, poll.info, poll.text);
+      return;
+    }
+    const ctx = createBatchContext('streaming', poll.info, link, null, poll.browserId);
+    const done = (ok: boolean): void => {
+      if (!ok) {
+        link.end();
+        return;
+      }
+      const session = ctx.session;
+      // A refusal (an unknown session, an extension's verdict) is the stream's only frame.
+      if (ctx.replies.length > 0) link.write(`[${ctx.replies.join(',')}]\n`);
+      if (session !== null && session.socket === link) this.hub.attach(link, session);
+      else link.end();
+    };
+    const outcome = runBatch(this.kernel, [connect], ctx, poll.text, 'stream');
+    if (outcome === BATCH_DONE || outcome === BATCH_FAILED) done(outcome);
+    else void outcome.then(done);
+  }
+}
+
+/**
+ * Starts a stream's response (its head and first bytes) and watches for its end; the
+ * session is bound later. `null` when this reply cannot hold a stream.
+ */
+export function startStream(
+  reply: HttpReply,
+  kind: StreamKind,
+  hub: StreamHub,
+  headers: Readonly<Record<string, string>>,
+  padding: string,
+): StreamLink | null {
+  const out = reply.openStream(200, headers);
+  if (out === null) {
+    reply.send(400, '{"error":"a stream cannot be forwarded"}');
+    return null;
+  }
+  const link = new StreamLink(out, kind, hub, hub.clock);
+  // Sent at once, so that the client sees the stream work (or a proxy hold it).
+  out.write(padding);
+  const raw = reply.raw;
+  if (raw !== null) watchClose(raw, link, hub);
+  return link;
+}
+
+function watchClose(raw: ServerResponse, link: StreamLink, hub: StreamHub): void {
+  raw.socket?.setNoDelay(true);
+  raw.once('close', () => {
+    if (link.done) return;
+    link.done = true;
+    hub.ended(link);
+  });
+}

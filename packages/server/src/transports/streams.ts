@@ -1,0 +1,25 @@
+/** The streaming connection types an endpoint offers (`streaming`, `eventsource`), over one hub. */
+import type { ResolvedOptions } from '../options.js';
+import { EventSourceTransport } from './event-source.js';
+import { StreamHub } from './stream-hub.js';
+import { StreamingTransport } from './streaming.js';
+import type { TransportKernel } from './transport-kernel.js';
+
+export interface Streams {
+  readonly hub: StreamHub;
+  readonly streaming: StreamingTransport | null;
+  readonly eventSource: EventSourceTransport | null;
+}
+
+/** The streams `options.transports` asks for, or `null` when it names neither type. */
+export function createStreams(kernel: TransportKernel, options: ResolvedOptions): Streams | null {
+  const streaming = options.transports.includes('streaming');
+  const eventSource = options.transports.includes('eventsource');
+  if (!streaming && !eventSource) return null;
+  const hub = new StreamHub(kernel, options);
+  return {
+    hub,
+    streaming: streaming ? new StreamingTransport(kernel, hub) : null,
+    eventSource: eventSource ? new EventSourceTransport(kernel, hub, options) : null,
+  };
+}
