@@ -81,7 +81,6 @@ export {
 } from './options.js';
 export type { ProxyEndpoint, ProxyHookName, ProxyOptions } from './proxy/proxy-options.js';
 export { RandomIds } from './random-ids.js';
-export { TRANSPORT_NAMES } from './types.js';
 export { DEMO_PATTERN, type DemoFeedOptions, demoSymbol } from './records/demo-feed.js';
 export type { Provider } from './records/provider-registry.js';
 export type { RecordPattern, RecordRequest } from './records/record-options.js';
@@ -101,6 +100,7 @@ export {
   originAllowed,
 } from './transports/request-info.js';
 export type { RemovalReason } from './types.js';
+export { TRANSPORT_NAMES } from './types.js';
 export type { WebhookOptions } from './webhooks/webhook-options.js';
 export {
   signature as webhookSignature,

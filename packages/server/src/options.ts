@@ -315,7 +315,10 @@ function checkValues(o: ResolvedOptions): void {
     o.transports.some((t) => !TRANSPORT_NAMES.includes(t)) ||
     new Set(o.transports).size !== o.transports.length
   ) {
-    invalid('transports', `a non-empty array of distinct names among ${TRANSPORT_NAMES.map((t) => `"${t}"`).join(', ')}`);
+    invalid(
+      'transports',
+      `a non-empty array of distinct names among ${TRANSPORT_NAMES.map((t) => `"${t}"`).join(', ')}`,
+    );
   }
   if (o.streamMaxBytes < 4096) invalid('streamMaxBytes', 'at least 4096 (bytes)');
   if (o.streamMaxAge < 1000) invalid('streamMaxAge', 'at least 1000 (ms)');

@@ -29,7 +29,7 @@ describe.each<Transport>(['websocket', 'long-polling'])('Bayeux core over %s', (
       channel: '/meta/handshake',
       successful: true,
       version: '1.0',
-      supportedConnectionTypes: ['websocket', 'long-polling'],
+      supportedConnectionTypes: ['websocket', 'streaming', 'eventsource', 'long-polling'],
       advice: { reconnect: 'retry', interval: 0, timeout: 2000 },
     });
     // ≥ 128 bits of base64url.

@@ -41,7 +41,8 @@ export class StreamReader {
   async waitFor(pred: (m: Msg) => boolean): Promise<Msg> {
     await this.until(() => this.messages.some(pred));
     const found = this.messages.find(pred);
-    if (found === undefined) throw new Error(`stream ended without the message; got ${JSON.stringify(this.frames)}`);
+    if (found === undefined)
+      throw new Error(`stream ended without the message; got ${JSON.stringify(this.frames)}`);
     return found;
   }
 

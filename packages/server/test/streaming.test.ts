@@ -74,7 +74,9 @@ describe('streaming', () => {
     await client.subscribe('/echo');
     const reader = await stream(client);
     // The publisher's own copy is queued while its publish is handled: it must not ride the POST.
-    const { body } = await client.sendRaw(JSON.stringify([{ channel: '/echo', clientId: client.clientId, data: 1 }]));
+    const { body } = await client.sendRaw(
+      JSON.stringify([{ channel: '/echo', clientId: client.clientId, data: 1 }]),
+    );
     expect((JSON.parse(body) as Msg[]).map((m) => m.channel)).toEqual(['/echo']);
     expect(JSON.parse(body)[0].successful).toBe(true);
     await reader.waitFor((m) => m.channel === '/echo' && m.data === 1);
@@ -105,14 +107,21 @@ describe('streaming', () => {
     await first.ended;
     const last = first.frames.at(-1) as Msg[];
     expect(last).toEqual([
-      { channel: '/meta/connect', clientId: client.clientId, successful: true, advice: { reconnect: 'retry', interval: 0 } },
+      {
+        channel: '/meta/connect',
+        clientId: client.clientId,
+        successful: true,
+        advice: { reconnect: 'retry', interval: 0 },
+      },
     ]);
     expect(first.bytes).toBeGreaterThanOrEqual(4096);
     // Published while no stream is open: queued for the next one.
     for (let i = 0; i < 3; i++) server.bayou.publish('/big', { n: sent++, payload });
     const second = await stream(client);
     await second.until(() => deliveries(second, '/big').length + deliveries(first, '/big').length === sent);
-    const got = [...deliveries(first, '/big'), ...deliveries(second, '/big')].map((d) => (d as { n: number }).n);
+    const got = [...deliveries(first, '/big'), ...deliveries(second, '/big')].map(
+      (d) => (d as { n: number }).n,
+    );
     expect(got).toEqual([...Array(sent).keys()]);
   });
 

@@ -15,6 +15,8 @@ import { totalCounter } from './metric-helpers.js';
 
 export interface ConnectionCounts {
   websocket(): number;
+  /** Open streaming responses by type (`streaming`, `eventsource`). */
+  streams(): { streaming: number; eventsource: number };
 }
 
 /** Counters of the security extensions, read at scrape time. */
@@ -161,11 +163,14 @@ export function createMetrics(
   });
   new Gauge({
     name: 'bayou_connections',
-    help: 'Open WebSockets and held long-polls, by transport',
+    help: 'Open WebSockets, streaming responses and held long-polls, by transport',
     labelNames: ['transport'],
     registers: [registry],
     collect() {
       this.set({ transport: 'websocket' }, connections.websocket());
+      const streams = connections.streams();
+      this.set({ transport: 'streaming' }, streams.streaming);
+      this.set({ transport: 'eventsource' }, streams.eventsource);
       this.set({ transport: 'long-polling' }, bayou.stats().heldLongPolls);
     },
   });

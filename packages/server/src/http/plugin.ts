@@ -320,7 +320,7 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
   if (options.metricsPath !== false || options.metricsRegistry !== undefined) {
     const registry = createMetrics(
       bayou,
-      { websocket: () => ws?.connections ?? 0 },
+      { websocket: () => ws?.connections ?? 0, streams: () => streams?.hub.counts() ?? NO_STREAMS },
       security,
       options.metricsRegistry,
       engine,
@@ -351,4 +351,6 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
     await webhooks?.close();
   });
 };
+const NO_STREAMS = Object.freeze({ streaming: 0, eventsource: 0 });
+
 export const bayou = fp(plugin, { name: '@bayou/server', fastify: '5.x' });

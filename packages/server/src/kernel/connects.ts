@@ -161,7 +161,8 @@ export class Connects {
     session.connected = true;
     // A stream of this session relayed from another node holds a connect here.
     const streaming =
-      session.socket?.keepsSession === true || (session.held?.poll != null && session.transport === 'streaming');
+      session.socket?.keepsSession === true ||
+      (session.held?.poll != null && session.transport === 'streaming');
     let messages: string[] = [];
     if (!streaming) {
       if (session.held !== null) this.complete(session, undefined, false);
@@ -178,7 +179,12 @@ export class Connects {
   /** A stream opened without a connect (an EventSource request) carries `session` from now on. */
   bindStream(session: Session, link: SocketLink): void {
     if (session.held !== null) this.complete(session, undefined, false);
-    transition(session, { type: 'bind-socket', socket: link, held: null }, Date.now(), this.options.maxInterval);
+    transition(
+      session,
+      { type: 'bind-socket', socket: link, held: null },
+      Date.now(),
+      this.options.maxInterval,
+    );
     this.flushSoon(session);
   }
 

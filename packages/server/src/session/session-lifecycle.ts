@@ -117,7 +117,9 @@ export function transition(
       l.socket = event.socket;
       l.held = event.held;
       l.expiresAt =
-        event.held === null && event.socket.keepsSession !== true ? now + maxInterval : Number.POSITIVE_INFINITY;
+        event.held === null && event.socket.keepsSession !== true
+          ? now + maxInterval
+          : Number.POSITIVE_INFINITY;
       return released;
     case 'release':
       if (l.held === null) return null;

@@ -108,7 +108,8 @@ export function runPoll(kernel: TransportKernel, poll: PollRequest): void {
 function finishPoll(exchange: LongPollExchange, ctx: BatchContext): void {
   if (ctx.held && ctx.session?.held?.poll === exchange) exchange.hold(ctx.session);
   // Queued deliveries ride along, unless they travel only in connect replies or on a stream.
-  else if (!ctx.held) exchange.respond(ctx.session !== null && ridesAlong(ctx.session) ? ctx.session.drain() : []);
+  else if (!ctx.held)
+    exchange.respond(ctx.session !== null && ridesAlong(ctx.session) ? ctx.session.drain() : []);
 }
 
 /** Whether what `session` has queued may leave in the answer to any of its POSTs. */

@@ -56,9 +56,11 @@ export class StreamHub implements StreamHost {
     };
   }
 
-  /** Open streams (for metrics and tests). */
-  get size(): number {
-    return this.open.size;
+  /** Open streams by type, for the metrics. */
+  counts(): { streaming: number; eventsource: number } {
+    let eventsource = 0;
+    for (const link of this.open) if (link.kind === 'eventsource') eventsource++;
+    return { streaming: this.open.size - eventsource, eventsource };
   }
 
   /**

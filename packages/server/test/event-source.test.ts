@@ -1,0 +1,128 @@
+/**
+ * The `eventsource` connection type as Faye's client speaks it: `GET <path>/<clientId>`
+ * with `Accept: text/event-stream` carries `data: [<messages>]` events; the connects go on
+ * POSTs and are answered at once. (The real Faye browser client: faye-chromium.test.ts.)
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { CreateServerOptions } from '../src/index.js';
+import { type Started, startServer } from './start-server.js';
+import { cookieOf, openEventSource, type StreamReader, streamingClient } from './stream-client.js';
+import type { TestClient } from './test-client.js';
+
+let s: Started | null = null;
+const streams: StreamReader[] = [];
+afterEach(async () => {
+  for (const r of streams.splice(0)) r.cut();
+  await s?.server.close();
+  s = null;
+});
+
+async function start(options: CreateServerOptions = {}): Promise<Started> {
+  s = await startServer(options);
+  return s;
+}
+
+async function eventSource(client: TestClient): Promise<StreamReader> {
+  const reader = await openEventSource((s as Started).base, client.clientId, cookieOf(client));
+  streams.push(reader);
+  await reader.until(() => reader.lines.length >= 1);
+  return reader;
+}
+
+const connect = (client: TestClient) =>
+  client.request({ channel: '/meta/connect', clientId: client.clientId, connectionType: 'eventsource' });
+
+describe('eventsource', () => {
+  it('streams data events, one per flush, after a padding comment and the retry field', async () => {
+    const { base, server } = await start();
+    const client = await streamingClient(base, 'eventsource');
+    await client.subscribe('/es');
+    const reader = await eventSource(client);
+    expect(reader.status).toBe(200);
+    expect(reader.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+    expect(reader.headers.get('x-accel-buffering')).toBe('no');
+    expect(reader.lines[0]).toBe(`:${' '.repeat(2048)}\nretry: 1000`);
+    const reply = await connect(client);
+    // Faye's EventSource advice: no hold, the next connect after the timeout.
+    expect(reply).toMatchObject({
+      successful: true,
+      advice: { reconnect: 'retry', interval: 2000, timeout: 0 },
+    });
+    for (let i = 0; i < 3; i++) server.bayou.publish('/es', i);
+    await reader.until(() => reader.frames.length === 1);
+    expect(reader.frames[0]).toEqual([0, 1, 2].map((data) => ({ channel: '/es', data })));
+  });
+
+  it('carries what was queued in the connect reply while no stream is open', async () => {
+    const { base, server } = await start();
+    const client = await streamingClient(base, 'eventsource');
+    await client.subscribe('/gap');
+    await server.bayou.publish('/gap', 'queued');
+    const reply = await connect(client);
+    expect(reply.successful).toBe(true);
+    expect(client.deliveries('/gap').map((m) => m.data)).toEqual(['queued']);
+  });
+
+  it('keeps the session while its stream is open, and ends the stream at a disconnect', async () => {
+    const { base, server } = await start({ maxInterval: 300, timeout: 200 });
+    const client = await streamingClient(base, 'eventsource');
+    const reader = await eventSource(client);
+    await reader.until(() => reader.lines.filter((l) => l === ':').length >= 2);
+    expect(server.bayou.session(client.clientId)?.transport).toBe('eventsource');
+    await client.request({ channel: '/meta/disconnect', clientId: client.clientId });
+    await reader.ended;
+  });
+
+  it('recycles past streamMaxAge; the reopened stream gets what was queued meanwhile', async () => {
+    const { base, server } = await start({ streamMaxAge: 1000 });
+    const client = await streamingClient(base, 'eventsource');
+    await client.subscribe('/r');
+    const first = await eventSource(client);
+    await first.ended;
+    await server.bayou.publish('/r', 'meanwhile');
+    const second = await eventSource(client);
+    expect((await second.waitFor((m) => m.channel === '/r')).data).toBe('meanwhile');
+  });
+
+  it('answers an unknown clientId with a 402 event Faye follows (handshake again), then ends', async () => {
+    const { base } = await start();
+    const reader = await openEventSource(base, 'nobody.here');
+    streams.push(reader);
+    await reader.ended;
+    expect(reader.status).toBe(200);
+    expect(reader.frames).toEqual([
+      [
+        {
+          channel: '/meta/connect',
+          clientId: 'nobody.here',
+          successful: false,
+          error: '402::session_unknown',
+          advice: { reconnect: 'handshake', interval: 0 },
+        },
+      ],
+    ]);
+  });
+
+  it('refuses a GET without Accept: text/event-stream (406) and a foreign page (403)', async () => {
+    const { base } = await start();
+    const client = await streamingClient(base, 'eventsource');
+    const plain = await fetch(`${base}/bayeux/${client.clientId}`);
+    expect(plain.status).toBe(406);
+    expect(((await plain.json()) as { error: string }).error).toMatch(/Accept: text\/event-stream/);
+    const foreign = await fetch(`${base}/bayeux/${client.clientId}`, {
+      headers: { accept: 'text/event-stream', origin: 'https://evil.example' },
+    });
+    expect(foreign.status).toBe(403);
+  });
+
+  it("does not give a session's stream to another browser when clientIds alone are not trusted", async () => {
+    const { base } = await start({ trustClientSession: false });
+    const client = await streamingClient(base, 'eventsource');
+    const stranger = await openEventSource(base, client.clientId, { cookie: 'BAYEUX_BROWSER=someone-else' });
+    streams.push(stranger);
+    await stranger.ended;
+    expect(stranger.frames[0]?.[0]).toMatchObject({ error: '402::session_unknown' });
+    const own = await eventSource(client);
+    expect(own.done).toBe(false);
+  });
+});

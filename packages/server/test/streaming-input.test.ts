@@ -1,0 +1,120 @@
+/**
+ * Stream requests on both ways into the endpoint — the direct path, and Fastify when an app
+ * hook must see them — and what each does with bad input: a clear 4xx, never a crash.
+ */
+import Fastify, { type FastifyInstance } from 'fastify';
+import { afterEach, describe, expect, it } from 'vitest';
+import { servedDirectly } from '../src/http/direct-endpoint.js';
+import { type BayouOptions, bayou } from '../src/index.js';
+import { cookieOf, openStream, type StreamReader, streamConnect, streamingClient } from './stream-client.js';
+
+const apps: FastifyInstance[] = [];
+const streams: StreamReader[] = [];
+afterEach(async () => {
+  for (const r of streams.splice(0)) r.cut();
+  await Promise.all(apps.splice(0).map((app) => app.close()));
+});
+
+type Way = 'direct' | 'fastify';
+
+async function start(way: Way, options: BayouOptions = {}): Promise<{ app: FastifyInstance; base: string }> {
+  const app = Fastify();
+  apps.push(app);
+  const hooked: string[] = [];
+  if (way === 'fastify') app.addHook('onRequest', async (req) => void hooked.push(req.url));
+  await app.register(bayou, { timeout: 2000, ...options });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  expect(servedDirectly(app)).toBe(way === 'direct');
+  const address = app.server.address();
+  return { app, base: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}` };
+}
+
+const post = (base: string, body: string, headers: Record<string, string> = {}): Promise<Response> =>
+  fetch(`${base}/bayeux/stream`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body,
+  });
+
+describe.each<Way>(['direct', 'fastify'])('stream requests on the %s path', (way) => {
+  it('stream deliveries', async () => {
+    const { app, base } = await start(way);
+    const client = await streamingClient(base);
+    await client.subscribe('/w');
+    const reader = await openStream(base, streamConnect(client), cookieOf(client));
+    streams.push(reader);
+    await reader.waitFor((m) => m.channel === '/meta/connect');
+    expect(reader.headers.get('content-type')).toBe('application/x-ndjson; charset=utf-8');
+    app.bayou.publish('/w', way);
+    expect((await reader.waitFor((m) => m.channel === '/w')).data).toBe(way);
+  });
+
+  it('refuse bodies that are not one streaming connect with a 400 and a JSON error', async () => {
+    const { app, base } = await start(way);
+    const client = await streamingClient(base);
+    const connect = streamConnect(client);
+    const bad = [
+      'not json',
+      '[]',
+      JSON.stringify([connect, connect]),
+      JSON.stringify([{ ...connect, connectionType: 'long-polling' }]),
+      JSON.stringify([{ channel: '/meta/subscribe', clientId: client.clientId, subscription: '/a' }]),
+      JSON.stringify([42]),
+    ];
+    for (const body of bad) {
+      const r = await post(base, body);
+      expect(r.status, body).toBe(400);
+      expect(typeof ((await r.json()) as { error?: unknown }).error).toBe('string');
+    }
+    // The server lives on and the session too.
+    expect(app.bayou.session(client.clientId)).toBeDefined();
+  });
+
+  it('refuse an oversized body with 413 and an unknown content type with 415', async () => {
+    const { base } = await start(way, { maxPayloadBytes: 1024 });
+    expect((await post(base, JSON.stringify(['x'.repeat(4096)]))).status).toBe(413);
+    expect((await post(base, '[]', { 'content-type': 'image/png' })).status).toBe(415);
+  });
+
+  it('refuse a page of a foreign origin with 403', async () => {
+    const { base } = await start(way);
+    const client = await streamingClient(base);
+    const r = await post(base, JSON.stringify([streamConnect(client)]), { origin: 'https://evil.example' });
+    expect(r.status).toBe(403);
+  });
+
+  it('refuse a stream to a session acknowledged CometD-style (ack without numbered frames)', async () => {
+    const { base } = await start(way);
+    const client = await streamingClient(base, 'streaming', { ack: true });
+    const reader = await openStream(base, streamConnect(client), cookieOf(client));
+    streams.push(reader);
+    await reader.ended;
+    expect(reader.frames).toEqual([
+      [
+        expect.objectContaining({
+          channel: '/meta/connect',
+          successful: false,
+          error: expect.stringMatching(/^400:streaming,/),
+        }),
+      ],
+    ]);
+  });
+});
+
+describe('--transports', () => {
+  it('offers only the types listed, and refuses unknown or repeated names', async () => {
+    const { base } = await start('direct', { transports: ['eventsource', 'long-polling'] });
+    const client = await streamingClient(base, 'eventsource');
+    const reply = await client.request({
+      channel: '/meta/handshake',
+      version: '1.0',
+      supportedConnectionTypes: ['eventsource'],
+    });
+    expect(reply.supportedConnectionTypes).toEqual(['eventsource', 'long-polling']);
+    const app = Fastify();
+    apps.push(app);
+    await expect(app.register(bayou, { transports: ['streaming', 'sse'] as never })).rejects.toThrow(
+      /option "transports" must be a non-empty array of distinct names among "websocket", "streaming", "eventsource", "long-polling"/,
+    );
+  });
+});
