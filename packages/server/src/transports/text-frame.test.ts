@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import * as ws from 'ws';
-import { textFrame } from './websocket.js';
+import { textFrame } from './ws-fast-path.js';
 
 interface FrameOptions {
   fin: boolean;

@@ -20,6 +20,7 @@ import { CLOSES_PER_SWEEP, DeadlineQueue } from './deadline-queue.js';
 import { keepAfterHandshake, originAllowed, pathOf, requestInfo } from './request-info.js';
 import { BATCH_DONE, BATCH_FAILED, runBatch } from './transport.js';
 import type { TransportKernel } from './transport-kernel.js';
+import { senderIdle, socketOf, textFrame } from './ws-fast-path.js';
 
 type WebSocketOptions = Pick<
   ResolvedOptions,
@@ -86,9 +87,11 @@ export class WebSocketLink extends WebSocket implements SocketLink {
   /**
    * Writes `data` as one text frame with one `write` to the socket. `ws` would write a
    * header and the payload as two buffers (a corked `writev`); with compression off (always,
-   * here) its sender queues nothing, so writing the frame whole is what it would send, at
-   * less cost per frame. A payload sent to many sockets in a row (one publication reaching
-   * sessions alone in a turn) is framed once; a text is encoded straight into its frame.
+   * here) its sender writes at once, so writing the frame whole is what it would send, at
+   * less cost per frame. Should the sender hold something (see `ws-fast-path.ts`), the frame
+   * goes through `ws.send`, behind it. A payload sent to many sockets in a row (one
+   * publication reaching sessions alone in a turn) is framed once; a text is encoded
+   * straight into its frame.
    */
   sendText(data: Buffer | string): number {
     let frame: Buffer;
@@ -96,45 +99,33 @@ export class WebSocketLink extends WebSocket implements SocketLink {
     if (typeof data === 'string') {
       length = Buffer.byteLength(data);
       if (this.readyState !== WebSocket.OPEN) return length;
+      if (!senderIdle(this)) return this.sendBehind(data, length);
       frame = textFrame(data, length);
     } else {
       length = data.length;
       if (this.readyState !== WebSocket.OPEN) return length;
+      if (!senderIdle(this)) return this.sendBehind(data, length);
       if (data !== lastPayload) {
         lastPayload = data;
         lastFrame = textFrame(data, length);
       }
       frame = lastFrame;
     }
-    (this as unknown as { _socket: Socket })._socket.write(frame);
+    socketOf(this).write(frame);
+    return length;
+  }
+
+  /** Through `ws`'s sender, queued behind what it holds. */
+  private sendBehind(data: Buffer | string, length: number): number {
+    this.send(data, AS_TEXT);
     return length;
   }
 }
 
+const AS_TEXT = Object.freeze({ binary: false });
+
 let lastPayload: Buffer | null = null;
 let lastFrame: Buffer = Buffer.alloc(0);
-
-/**
- * An unmasked, final text frame (RFC 6455 §5.2) holding `payload` (`length` bytes; a string
- * is encoded as UTF-8), in one buffer.
- */
-export function textFrame(payload: Buffer | string, length = Buffer.byteLength(payload)): Buffer {
-  const headerLength = length < 126 ? 2 : length < 65536 ? 4 : 10;
-  const frame = Buffer.allocUnsafe(headerLength + length);
-  frame[0] = 0x81;
-  if (length < 126) frame[1] = length;
-  else if (length < 65536) {
-    frame[1] = 126;
-    frame.writeUInt16BE(length, 2);
-  } else {
-    frame[1] = 127;
-    frame.writeUInt32BE(Math.floor(length / 2 ** 32), 2);
-    frame.writeUInt32BE(length >>> 0, 6);
-  }
-  if (typeof payload === 'string') frame.write(payload, headerLength, length, 'utf8');
-  else payload.copy(frame, headerLength);
-  return frame;
-}
 
 const NO_SESSIONS: Session[] = [];
 /** The module-level handlers below run with `this` bound to the link. */
@@ -196,7 +187,7 @@ export class WebSocketTransport {
         else if (link.trimmed && !link.sessionless) link.sessionless = true;
         else {
           this.handshakeTimeouts++;
-          const socket = (link as unknown as { _socket: Socket })._socket;
+          const socket = socketOf(link);
           socket.write(HANDSHAKE_TIMEOUT_FRAME);
           socket.destroySoon();
           return;

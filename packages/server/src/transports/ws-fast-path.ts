@@ -1,0 +1,59 @@
+/**
+ * The WebSocket fast path's use of `ws` internals, kept in one place. A delivery is written
+ * to the socket as one whole frame (`textFrame`) instead of through `ws`'s sender, which
+ * would write header and payload apart: that needs the socket (`_socket`) and the knowledge
+ * that the sender has nothing of its own waiting (`_sender._state`, `_sender._queue`), or a
+ * frame written past it would overtake what it holds. `ws-fast-path.test.ts` checks these
+ * fields still exist and mean that, so a `ws` upgrade that changes them fails there loudly.
+ */
+import type { Socket } from 'node:net';
+import type { WebSocket } from 'ws';
+
+/** The fields of `ws`'s `WebSocket` and `Sender` (lib/websocket.js, lib/sender.js) used here. */
+export interface WsInternals {
+  _socket: Socket;
+  _sender: {
+    /** `DEFAULT` (0) while the sender writes at once; else reading a Blob or deflating. */
+    _state: number;
+    /** Sends waiting for the sender to be back in `DEFAULT`. */
+    _queue: unknown[];
+  };
+}
+
+/** `ws`'s `DEFAULT` sender state (lib/sender.js): not busy. */
+export const SENDER_IDLE = 0;
+
+export function socketOf(ws: WebSocket): Socket {
+  return (ws as unknown as WsInternals)._socket;
+}
+
+/**
+ * Whether `ws`'s sender would write a frame at once: nothing queued behind a Blob being
+ * read or a message being deflated. Only then may a frame go straight to the socket.
+ */
+export function senderIdle(ws: WebSocket): boolean {
+  const sender = (ws as unknown as WsInternals)._sender;
+  return sender._state === SENDER_IDLE && sender._queue.length === 0;
+}
+
+/**
+ * An unmasked, final text frame (RFC 6455 §5.2) holding `payload` (`length` bytes; a string
+ * is encoded as UTF-8), in one buffer.
+ */
+export function textFrame(payload: Buffer | string, length = Buffer.byteLength(payload)): Buffer {
+  const headerLength = length < 126 ? 2 : length < 65536 ? 4 : 10;
+  const frame = Buffer.allocUnsafe(headerLength + length);
+  frame[0] = 0x81;
+  if (length < 126) frame[1] = length;
+  else if (length < 65536) {
+    frame[1] = 126;
+    frame.writeUInt16BE(length, 2);
+  } else {
+    frame[1] = 127;
+    frame.writeUInt32BE(Math.floor(length / 2 ** 32), 2);
+    frame.writeUInt32BE(length >>> 0, 6);
+  }
+  if (typeof payload === 'string') frame.write(payload, headerLength, length, 'utf8');
+  else payload.copy(frame, headerLength);
+  return frame;
+}
