@@ -10,7 +10,9 @@
  * round trip, each frame ending with a `/meta/ack` marker holding its number. The client
  * reports what it got now and then (`ext.ackFrames` on a connect that renews the held one:
  * the server forgets it and resends nothing); the first connect after a reconnect reports
- * with `ext.ack`, so what the dead socket lost comes again.
+ * with `ext.ack`, so what the dead socket lost comes again. On `streaming` the frames are
+ * numbered the same way, and the connect that opens each stream reports them in
+ * `ext.ackFrames`: the server sends every later frame again on the new stream.
  */
 import { ACK_MARKER_CHANNEL } from '@bayou/protocol';
 import type { Extension, Message } from './types.js';
@@ -60,8 +62,11 @@ export class AckExtension implements Extension {
     if (message.channel === '/meta/connect') {
       const { ack: mark, ...ext } = message.ext ?? {};
       if (mark === 'probe' && this.enabled && message.id !== undefined) this.probes.add(message.id);
-      if (this.enabled && (mark === undefined || mark === 'resume')) {
-        if (this.numbered && mark === undefined && message.connectionType === 'websocket') {
+      const streams = this.numbered && message.connectionType === 'streaming';
+      if (this.enabled && (mark === undefined || mark === 'resume' || (streams && mark === 'skip'))) {
+        // Every connect on `streaming` opens a stream and reports the frames received; the
+        // server sends the later ones again on it (the connection abandoned the older stream).
+        if (streams || (this.numbered && mark === undefined && message.connectionType === 'websocket')) {
           ext.ackFrames = this.batch;
         } else ext.ack = this.batch;
         this.reported();

@@ -38,3 +38,12 @@ export function asTransportError(err: unknown): BayouError {
   if (err instanceof BayouError) return err;
   return new BayouError(ErrorCodes.TRANSPORT, err instanceof Error ? err.message : String(err));
 }
+
+/** The server answered, but not with success: trying another transport will not help. */
+export class Refusal extends Error {
+  readonly reply: Message;
+  constructor(reply: Message) {
+    super(reply.error ?? 'refused');
+    this.reply = reply;
+  }
+}

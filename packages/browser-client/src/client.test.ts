@@ -26,7 +26,7 @@ describe('connecting', () => {
     expect(transports).toEqual(['websocket']);
     expect(c.transport).toBe('websocket');
     const hs = server.received.find((m) => m.channel === '/meta/handshake');
-    expect(hs?.supportedConnectionTypes).toEqual(['websocket', 'long-polling']);
+    expect(hs?.supportedConnectionTypes).toEqual(['websocket', 'streaming', 'long-polling']);
   });
 
   it('sends the handshake option as ext, calling a function before every handshake', async () => {

@@ -24,14 +24,18 @@ import {
   SubscriptionRegistry,
   type SubscriptionStatus,
 } from './subscriptions.js';
+import type { TransportReason } from './transport-selector.js';
 import type { TransportContext } from './transports/transport.js';
 import type { Extension, Message } from './types.js';
 
 export interface ClientEvents {
   /** The connection state changed. */
   state: (state: ConnectionState, previous: ConnectionState) => void;
-  /** The transport in use changed (`previous` is `null` for the first one). */
-  transport: (transport: string, previous: string | null) => void;
+  /**
+   * The transport in use changed (`previous` is `null` for the first one); `reason` says
+   * why this one and not a more preferred one (see `TransportReason`).
+   */
+  transport: (transport: string, previous: string | null, reason: TransportReason) => void;
   /** An operational failure no promise reports: the client stopped, a resubscribe was refused. */
   error: (error: BayouError) => void;
   /**
@@ -80,6 +84,8 @@ export class BayouClient {
       url,
       WebSocket: this.options.WebSocket,
       fetch: this.options.fetch,
+      streamSenseTimeout: this.options.streamSenseTimeout,
+      connectTimeout: this.options.connectTimeout,
       onMessages: (messages, transport) => {
         this.connection.heard(transport);
         this.dispatcher.receive(messages);
@@ -101,7 +107,7 @@ export class BayouClient {
     });
     this.connection = new Connection(this.options, this.dispatcher, context, {
       onState: (next, previous) => this.events.emit('state', next, previous),
-      onTransport: (next, previous) => this.events.emit('transport', next, previous),
+      onTransport: (next, previous, reason) => this.events.emit('transport', next, previous, reason),
       onConnected: (newSession) => this.resume(newSession),
       onStopped: (error) => this.stopped(error),
     });
@@ -113,7 +119,7 @@ export class BayouClient {
     return this.connection.state;
   }
 
-  /** The transport in use (`'websocket'`, `'long-polling'`), or `null` while not connected. */
+  /** The transport in use (`'websocket'`, `'streaming'`, `'long-polling'`), or `null` while not connected. */
   get transport(): string | null {
     return this.connection.transport?.name ?? null;
   }

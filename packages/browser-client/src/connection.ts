@@ -3,37 +3,32 @@
  * the choice of transport — WebSocket first, long-polling when it cannot work, and back to
  * WebSocket when a background probe shows it works again. All state changes go through
  * the `StateMachine`; every asynchronous continuation checks `epoch` so that work started
- * before a reconnect or a stop cannot act after it.
+ * before a reconnect or a stop cannot act after it. The WebSocket watchdog and the probe
+ * back to a preferred transport live in `link-watchdog.ts` and `transport-probe.ts`.
  */
-import { BAYEUX_VERSION, META_CONNECT, META_DISCONNECT, META_HANDSHAKE } from '@bayou/protocol';
+import { META_DISCONNECT } from '@bayou/protocol';
 import type { AckMark } from './ack.js';
-import { asTransportError, isFinalHandshakeRefusal, isStop, reconnectAdvice, stopError } from './advice.js';
+import { asTransportError, isStop, Refusal, reconnectAdvice, stopError } from './advice.js';
 import { Backoff } from './backoff.js';
 import type { Dispatcher } from './dispatcher.js';
 import { BayouError, ErrorCodes } from './errors.js';
+import { LinkWatchdog } from './link-watchdog.js';
 import type { ResolvedOptions } from './options.js';
+import { BayeuxSession } from './session.js';
 import { type ConnectionState, StateMachine } from './state.js';
 import { TokenRefresh } from './token-refresh.js';
-import { TransportSelector } from './transport-selector.js';
-import type { Transport, TransportContext, TransportFactory } from './transports/transport.js';
-import type { Advice, Message } from './types.js';
+import { TransportProbe } from './transport-probe.js';
+import { type TransportReason, TransportSelector } from './transport-selector.js';
+import type { Transport, TransportContext } from './transports/transport.js';
+import type { Message } from './types.js';
 
 export interface ConnectionHooks {
   onState(next: ConnectionState, previous: ConnectionState): void;
-  onTransport(next: string, previous: string | null): void;
+  onTransport(next: string, previous: string | null, reason: TransportReason): void;
   /** Connected (again): send what waited; `newSession` after every successful handshake. */
   onConnected(newSession: boolean): void;
   /** The client stopped for good (until the next `connect()`). */
   onStopped(error: BayouError): void;
-}
-
-/** The server answered, but not with success: trying another transport will not help. */
-class Refusal extends Error {
-  readonly reply: Message;
-  constructor(reply: Message) {
-    super(reply.error ?? 'refused');
-    this.reply = reply;
-  }
 }
 
 type Timer = ReturnType<typeof setTimeout>;
@@ -46,35 +41,26 @@ export class Connection {
   private readonly context: TransportContext;
   private readonly reconnectBackoff: Backoff;
   private readonly probeBackoff: Backoff;
+  /** Delays before a stream cut mid-flight is reopened. */
+  private readonly streamBackoff: Backoff;
+  private readonly probe: TransportProbe;
+  private readonly watchdog: LinkWatchdog;
   /** Delays before the messages of a request that failed alone are sent again. */
   private readonly resendBackoff: Backoff;
   /** Bumped on every reconnect and stop; stale continuations compare and bail out. */
   private epoch = 0;
-  private clientId: string | null = null;
-  /**
-   * A handshake succeeded but no connect of its session has yet: the next one to succeed
-   * starts a new session for the client, whichever attempt or transport carries it.
-   */
-  private unannounced = false;
   private active: Transport | null = null;
-  private probing: Transport | null = null;
   private readonly selector: TransportSelector;
-  private advice: { timeout: number; interval: number } = { timeout: 30000, interval: 0 };
   private timer: Timer | undefined;
   /** Bumped by every `scheduleConnect`, so only the latest scheduled connect runs. */
   private connectTurn = 0;
-  private probeTimer: Timer | undefined;
   /** A `/meta/connect` of the loop waits for its reply. */
   private connectInFlight = false;
-  /** Dead-link watchdog: when the active transport last received a frame, and when the
-   * silence made us renew the held connect (0: not since the last frame). */
-  private lastHeard = 0;
-  private renewedAt = 0;
-  private watchTimer: Timer | undefined;
   /** Successful connect replies on the active transport since it became active. */
   private replies = 0;
   private waiters: { resolve(): void; reject(error: BayouError): void }[] = [];
   private readonly tokens: TokenRefresh;
+  private readonly bayeux: BayeuxSession;
 
   constructor(
     options: ResolvedOptions,
@@ -91,7 +77,33 @@ export class Connection {
     this.reconnectBackoff = new Backoff(options.minReconnectDelay, options.maxReconnectDelay);
     this.probeBackoff = new Backoff(options.minProbeDelay, options.maxProbeDelay);
     this.resendBackoff = new Backoff(options.minReconnectDelay, options.maxReconnectDelay);
+    this.streamBackoff = new Backoff(options.minReconnectDelay, options.maxReconnectDelay);
     this.tokens = new TokenRefresh(options.token, options.tokenRefreshMargin, () => this.renewForToken());
+    this.bayeux = new BayeuxSession(options, dispatcher, this.selector, this.tokens);
+    this.watchdog = new LinkWatchdog(options.deadLinkTimeout, {
+      renew: () => this.renew(),
+      dead: () => {
+        // Set aside: reconnect on the next transport; a probe brings it back after a growing delay.
+        if (this.active) this.selector.demote([this.active.name]);
+        this.lost(0);
+      },
+    });
+    const connection = this;
+    const host = {
+      get epoch() {
+        return connection.epoch;
+      },
+      get active() {
+        return connection.active;
+      },
+      probeConnect: (transport: Transport) => this.bayeux.connect(transport, 0, 'probe'),
+      moved: (transport: Transport, reply: Message) => {
+        this.bayeux.takeAdvice(reply.advice);
+        this.setActive(transport, 'probe');
+      },
+      carryOn: (epoch: number) => this.next(epoch),
+    };
+    this.probe = new TransportProbe(host, this.selector, this.probeBackoff, dispatcher, context, options);
   }
 
   get state(): ConnectionState {
@@ -117,7 +129,7 @@ export class Connection {
   async disconnect(): Promise<void> {
     if (this.machine.state === 'disconnected') return;
     const transport = this.active;
-    const clientId = this.clientId;
+    const clientId = this.bayeux.clientId;
     this.epoch++;
     this.clearTimers();
     if (transport && clientId && this.machine.state === 'connected') {
@@ -141,10 +153,14 @@ export class Connection {
     this.transportFailed(transport, error);
   }
 
-  /** The transport failed, or some reply on it did not come in time. */
+  /**
+   * The transport failed, or some reply on it did not come in time. A stream cut reopens
+   * after a backoff delay (one that a clean end resets); a proxy buffering it sets it aside.
+   */
   transportFailed(transport: Transport, error: BayouError): void {
     if (transport === this.active) {
-      this.lost(0);
+      if (transport.buffered) this.selector.demote([transport.name], 'buffered');
+      this.lost(transport.streamEnd ? this.streamBackoff.next() : 0);
     } else {
       transport.close();
       this.dispatcher.fail(transport, error, true);
@@ -169,14 +185,12 @@ export class Connection {
 
   /** The active transport received a frame: the link is alive. */
   heard(transport: Transport): void {
-    if (transport !== this.active) return;
-    this.lastHeard = Date.now();
-    this.renewedAt = 0;
+    if (transport === this.active) this.watchdog.heard();
   }
 
   /** The session id, once handshaken. */
   get session(): string | null {
-    return this.clientId;
+    return this.bayeux.clientId;
   }
 
   // ── establishing a connection ────────────────────────────────────────────────
@@ -188,16 +202,16 @@ export class Connection {
     if (candidates.length === 0) {
       return this.stop(new BayouError(ErrorCodes.NO_TRANSPORT, 'no transport in common with the server'));
     }
-    const failedFirst: string[] = [];
+    const failedFirst: [string, TransportReason][] = [];
     let refusal: Message | null = null;
     for (const factory of candidates) {
       const transport = factory.create(this.context);
       try {
         await transport.open(this.options.wsOpenTimeout);
         if (epoch !== this.epoch) return transport.close();
-        const newSession = await this.establish(transport, epoch);
+        const newSession = await this.bayeux.establish(transport, () => epoch === this.epoch);
         if (epoch !== this.epoch) return transport.close();
-        this.selector.demote(failedFirst);
+        for (const [name, reason] of failedFirst) this.selector.demote([name], reason);
         return this.activate(transport, newSession);
       } catch (err) {
         transport.close();
@@ -208,87 +222,11 @@ export class Connection {
           refusal = err.reply;
           break;
         }
-        failedFirst.push(factory.name);
+        failedFirst.push([factory.name, transport.buffered ? 'buffered' : 'failed']);
       }
     }
     const delay = Math.max(refusal?.advice?.interval ?? 0, this.reconnectBackoff.next());
     this.timer = setTimeout(() => this.attempt(epoch), delay);
-  }
-
-  /** Handshakes when there is no session, then sends the first connect; true for a new session. */
-  private async establish(transport: Transport, epoch: number): Promise<boolean> {
-    if (this.clientId === null) await this.handshake(transport, epoch);
-    let reply = await this.sendConnect(transport, 0, 'resume');
-    if (
-      !reply.successful &&
-      reconnectAdvice(reply) === 'handshake' &&
-      !this.unannounced &&
-      epoch === this.epoch
-    ) {
-      this.clientId = null;
-      await this.handshake(transport, epoch);
-      reply = await this.sendConnect(transport, 0, 'resume');
-    }
-    if (!reply.successful) {
-      if (reconnectAdvice(reply) === 'none') throw stopError(reply);
-      if (reconnectAdvice(reply) === 'handshake') this.clientId = null;
-      throw new Refusal(reply);
-    }
-    this.takeAdvice(reply.advice);
-    const newSession = this.unannounced;
-    this.unannounced = false;
-    return newSession;
-  }
-
-  private async handshake(transport: Transport, epoch: number): Promise<void> {
-    const h = this.options.handshake;
-    let ext = typeof h === 'function' ? await h() : h;
-    const token = await this.tokens.forHandshake();
-    if (token !== undefined) ext = { ...ext, auth: { ...(ext?.auth as object | undefined), token } };
-    if (epoch !== this.epoch) throw new BayouError(ErrorCodes.DISCONNECTED, 'stopped');
-    const message: Message = {
-      channel: META_HANDSHAKE,
-      version: BAYEUX_VERSION,
-      minimumVersion: BAYEUX_VERSION,
-      supportedConnectionTypes: this.selector.names,
-      advice: { timeout: 60000, interval: 0 },
-    };
-    if (ext) message.ext = { ...ext };
-    const reply = await this.dispatcher.request(transport, message, this.options.connectTimeout);
-    if (!reply.successful || typeof reply.clientId !== 'string') {
-      throw isFinalHandshakeRefusal(reply) ? stopError(reply) : new Refusal(reply);
-    }
-    this.clientId = reply.clientId;
-    this.unannounced = true;
-    this.selector.serverOffers(reply.supportedConnectionTypes);
-    this.takeAdvice(reply.advice);
-    if (!this.selector.offers(transport.name)) {
-      throw new BayouError(ErrorCodes.NO_TRANSPORT, `the server does not offer ${transport.name}`);
-    }
-  }
-
-  /**
-   * One `/meta/connect`; `hold` overrides the server's hold timeout (0: answer at once);
-   * `mark` tells the ack extension how to number it.
-   */
-  private sendConnect(transport: Transport, hold?: number, mark?: AckMark): Promise<Message> {
-    const message: Message = {
-      channel: META_CONNECT,
-      clientId: this.clientId ?? '',
-      connectionType: transport.name,
-    };
-    if (hold !== undefined) message.advice = { timeout: hold };
-    if (mark !== undefined) message.ext = { ack: mark };
-    // A refreshed token goes with every connect until one of them succeeds.
-    const token = this.tokens.pending;
-    if (token !== null) message.ext = { ...message.ext, auth: { token } };
-    const wait = (hold ?? this.advice.timeout) + this.options.connectTimeout;
-    const reply = this.dispatcher.request(transport, message, wait);
-    if (token === null) return reply;
-    return reply.then((r) => {
-      if (r.successful) this.tokens.accepted(token);
-      return r;
-    });
   }
 
   /** A refreshed token is pending: a held connect is renewed to carry it now. */
@@ -298,35 +236,54 @@ export class Connection {
     this.connectLoop(this.epoch, 'skip');
   }
 
-  private takeAdvice(advice: Advice | undefined): void {
-    if (!advice) return;
-    if (typeof advice.timeout === 'number' && advice.timeout >= 0) this.advice.timeout = advice.timeout;
-    if (typeof advice.interval === 'number' && advice.interval >= 0) this.advice.interval = advice.interval;
+  /** The watchdog asks: a held connect is renewed, so the server answers the old one at once. */
+  private renew(): void {
+    if (!this.connectInFlight) return;
+    this.connectTurn++;
+    this.connectLoop(this.epoch, 'skip');
   }
 
   private activate(transport: Transport, newSession: boolean): void {
-    this.setActive(transport);
+    this.setActive(transport, this.selector.reason(transport.name));
     this.reconnectBackoff.reset();
     this.resendBackoff.reset();
     this.machine.set('connected');
     this.hooks.onConnected(newSession);
     this.tokens.start();
     for (const w of this.waiters.splice(0)) w.resolve();
-    this.scheduleConnect(this.epoch, this.advice.interval);
-    this.scheduleProbe(this.epoch);
+    this.next(this.epoch);
+    this.probe.schedule(this.epoch);
   }
 
-  private setActive(transport: Transport): void {
+  private setActive(transport: Transport, reason: TransportReason): void {
     const previous = this.active?.name ?? null;
     this.active = transport;
     this.replies = 0;
-    this.lastHeard = Date.now();
-    this.renewedAt = 0;
-    this.watch(this.epoch);
-    if (previous !== transport.name) this.hooks.onTransport(transport.name, previous);
+    this.watchdog.stop();
+    if (this.watched(transport)) this.watchdog.start();
+    if (previous !== transport.name) this.hooks.onTransport(transport.name, previous, reason);
   }
 
   // ── the connect loop ─────────────────────────────────────────────────────────
+
+  /**
+   * A connect was answered: the next one goes after the advised interval. On a stream,
+   * which stays open after the reply, once the server has ended it (a recycle).
+   */
+  private next(epoch: number): void {
+    const transport = this.active;
+    const turn = this.connectTurn;
+    const go = (): void => {
+      if (epoch !== this.epoch || turn !== this.connectTurn || transport !== this.active) return;
+      this.scheduleConnect(epoch, this.bayeux.advice.interval);
+    };
+    if (!transport?.streamEnd) go();
+    else
+      transport.streamEnd(() => {
+        this.streamBackoff.reset();
+        go();
+      });
+  }
 
   /**
    * Schedules the next `/meta/connect`. With no delay (the usual `interval: 0`) it runs as a
@@ -351,13 +308,13 @@ export class Connection {
     this.connectInFlight = true;
     let reply: Message;
     try {
-      reply = await this.sendConnect(transport, undefined, mark);
+      reply = await this.bayeux.connect(transport, undefined, mark);
     } catch {
       return; // transportFailed() has already taken over.
     }
     // A reply from a transport we have moved away from ends its loop.
     if (epoch !== this.epoch || transport !== this.active) return;
-    this.takeAdvice(reply.advice);
+    this.bayeux.takeAdvice(reply.advice);
     // A connect superseded by a renewed one: the renewed one carries the loop on.
     if (turn !== this.connectTurn) return;
     // A success advising a handshake ended the session (its token expired): handshake below.
@@ -365,11 +322,11 @@ export class Connection {
       // The preferred transport answered two connects in a row: it works, so later probes
       // (should it fail again) start from short delays. Replies on a fallback do not count.
       if (++this.replies === 2 && !this.selector.better(transport.name)) this.probeBackoff.reset();
-      return this.scheduleConnect(epoch, this.advice.interval);
+      return this.next(epoch);
     }
     const advice = reconnectAdvice(reply);
     if (advice === 'none') return this.stop(stopError(reply));
-    if (advice === 'handshake') this.clientId = null;
+    if (advice === 'handshake') this.bayeux.clientId = null;
     this.lost(reply.advice?.interval ?? this.reconnectBackoff.next());
   }
 
@@ -386,37 +343,7 @@ export class Connection {
     this.connectLoop(this.epoch);
   }
 
-  // ── dead-link detection ──────────────────────────────────────────────────────
-
-  /**
-   * The WebSocket watchdog. After `deadLinkTimeout / 2` ms without a frame it renews the
-   * held connect (a new `/meta/connect` supersedes it, so the server answers the old one
-   * at once); if still nothing arrives within `0.4 · deadLinkTimeout` ms, the link is
-   * dead. So a silent link is given up within 90% of `deadLinkTimeout`, leaving the rest
-   * for the reconnect. A timer that fires late (a throttled background tab) only renews:
-   * a link is declared dead only after a renewal went unanswered.
-   */
-  private watch(epoch: number): void {
-    clearTimeout(this.watchTimer);
-    const transport = this.active;
-    const limit = this.options.deadLinkTimeout;
-    if (!transport || epoch !== this.epoch || !this.watched(transport)) return;
-    const now = Date.now();
-    if (this.renewedAt === 0 && now - this.lastHeard >= limit / 2) {
-      this.renewedAt = now;
-      if (this.connectInFlight) {
-        this.connectTurn++;
-        this.connectLoop(epoch, 'skip');
-      }
-    } else if (this.renewedAt !== 0 && now - this.renewedAt >= limit * 0.4) {
-      // Set aside: reconnect on the next transport; a probe brings it back after a growing delay.
-      this.selector.demote([transport.name]);
-      this.lost(0);
-      return;
-    }
-    const due = this.renewedAt === 0 ? this.lastHeard + limit / 2 : this.renewedAt + limit * 0.4;
-    this.watchTimer = setTimeout(() => this.watch(epoch), Math.max(1, due - now));
-  }
+  // ── losing the link ──────────────────────────────────────────────────────────
 
   /** Whether the watchdog looks after `transport`: a WebSocket, unless turned off. */
   private watched(transport: Transport): boolean {
@@ -433,69 +360,9 @@ export class Connection {
       transport.close();
       this.dispatcher.fail(transport, new BayouError(ErrorCodes.TRANSPORT, 'connection lost'), true);
     }
-    this.closeProbe();
+    this.probe.close();
     if (this.machine.state === 'connected') this.machine.set('reconnecting');
     this.timer = setTimeout(() => this.attempt(epoch), delay);
-  }
-
-  // ── moving back to a preferred transport ─────────────────────────────────────
-
-  /** While on a fallback transport, tries the preferred one again after a growing delay. */
-  private scheduleProbe(epoch: number): void {
-    const active = this.active;
-    if (!active || this.probeTimer !== undefined || this.probing) return;
-    const better = this.selector.better(active.name);
-    if (!better) return;
-    this.probeTimer = setTimeout(() => {
-      this.probeTimer = undefined;
-      this.probe(better, epoch);
-    }, this.probeBackoff.next());
-  }
-
-  /**
-   * Opens the preferred transport beside the active one and sends a `/meta/connect` for the
-   * same session over it. Once that is answered the session's delivery has moved (the
-   * server ends the old held connect); the old transport only drains what was in flight,
-   * so no message is lost or delivered twice.
-   */
-  private async probe(factory: TransportFactory, epoch: number): Promise<void> {
-    const transport = factory.create(this.context);
-    this.probing = transport;
-    try {
-      await transport.open(this.options.wsOpenTimeout);
-      if (epoch !== this.epoch) throw new Error('stale');
-      const reply = await this.sendConnect(transport, 0, 'probe');
-      if (epoch !== this.epoch || !reply.successful) throw new Error('refused');
-      this.probing = null;
-      const old = this.active;
-      this.selector.promote(factory.name);
-      this.takeAdvice(reply.advice);
-      this.setActive(transport);
-      if (old) {
-        // The server answered the connect held on the old transport: its reply (the next
-        // batch, with acks) is on its way. The next connect reports what was received, so
-        // it waits for that reply, or for the old transport to fail.
-        await new Promise<void>((resolve) => {
-          old.drain(resolve);
-          setTimeout(resolve, this.options.connectTimeout);
-        });
-        if (epoch !== this.epoch || this.active !== transport) return;
-      }
-      this.scheduleConnect(epoch, this.advice.interval);
-    } catch {
-      if (this.probing === transport) this.probing = null;
-      transport.close();
-      this.dispatcher.fail(transport, new BayouError(ErrorCodes.TRANSPORT, 'probe failed'), true);
-      if (epoch === this.epoch) this.scheduleProbe(epoch);
-    }
-  }
-
-  private closeProbe(): void {
-    clearTimeout(this.probeTimer);
-    this.probeTimer = undefined;
-    const probing = this.probing;
-    this.probing = null;
-    probing?.close();
   }
 
   // ── stopping ─────────────────────────────────────────────────────────────────
@@ -503,8 +370,7 @@ export class Connection {
   private clearTimers(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
-    clearTimeout(this.watchTimer);
-    this.watchTimer = undefined;
+    this.watchdog.stop();
     this.connectInFlight = false;
     this.tokens.stop();
   }
@@ -513,10 +379,10 @@ export class Connection {
   private stop(error: BayouError): void {
     this.epoch++;
     this.clearTimers();
-    this.closeProbe();
+    this.probe.close();
     const transport = this.active;
     this.active = null;
-    this.clientId = null;
+    this.bayeux.clientId = null;
     this.selector.reset();
     transport?.close();
     this.dispatcher.fail(null, error, false);

@@ -14,10 +14,13 @@ export type { RecordCallback, RecordHandle } from './records/records.js';
 export type { GapInfo, Position } from './recovery.js';
 export type { ConnectionState } from './state.js';
 export type { MessageHandler, Subscription, SubscriptionStatus } from './subscriptions.js';
+export type { TransportReason } from './transport-selector.js';
 export { longPolling } from './transports/long-polling.js';
+export { streaming } from './transports/streaming.js';
 export type {
   FetchFunction,
   FetchResponseLike,
+  StreamReaderLike,
   Transport,
   TransportContext,
   TransportFactory,

@@ -5,8 +5,9 @@ describe('resolveOptions', () => {
   it('fills every default and freezes the result', () => {
     const o = resolveOptions();
     expect(o.wsOpenTimeout).toBe(5000);
+    expect(o.streamSenseTimeout).toBe(3000);
     expect(o.maxQueuedMessages).toBe(1000);
-    expect(o.transports.map((t) => t.name)).toEqual(['websocket', 'long-polling']);
+    expect(o.transports.map((t) => t.name)).toEqual(['websocket', 'streaming', 'long-polling']);
     expect(Object.isFrozen(o)).toBe(true);
   });
 

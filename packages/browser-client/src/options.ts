@@ -4,12 +4,13 @@
  * and returns a frozen object.
  */
 import { longPolling } from './transports/long-polling.js';
+import { streaming } from './transports/streaming.js';
 import type { FetchFunction, TransportFactory, WebSocketConstructor } from './transports/transport.js';
 import { websocket } from './transports/websocket.js';
 import type { Ext } from './types.js';
 
 export interface BayouClientOptions {
-  /** Transports to try, in order of preference. Default `[websocket, longPolling]`. */
+  /** Transports to try, in order of preference. Default `[websocket, streaming, longPolling]`. */
   transports?: readonly TransportFactory[];
   /** `WebSocket` implementation (e.g. the `ws` package in Node). Default `globalThis.WebSocket`. */
   WebSocket?: WebSocketConstructor;
@@ -30,8 +31,15 @@ export interface BayouClientOptions {
    * function for a new one; at most half the token's remaining life. Default `30000`.
    */
   tokenRefreshMargin?: number;
-  /** Milliseconds a WebSocket may take to open before long-polling is tried. Default `5000`. */
+  /** Milliseconds a WebSocket may take to open before the next transport is tried. Default `5000`. */
   wsOpenTimeout?: number;
+  /**
+   * Milliseconds within which the first bytes of a `streaming` response must arrive (the
+   * server sends a padding line at once). Later than that a proxy is buffering the
+   * response: the client falls back to long-polling for the session, and the `transport`
+   * event says `'buffered'`. Default `3000`.
+   */
+  streamSenseTimeout?: number;
   /**
    * Milliseconds to wait for a reply before the transport is considered dead (added to the
    * server's hold `timeout` for `/meta/connect`). Default `10000`.
@@ -106,6 +114,7 @@ export interface ResolvedOptions {
   readonly token: string | (() => string | Promise<string>) | undefined;
   readonly tokenRefreshMargin: number;
   readonly wsOpenTimeout: number;
+  readonly streamSenseTimeout: number;
   readonly connectTimeout: number;
   readonly minReconnectDelay: number;
   readonly maxReconnectDelay: number;
@@ -116,6 +125,7 @@ export interface ResolvedOptions {
 
 const numeric = [
   'wsOpenTimeout',
+  'streamSenseTimeout',
   'connectTimeout',
   'minReconnectDelay',
   'maxReconnectDelay',
@@ -130,13 +140,14 @@ const numeric = [
 
 export function resolveOptions(options: BayouClientOptions = {}): ResolvedOptions {
   const resolved: ResolvedOptions = {
-    transports: [websocket, longPolling],
+    transports: [websocket, streaming, longPolling],
     WebSocket: undefined,
     fetch: undefined,
     handshake: undefined,
     token: undefined,
     tokenRefreshMargin: 30000,
     wsOpenTimeout: 5000,
+    streamSenseTimeout: 3000,
     connectTimeout: 10000,
     minReconnectDelay: 500,
     maxReconnectDelay: 20000,

@@ -5,11 +5,21 @@
  */
 import type { TransportFactory } from './transports/transport.js';
 
+/**
+ * Why the client is on its transport (the `transport` event's third argument):
+ * `'preferred'` the most preferred one the server offers; `'failed'` a more preferred one
+ * could not open or stopped working; `'buffered'` the stream of `streaming` did not start
+ * within `streamSenseTimeout` (a proxy buffers responses); `'probe'` a probe moved back to
+ * a more preferred one.
+ */
+export type TransportReason = 'preferred' | 'failed' | 'buffered' | 'probe';
+
 export class TransportSelector {
   private readonly configured: readonly TransportFactory[];
   /** Connection types the server offered in its last handshake reply; `null` before one. */
   private serverTypes: string[] | null = null;
-  private readonly demoted = new Set<string>();
+  /** Transports set aside, and why. */
+  private readonly demoted = new Map<string, TransportReason>();
 
   constructor(configured: readonly TransportFactory[]) {
     this.configured = configured;
@@ -47,8 +57,18 @@ export class TransportSelector {
     return offered.findIndex((f) => f.name === active) > 0 ? offered[0] : undefined;
   }
 
-  demote(names: readonly string[]): void {
-    for (const name of names) this.demoted.add(name);
+  demote(names: readonly string[], reason: TransportReason = 'failed'): void {
+    for (const name of names) this.demoted.set(name, reason);
+  }
+
+  /** Why `active` is used: what set aside the nearest more preferred offered transport. */
+  reason(active: string): TransportReason {
+    let reason: TransportReason = 'preferred';
+    for (const f of this.offered()) {
+      if (f.name === active) break;
+      reason = this.demoted.get(f.name) ?? reason;
+    }
+    return reason;
   }
 
   promote(name: string): void {

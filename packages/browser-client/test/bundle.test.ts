@@ -6,8 +6,10 @@ import { describe, expect, it } from 'vitest';
 import { dist } from './helpers.js';
 
 // 10 KB until acknowledgements, recovery and dead-link detection (≈ 1.9 KB) and the token
-// option came in; 11 KB until presence (`client.presence`, ≈ 0.8 KB).
-const BUDGET = 12 * 1024;
+// option came in; 11 KB until presence (`client.presence`, ≈ 0.8 KB); 12 KB until the
+// streaming transport with stream-sense (+913 B) and the split of the connection into
+// session, watchdog and probe modules (+236 B): 12,152 -> 13,301 bytes.
+const BUDGET = 13.5 * 1024;
 
 describe('the built bundles', () => {
   it(`keeps the IIFE within ${BUDGET / 1024} KB min+gzip`, () => {
@@ -31,6 +33,7 @@ describe('the built bundles', () => {
       'BayouError',
       'ErrorCodes',
       'longPolling',
+      'streaming',
       'websocket',
     ]);
   });

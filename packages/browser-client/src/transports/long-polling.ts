@@ -18,23 +18,42 @@ function failure(message: string): BayouError {
   return new BayouError(ErrorCodes.TRANSPORT, `long-polling: ${message}`);
 }
 
+/** An `AbortController`, typed here so the published types need no DOM library. */
+export interface Abort {
+  readonly signal: unknown;
+  abort(): void;
+}
+
+/** The `fetch` init of a POST carrying `messages`. */
+export function post(messages: Message[], controller: Abort): never {
+  const init = {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json;charset=UTF-8' },
+    body: JSON.stringify(messages),
+    credentials: 'include',
+    signal: controller.signal,
+  };
+  return init as never;
+}
+
 function carriesSession(message: Message): boolean {
   return message.channel === META_CONNECT || message.channel === META_HANDSHAKE;
 }
 
-class LongPollingTransport implements Transport {
-  readonly name = 'long-polling';
-  private readonly context: TransportContext;
-  private readonly inFlight = new Set<AbortController>();
-  private done = false;
-  private draining = false;
+/** Also the base of the streaming transport, whose other messages go exactly so. */
+export class LongPollingTransport implements Transport {
+  readonly name: string = 'long-polling';
+  protected readonly context: TransportContext;
+  protected readonly inFlight = new Set<Abort>();
+  protected done = false;
+  protected draining = false;
   private drained: (() => void) | undefined;
 
   constructor(context: TransportContext) {
     this.context = context;
   }
 
-  private get fetch(): FetchFunction | undefined {
+  protected get fetch(): FetchFunction | undefined {
     return this.context.fetch ?? (globalThis as { fetch?: FetchFunction }).fetch;
   }
 
@@ -50,14 +69,7 @@ class LongPollingTransport implements Transport {
     }
     const controller = new AbortController();
     this.inFlight.add(controller);
-    const init = {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json;charset=UTF-8' },
-      body: JSON.stringify(messages),
-      credentials: 'include',
-      signal: controller.signal,
-    };
-    fetch(this.context.url, init as never)
+    fetch(this.context.url, post(messages, controller))
       .then((response) => {
         if (!response.ok) throw failure(`HTTP ${response.status}`);
         return response.text();
@@ -87,7 +99,7 @@ class LongPollingTransport implements Transport {
   }
 
   /** Forgets a finished request; true when the transport was closed meanwhile. */
-  private finish(controller: AbortController): boolean {
+  protected finish(controller: Abort): boolean {
     this.inFlight.delete(controller);
     return this.done;
   }

@@ -13,6 +13,10 @@ export interface TransportContext {
   readonly url: string;
   readonly WebSocket: WebSocketConstructor | undefined;
   readonly fetch: FetchFunction | undefined;
+  /** ms a stream may take to deliver its first bytes before it counts as buffered by a proxy. */
+  readonly streamSenseTimeout: number;
+  /** ms of silence past the server's heartbeat interval after which a stream counts as dead. */
+  readonly connectTimeout: number;
   /** Messages received, from any request or frame. */
   onMessages(messages: Message[], transport: Transport): void;
   /** The transport can carry nothing more (closed, request failed, bad payload). */
@@ -39,6 +43,15 @@ export interface Transport {
    * delivered), then calls `done`.
    */
   drain(done?: () => void): void;
+  /**
+   * Streaming transports only: a `/meta/connect` sent on them opens a stream that carries
+   * its reply and then every delivery. `streamEnd(ended)` calls `ended` once when the stream
+   * the last connect opened has ended cleanly (the server recycled it, so the next connect
+   * opens the next one at once); a stream that breaks is reported by `onFailure` instead.
+   */
+  streamEnd?(ended: () => void): void;
+  /** Set when the transport failed because a proxy buffers its responses (stream-sense). */
+  readonly buffered?: boolean;
 }
 
 /** A transport kind, as listed in the `transports` option. */
@@ -66,6 +79,14 @@ export interface FetchResponseLike {
   readonly ok: boolean;
   readonly status: number;
   text(): Promise<string>;
+  /** The body as a stream (the streaming transport reads it as it arrives). */
+  readonly body?: { getReader(): StreamReaderLike } | null;
+}
+
+/** The part of a `ReadableStreamDefaultReader` the streaming transport uses. */
+export interface StreamReaderLike {
+  read(): Promise<{ done: boolean; value?: Uint8Array }>;
+  cancel(): Promise<void>;
 }
 
 /**
