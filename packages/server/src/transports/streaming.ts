@@ -30,7 +30,7 @@ export const STREAM_HEADERS: Readonly<Record<string, string>> = Object.freeze({
 });
 
 const OPENS_WITH = JSON.stringify({
-  error: 'a stream opens with a JSON array of exactly one /meta/connect whose connectionType is "streaming"',
+  error: `a stream opens with a JSON array of exactly one ${META_CONNECT} whose connectionType is "streaming"`,
 });
 
 /**
