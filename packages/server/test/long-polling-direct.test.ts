@@ -4,9 +4,10 @@
  * cookies, form bodies, refusals, and `request.ip`/`secure` under `trustProxy`. With an app
  * hook the endpoint stays in Fastify, so `onRequest` hooks keep refusing long-polls.
  */
+import { readFile } from 'node:fs/promises';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { servedDirectly } from '../src/http/direct-endpoint.js';
+import { servedDirectly, TRUST_RULE_FASTIFY } from '../src/http/direct-endpoint.js';
 import { bayou } from '../src/index.js';
 import type { RequestInfo } from '../src/types.js';
 
@@ -129,7 +130,11 @@ describe('the long-polling direct path', () => {
   it('gives request.ip and secure exactly as Fastify does, on both paths, for every trustProxy form', async () => {
     const forms: FastifyServerOptions['trustProxy'][] = [
       undefined,
+      false,
       true,
+      // A hop count (Fastify's runtime reads it, its types omit it): since Fastify 5.12.1, the
+      // peer range's floor, it trusts no peer at all.
+      ...([1, 3] as unknown as FastifyServerOptions['trustProxy'][]),
       'loopback',
       '127.0.0.1',
       '127.0.0.1, 198.51.100.0/24',
@@ -167,5 +172,19 @@ describe('the long-polling direct path', () => {
         expect({ label, ip: routed.at(-1)?.ip, secure: routed.at(-1)?.secure }).toEqual({ label, ...truth });
       }
     }
+  });
+
+  it('asks for the Fastify release whose trustProxy rule it copies, in the peer range and the plugin metadata', async () => {
+    const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as {
+      peerDependencies: Record<string, string>;
+    };
+    expect(pkg.peerDependencies.fastify).toBe(`^${TRUST_RULE_FASTIFY}`);
+    const meta = (bayou as unknown as Record<symbol, { fastify?: string }>)[Symbol.for('plugin-meta')];
+    expect(meta?.fastify).toBe(`^${TRUST_RULE_FASTIFY}`);
+    // The Fastify the tests run on is in that range, so the parity test above checks the rule copied.
+    const [major, minor, patch] = Fastify().version.split('.').map(Number) as [number, number, number];
+    const [fMajor, fMinor, fPatch] = TRUST_RULE_FASTIFY.split('.').map(Number) as [number, number, number];
+    expect(major).toBe(fMajor);
+    expect(minor * 1000 + patch).toBeGreaterThanOrEqual(fMinor * 1000 + fPatch);
   });
 });

@@ -149,6 +149,13 @@ export function directEndpoint(
   });
 }
 
+/**
+ * The Fastify release whose reading of `trustProxy` `peerOf` copies: from it on a hop count
+ * trusts no peer (5.12.0 trusted that many hops). The package's Fastify peer range and the
+ * plugin's `fastify` metadata start here, so no older rule can disagree with the copy.
+ */
+export const TRUST_RULE_FASTIFY = '5.12.1';
+
 /** Fastify's reading of its `trustProxy` option (`lib/request.js`), as one trust function. */
 function trustOf(trustProxy: unknown): Trust | null {
   if (trustProxy === undefined || trustProxy === false || trustProxy === null) return null;

@@ -34,7 +34,7 @@ import { WebSocketTransport } from '../transports/websocket.js';
 import { attachWebhooks } from '../webhooks/webhook-events.js';
 import { WebhookSender } from '../webhooks/webhook-sender.js';
 import { ConnectionGuard } from './connection-guard.js';
-import { directEndpoint } from './direct-endpoint.js';
+import { directEndpoint, TRUST_RULE_FASTIFY } from './direct-endpoint.js';
 import { createMetrics } from './metrics.js';
 
 declare module 'fastify' {
@@ -353,4 +353,4 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
 };
 const NO_STREAMS = Object.freeze({ streaming: 0, eventsource: 0 });
 
-export const bayou = fp(plugin, { name: '@bayou/server', fastify: '5.x' });
+export const bayou = fp(plugin, { name: '@bayou/server', fastify: `^${TRUST_RULE_FASTIFY}` });
