@@ -24,7 +24,10 @@ const server = await createServer({
   host: '127.0.0.1',
   port: Number(process.env.BENCH_PORT ?? 0),
   path: '/bayeux',
-  transports: ['websocket', 'long-polling'],
+  // BENCH_TRANSPORTS: the streaming bench offers every transport (a comma list).
+  transports: /** @type {import('@bayou/server').CreateServerOptions['transports']} */ (
+    process.env.BENCH_TRANSPORTS?.split(',') ?? ['websocket', 'long-polling']
+  ),
   timeout: 30000,
   logger: false,
 });
