@@ -6,16 +6,16 @@
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { demoSymbol } from '@bayou/protocol';
 import type { BayouServer } from '@bayou/server';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { symbolOf } from '../src/page/columns.js';
 import { type Layout, OVERSCAN_PX, RENDER_OVERSCAN, ROW_HEIGHT } from '../src/page/grid.js';
 import { liveSubjects } from '../src/server/grid-server.js';
 import { launchChromium, packageDir, startGrid, waitFor } from './helpers.js';
 
 const ROWS = 10_000;
-const SYMBOLS = Array.from({ length: ROWS }, (_, i) => symbolOf(i));
+const SYMBOLS = Array.from({ length: ROWS }, (_, i) => demoSymbol(i));
 const OVERSCAN_ROWS = 2 * Math.ceil(OVERSCAN_PX / ROW_HEIGHT);
 
 let browser: Browser;
@@ -145,7 +145,7 @@ describe.each<Layout>(['virtual', 'plain'])('the live grid in headless Chromium,
   it('follows a scroll: the rows now in view subscribe and the ones left behind are released', async () => {
     await page.evaluate((y) => window.scrollTo(0, y), 5000 * ROW_HEIGHT);
     const { visible, subscribed } = await settled();
-    expect(visible).toContain(symbolOf(5002));
+    expect(visible).toContain(demoSymbol(5002));
     expect(subscribed.length).toBeLessThanOrEqual(visible.length + OVERSCAN_ROWS);
     expect(subscribed).not.toContain('AAA');
     const near = (s: string) => Math.abs(SYMBOLS.indexOf(s) - 5020) < 40;
@@ -158,7 +158,7 @@ describe.each<Layout>(['virtual', 'plain'])('the live grid in headless Chromium,
 
     await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
     const end = await settled();
-    expect(end.visible).toContain(symbolOf(ROWS - 1));
+    expect(end.visible).toContain(demoSymbol(ROWS - 1));
     expect(end.subscribed.length).toBeLessThanOrEqual(end.visible.length + OVERSCAN_ROWS);
     expect(pageErrors).toEqual([]);
   });

@@ -14,7 +14,16 @@
  * numbered the same way, and the connect that opens each stream reports them in
  * `ext.ackFrames`: the server sends every later frame again on the new stream.
  */
-import { ACK_MARKER_CHANNEL } from '@bayou/protocol';
+import {
+  ACK_MARKER_CHANNEL,
+  BAYOU_EXT,
+  EXT_ACK,
+  EXT_ACK_FRAMES,
+  isMetaChannel,
+  META_CONNECT,
+  META_DISCONNECT,
+  META_HANDSHAKE,
+} from '@bayou/protocol';
 import type { Extension, Message } from './types.js';
 
 /**
@@ -59,31 +68,33 @@ export class AckExtension implements Extension {
   ) {}
 
   outgoing(message: Message): Message | null {
-    if (message.channel === '/meta/connect') {
-      const { ack: mark, ...ext } = message.ext ?? {};
+    if (message.channel === META_CONNECT) {
+      const { [EXT_ACK]: mark, ...ext } = message.ext ?? {};
       if (mark === 'probe' && this.enabled && message.id !== undefined) this.probes.add(message.id);
       const streams = this.numbered && message.connectionType === 'streaming';
       if (this.enabled && (mark === undefined || mark === 'resume' || (streams && mark === 'skip'))) {
         // Every connect on `streaming` opens a stream and reports the frames received; the
         // server sends the later ones again on it (the connection abandoned the older stream).
         if (streams || (this.numbered && mark === undefined && message.connectionType === 'websocket')) {
-          ext.ackFrames = this.batch;
-        } else ext.ack = this.batch;
+          ext[EXT_ACK_FRAMES] = this.batch;
+        } else ext[EXT_ACK] = this.batch;
         this.reported();
       }
       const out: Message = { ...message, ext };
       if (Object.keys(ext).length === 0) delete out.ext;
       return out;
     }
-    if (message.channel === '/meta/disconnect') this.reported();
-    if (this.wanted && message.channel === '/meta/handshake') {
+    if (message.channel === META_DISCONNECT) this.reported();
+    if (this.wanted && message.channel === META_HANDSHAKE) {
       this.enabled = false;
       this.numbered = false;
       this.batch = 0;
       this.reported();
       this.probes.clear();
-      const ext: Record<string, unknown> = { ...message.ext, ack: true };
-      if (this.frames) ext.bayou = { ...(message.ext?.bayou as object | undefined), ackFrames: true };
+      const ext: Record<string, unknown> = { ...message.ext, [EXT_ACK]: true };
+      if (this.frames) {
+        ext[BAYOU_EXT] = { ...(message.ext?.[BAYOU_EXT] as object | undefined), [EXT_ACK_FRAMES]: true };
+      }
       return { ...message, ext };
     }
     return message;
@@ -93,15 +104,15 @@ export class AckExtension implements Extension {
     if (!this.wanted) return message;
     if (this.numbered) {
       if (message.channel === ACK_MARKER_CHANNEL) return this.marker(message);
-      if (message.successful === undefined && !message.channel.startsWith('/meta/')) this.delivered++;
+      if (message.successful === undefined && !isMetaChannel(message.channel)) this.delivered++;
     }
-    const ack = message.ext?.ack;
-    if (message.channel === '/meta/handshake' && message.successful) {
+    const ack = message.ext?.[EXT_ACK];
+    if (message.channel === META_HANDSHAKE && message.successful) {
       // CometD answers `ack: true`; @bayou/server `ack: { enabled: true, batch: 0 }`.
       const object = typeof ack === 'object' && ack !== null ? (ack as Ack) : null;
       this.enabled = ack === true || object?.enabled === true;
       this.numbered = this.enabled && this.frames && object?.frames === true;
-    } else if (message.channel === '/meta/connect') {
+    } else if (message.channel === META_CONNECT) {
       const probe = message.id !== undefined && this.probes.delete(message.id);
       if (this.enabled && !probe && typeof ack === 'number' && ack > this.batch) this.batch = ack;
     }
@@ -110,7 +121,7 @@ export class AckExtension implements Extension {
 
   /** The end of a numbered frame: take its number; report frames with deliveries soon. */
   private marker(message: Message): null {
-    const n = message.ext?.ack;
+    const n = message.ext?.[EXT_ACK];
     if (typeof n === 'number' && n > this.batch) this.batch = n;
     if (this.delivered === 0) return null;
     this.unreported += this.delivered;

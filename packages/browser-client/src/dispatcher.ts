@@ -4,6 +4,7 @@
  * do not come. It knows nothing about sessions or state; it reports a silent transport to
  * its owner, which decides what that means.
  */
+import { isMetaChannel } from '@bayou/protocol';
 import { BayouError, ErrorCodes } from './errors.js';
 import type { Transport } from './transports/transport.js';
 import type { Extension, Message } from './types.js';
@@ -131,7 +132,7 @@ export class Dispatcher {
     for (const raw of messages) {
       const message = this.incoming(raw);
       if (message === null) continue;
-      const isReply = message.successful !== undefined || message.channel.startsWith('/meta/');
+      const isReply = message.successful !== undefined || isMetaChannel(message.channel);
       if (!isReply) {
         this.hooks.onDelivery(message);
         continue;

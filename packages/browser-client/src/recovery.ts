@@ -7,6 +7,7 @@
  * missed. When the server cannot cover the gap it says `recovered: false`, and the
  * client reports the gap instead of staying silent.
  */
+import { EXT_REPLAY, META_HANDSHAKE, META_SUBSCRIBE } from '@bayou/protocol';
 import type { Extension, Message } from './types.js';
 
 /** A position in a channel's stream: offsets count within one epoch. */
@@ -47,12 +48,12 @@ export class Recovery implements Extension {
 
   outgoing(message: Message): Message | null {
     if (!this.wanted) return message;
-    if (message.channel === '/meta/handshake') {
+    if (message.channel === META_HANDSHAKE) {
       this.enabled = false;
       this.gaps.clear();
-      return { ...message, ext: { ...message.ext, replay: true } };
+      return { ...message, ext: { ...message.ext, [EXT_REPLAY]: true } };
     }
-    if (message.channel === '/meta/subscribe' && this.enabled) {
+    if (message.channel === META_SUBSCRIBE && this.enabled) {
       const wanted: Record<string, Position> = {};
       let any = false;
       for (const channel of [message.subscription].flat()) {
@@ -62,20 +63,20 @@ export class Recovery implements Extension {
           any = true;
         }
       }
-      if (any) return { ...message, ext: { ...message.ext, replay: wanted } };
+      if (any) return { ...message, ext: { ...message.ext, [EXT_REPLAY]: wanted } };
     }
     return message;
   }
 
   incoming(message: Message): Message | null {
     if (!this.wanted) return message;
-    const ext = message.ext?.replay;
-    if (message.channel === '/meta/handshake') {
+    const ext = message.ext?.[EXT_REPLAY];
+    if (message.channel === META_HANDSHAKE) {
       if (message.successful) this.enabled = ext === true;
       return message;
     }
     if (!this.enabled || ext === null || typeof ext !== 'object') return message;
-    if (message.channel === '/meta/subscribe') {
+    if (message.channel === META_SUBSCRIBE) {
       if (message.successful) this.replied(message, ext as Record<string, unknown>);
       return message;
     }

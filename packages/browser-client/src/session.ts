@@ -3,7 +3,7 @@
  * messages (with a refreshed token and the ack extension's mark) and the server's advice.
  * Which transport carries them, and what to do when one fails, is the connection's business.
  */
-import { BAYEUX_VERSION, META_CONNECT, META_HANDSHAKE } from '@bayou/protocol';
+import { BAYEUX_VERSION, EXT_ACK, EXT_AUTH, META_CONNECT, META_HANDSHAKE } from '@bayou/protocol';
 import type { AckMark } from './ack.js';
 import { isFinalHandshakeRefusal, Refusal, reconnectAdvice, stopError } from './advice.js';
 import type { Dispatcher } from './dispatcher.js';
@@ -61,7 +61,8 @@ export class BayeuxSession {
     const h = this.options.handshake;
     let ext = typeof h === 'function' ? await h() : h;
     const token = await this.tokens.forHandshake();
-    if (token !== undefined) ext = { ...ext, auth: { ...(ext?.auth as object | undefined), token } };
+    if (token !== undefined)
+      ext = { ...ext, [EXT_AUTH]: { ...(ext?.[EXT_AUTH] as object | undefined), token } };
     if (!live()) throw new BayouError(ErrorCodes.DISCONNECTED, 'stopped');
     const message: Message = {
       channel: META_HANDSHAKE,
@@ -96,10 +97,10 @@ export class BayeuxSession {
     };
     // A stream is held as long as the server keeps it: no hold of our own.
     if (hold !== undefined && !transport.streamEnd) message.advice = { timeout: hold };
-    if (mark !== undefined) message.ext = { ack: mark };
+    if (mark !== undefined) message.ext = { [EXT_ACK]: mark };
     // A refreshed token goes with every connect until one of them succeeds.
     const token = this.tokens.pending;
-    if (token !== null) message.ext = { ...message.ext, auth: { token } };
+    if (token !== null) message.ext = { ...message.ext, [EXT_AUTH]: { token } };
     const wait = (hold ?? this.advice.timeout) + this.options.connectTimeout;
     const reply = this.dispatcher.request(transport, message, wait);
     if (token === null) return reply;

@@ -4,7 +4,15 @@
  * browser cookie the server gave it, as a browser would. Handshakes, subscribes and
  * publishes are pipelined over a small shared pool of connections.
  */
-import type { Message } from '@bayou/protocol';
+import {
+  EXT_RECORD_KIND,
+  isMetaChannel,
+  META_CONNECT,
+  META_DISCONNECT,
+  META_HANDSHAKE,
+  META_SUBSCRIBE,
+  type Message,
+} from '@bayou/protocol';
 import { type Driver, type DriverOptions, deliverPayload, handshakeExt, toHttpUrl } from './driver.js';
 import { HttpConnection, type HttpResponse } from './http-connection.js';
 
@@ -32,9 +40,9 @@ function deliverAll(driver: BayeuxLpDriver, index: number, messages: Message[]):
   let carried = false;
   const records = driver.options.records;
   for (const m of messages) {
-    if (m.channel === '/meta/connect') connectOk = m.successful === true;
-    else if (m.data !== undefined && !m.channel.startsWith('/meta/')) {
-      if (records) records.onRecord(index, m.channel, m.data, (m.ext as { r?: unknown } | undefined)?.r);
+    if (m.channel === META_CONNECT) connectOk = m.successful === true;
+    else if (m.data !== undefined && !isMetaChannel(m.channel)) {
+      if (records) records.onRecord(index, m.channel, m.data, m.ext?.[EXT_RECORD_KIND]);
       else deliverPayload(driver.options.sink, m.data);
       carried = true;
     }
@@ -71,7 +79,7 @@ function onPublishResponse(
 function sendConnect(c: LpClient, first: boolean): void {
   // The first connect asks for an immediate answer, as CometD clients do; later ones are held.
   const advice = first ? ',"advice":{"timeout":0}' : '';
-  const body = `[{"channel":"/meta/connect","clientId":"${c.clientId}","connectionType":"long-polling"${advice}}]`;
+  const body = `[{"channel":"${META_CONNECT}","clientId":"${c.clientId}","connectionType":"long-polling"${advice}}]`;
   c.poll.request(body, c.cookie, onConnectResponse, c);
 }
 
@@ -86,7 +94,7 @@ export class BayeuxLpDriver implements Driver {
   constructor(options: DriverOptions) {
     this.options = options;
     const ext = handshakeExt(options);
-    this.handshake = `[{"channel":"/meta/handshake","version":"1.0","minimumVersion":"1.0","supportedConnectionTypes":["long-polling"],"id":"1"${ext}}]`;
+    this.handshake = `[{"channel":"${META_HANDSHAKE}","version":"1.0","minimumVersion":"1.0","supportedConnectionTypes":["long-polling"],"id":"1"${ext}}]`;
     this.url = new URL(toHttpUrl(options.url));
     this.pool = Array.from(
       { length: POOL_SIZE },
@@ -133,12 +141,12 @@ export class BayeuxLpDriver implements Driver {
     const c = this.clients[index];
     if (!c) throw new Error(`client ${index} is not open`);
     const body = channels.map(
-      (ch) => `{"channel":"/meta/subscribe","clientId":"${c.clientId}","subscription":"${ch}"}`,
+      (ch) => `{"channel":"${META_SUBSCRIBE}","clientId":"${c.clientId}","subscription":"${ch}"}`,
     );
     const replies = parseReply(undefined, await this.request(index, `[${body.join(',')}]`, c.cookie));
     // A server may put deliveries (a record's snapshot, say) into any response.
     deliverAll(this, index, replies);
-    const failed = replies.find((m) => m.channel === '/meta/subscribe' && !m.successful);
+    const failed = replies.find((m) => m.channel === META_SUBSCRIBE && !m.successful);
     if (failed) throw new Error(`subscribe ${String(failed.subscription)} failed: ${failed.error ?? ''}`);
   }
 
@@ -167,7 +175,7 @@ export class BayeuxLpDriver implements Driver {
           .map((c) =>
             this.request(
               c.index,
-              `[{"channel":"/meta/disconnect","clientId":"${c.clientId}"}]`,
+              `[{"channel":"${META_DISCONNECT}","clientId":"${c.clientId}"}]`,
               c.cookie,
             ).catch(() => undefined),
           ),

@@ -6,6 +6,7 @@
  * once when the server ends it (the size/age recycle); handshakes, subscribes and publishes
  * are pipelined over a small shared pool, as in the lean long-polling driver.
  */
+import { META_CONNECT, META_DISCONNECT, META_HANDSHAKE, META_SUBSCRIBE } from '@bayou/protocol';
 import {
   type Deferred,
   type Driver,
@@ -121,7 +122,7 @@ function openStream(c: StreamClient): void {
 /** eventsource: the `/meta/connect` POST, on the interval the server advises. */
 function sendConnect(c: StreamClient): void {
   if (c.driver.closing || !c.open) return;
-  const body = `[{"channel":"/meta/connect","clientId":"${c.clientId}","connectionType":"eventsource"}]`;
+  const body = `[{"channel":"${META_CONNECT}","clientId":"${c.clientId}","connectionType":"eventsource"}]`;
   c.driver.post(c.index, body, c.cookie, onConnectReply, c);
 }
 
@@ -161,7 +162,7 @@ export class BayeuxStreamDriver implements Driver {
     this.options = options;
     this.url = new URL(toHttpUrl(options.url));
     this.endpoint = streamEndpoint(this.url, kind, options.headers);
-    this.handshake = `[{"channel":"/meta/handshake","version":"1.0","minimumVersion":"1.0","supportedConnectionTypes":["${kind}","long-polling"],"id":"1"${handshakeExt(options)}}]`;
+    this.handshake = `[{"channel":"${META_HANDSHAKE}","version":"1.0","minimumVersion":"1.0","supportedConnectionTypes":["${kind}","long-polling"],"id":"1"${handshakeExt(options)}}]`;
     this.pool = Array.from(
       { length: POOL_SIZE },
       (_, i) => new HttpConnection(this.url, this.addressFor(i), options.headers),
@@ -225,12 +226,12 @@ export class BayeuxStreamDriver implements Driver {
     const c = this.clients[index];
     if (!c) throw new Error(`client ${index} is not open`);
     const body = channels.map(
-      (ch) => `{"channel":"/meta/subscribe","clientId":"${c.clientId}","subscription":"${ch}"}`,
+      (ch) => `{"channel":"${META_SUBSCRIBE}","clientId":"${c.clientId}","subscription":"${ch}"}`,
     );
     const res = await this.request(index, `[${body.join(',')}]`, c.cookie);
     const replies = (res.status === 200 ? parseFrame(res.body) : undefined) ?? [];
     deliverMessages(this.options, index, replies);
-    const failed = replies.find((m) => m.channel === '/meta/subscribe' && !m.successful);
+    const failed = replies.find((m) => m.channel === META_SUBSCRIBE && !m.successful);
     if (failed || replies.length === 0) {
       throw new Error(`subscribe ${String(failed?.subscription)} failed: ${failed?.error ?? res.status}`);
     }
@@ -264,7 +265,7 @@ export class BayeuxStreamDriver implements Driver {
         slice.map((c) =>
           this.request(
             c.index,
-            `[{"channel":"/meta/disconnect","clientId":"${c.clientId}"}]`,
+            `[{"channel":"${META_DISCONNECT}","clientId":"${c.clientId}"}]`,
             c.cookie,
           ).catch(() => undefined),
         ),

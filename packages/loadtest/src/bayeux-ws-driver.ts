@@ -3,7 +3,14 @@
  * record and the socket; handlers are module-level functions that find the record through
  * a symbol on the socket, so an idle client costs its socket and a few hundred bytes.
  */
-import { META_CONNECT, META_HANDSHAKE, META_SUBSCRIBE, type Message } from '@bayou/protocol';
+import {
+  EXT_RECORD_KIND,
+  isMetaChannel,
+  META_CONNECT,
+  META_HANDSHAKE,
+  META_SUBSCRIBE,
+  type Message,
+} from '@bayou/protocol';
 import WebSocket from 'ws';
 import {
   type Deferred,
@@ -52,8 +59,8 @@ function onMessage(this: ClientSocket, raw: WebSocket.RawData): void {
   let carried = false;
   const records = c.pool.options.records;
   for (const m of list) {
-    if (m.data !== undefined && !m.channel.startsWith('/meta/')) {
-      if (records) records.onRecord(c.index, m.channel, m.data, (m.ext as { r?: unknown } | undefined)?.r);
+    if (m.data !== undefined && !isMetaChannel(m.channel)) {
+      if (records) records.onRecord(c.index, m.channel, m.data, m.ext?.[EXT_RECORD_KIND]);
       else deliverPayload(c.pool.options.sink, m.data);
       carried = true;
     } else if (m.channel === META_CONNECT) onConnectReply(this, c, m);
@@ -71,7 +78,7 @@ function onHandshakeReply(ws: ClientSocket, c: WsClient, m: Message): void {
   c.clientId = m.clientId;
   // The first connect asks for an immediate answer, as CometD clients do; later ones are held.
   ws.send(
-    `[{"channel":"/meta/connect","clientId":"${c.clientId}","connectionType":"websocket","advice":{"timeout":0}}]`,
+    `[{"channel":"${META_CONNECT}","clientId":"${c.clientId}","connectionType":"websocket","advice":{"timeout":0}}]`,
   );
   const w = c.waiting;
   c.waiting = undefined;
@@ -80,7 +87,7 @@ function onHandshakeReply(ws: ClientSocket, c: WsClient, m: Message): void {
 
 function onConnectReply(ws: ClientSocket, c: WsClient, m: Message): void {
   if (m.successful) {
-    ws.send(`[{"channel":"/meta/connect","clientId":"${c.clientId}","connectionType":"websocket"}]`);
+    ws.send(`[{"channel":"${META_CONNECT}","clientId":"${c.clientId}","connectionType":"websocket"}]`);
     return;
   }
   // A refused connect ends the session (402 → the server forgot us); the scenario counts it.
@@ -111,7 +118,7 @@ export class BayeuxWsDriver implements Driver {
     this.options = options;
     this.url = toWsUrl(options.url);
     const ext = handshakeExt(options);
-    this.handshake = `[{"channel":"/meta/handshake","version":"1.0","minimumVersion":"1.0","supportedConnectionTypes":["websocket"],"id":"1"${ext}}]`;
+    this.handshake = `[{"channel":"${META_HANDSHAKE}","version":"1.0","minimumVersion":"1.0","supportedConnectionTypes":["websocket"],"id":"1"${ext}}]`;
   }
 
   open(index: number): Promise<void> {
@@ -140,7 +147,7 @@ export class BayeuxWsDriver implements Driver {
     c.pendingSubs = channels.length;
     const msgs = channels.map(
       (ch, n) =>
-        `{"channel":"/meta/subscribe","clientId":"${c.clientId}","subscription":"${ch}","id":"s${n}"}`,
+        `{"channel":"${META_SUBSCRIBE}","clientId":"${c.clientId}","subscription":"${ch}","id":"s${n}"}`,
     );
     ws.send(`[${msgs.join(',')}]`);
     return c.waiting.promise;

@@ -7,7 +7,7 @@
  * (bayeux-stream-driver.ts) is the same conversation on raw sockets.
  */
 import type { IncomingMessage } from 'node:http';
-import type { Message } from '@bayou/protocol';
+import { META_CONNECT, META_DISCONNECT, META_HANDSHAKE, META_SUBSCRIBE, type Message } from '@bayou/protocol';
 import { BrowserTab, decodeStream, eventSourceHeaders, fetchPostHeaders } from './browser-tab.js';
 import {
   type Deferred,
@@ -55,7 +55,7 @@ export class BrowserStreamDriver implements Driver {
   ) {
     if (options.records) throw new Error('the browser-like stream driver does not decode records');
     this.url = new URL(toHttpUrl(options.url));
-    this.handshake = `[{"channel":"/meta/handshake","version":"1.0","minimumVersion":"1.0","supportedConnectionTypes":["${kind}","long-polling"],"id":"1"${handshakeExt(options)}}]`;
+    this.handshake = `[{"channel":"${META_HANDSHAKE}","version":"1.0","minimumVersion":"1.0","supportedConnectionTypes":["${kind}","long-polling"],"id":"1"${handshakeExt(options)}}]`;
   }
 
   private addressFor(index: number): string | undefined {
@@ -152,7 +152,7 @@ export class BrowserStreamDriver implements Driver {
   private sendConnect(c: TabClient): void {
     if (this.closing || !c.open) return;
     c.tab
-      .post(`[{"channel":"/meta/connect","clientId":"${c.clientId}","connectionType":"eventsource"}]`)
+      .post(`[{"channel":"${META_CONNECT}","clientId":"${c.clientId}","connectionType":"eventsource"}]`)
       .then(
         (reply) => {
           if (this.closing || !c.open) return;
@@ -195,11 +195,11 @@ export class BrowserStreamDriver implements Driver {
     const c = this.clients[index];
     if (!c?.open) throw new Error(`client ${index} is not open`);
     const body = channels.map(
-      (ch) => `{"channel":"/meta/subscribe","clientId":"${c.clientId}","subscription":"${ch}"}`,
+      (ch) => `{"channel":"${META_SUBSCRIBE}","clientId":"${c.clientId}","subscription":"${ch}"}`,
     );
     const replies = asMessages(await c.tab.post(`[${body.join(',')}]`));
     deliverMessages(this.options, index, replies);
-    const failed = replies.find((m) => m.channel === '/meta/subscribe' && !m.successful);
+    const failed = replies.find((m) => m.channel === META_SUBSCRIBE && !m.successful);
     if (failed || replies.length === 0) {
       throw new Error(`subscribe ${String(failed?.subscription)} failed: ${failed?.error ?? 'no reply'}`);
     }
@@ -230,7 +230,7 @@ export class BrowserStreamDriver implements Driver {
         open.slice(i, i + 200).map((c) => {
           clearTimeout(c.connectTimer);
           clearTimeout(c.reopenTimer);
-          return c.tab.post(`[{"channel":"/meta/disconnect","clientId":"${c.clientId}"}]`).catch(() => {});
+          return c.tab.post(`[{"channel":"${META_DISCONNECT}","clientId":"${c.clientId}"}]`).catch(() => {});
         }),
       );
     }

@@ -4,6 +4,8 @@
  * Deliveries are reported through one sink function, not per-client callbacks.
  */
 
+import { BAYOU_EXT, EXT_RECORDS } from '@bayou/protocol';
+
 /** Called for every delivered test message: its id and its (intended) send time in ms. */
 export type DeliverySink = (id: number, sentAt: number) => void;
 
@@ -17,20 +19,14 @@ export interface RecordSink {
 }
 
 /**
- * The handshake `ext` that asks a Bayou server to tag record messages with `ext.r` ('s' or
- * 'd'); other Bayeux servers ignore it.
- */
-export const RECORDS_HANDSHAKE_EXT = ',"ext":{"bayou":{"records":true}}';
-
-/**
  * The `,"ext":{…}` part of the handshake: `--handshake-ext` (e.g. a token), plus Bayou's
  * tagged records when `records` is set. Empty when there is neither.
  */
 export function handshakeExt(options: Pick<DriverOptions, 'records' | 'handshakeExt'>): string {
   const ext: Record<string, unknown> = { ...(options.handshakeExt ?? {}) };
   if (options.records) {
-    const bayou = ext.bayou;
-    ext.bayou = { ...(typeof bayou === 'object' && bayou !== null ? bayou : {}), records: true };
+    const bayou = ext[BAYOU_EXT];
+    ext[BAYOU_EXT] = { ...(typeof bayou === 'object' && bayou !== null ? bayou : {}), [EXT_RECORDS]: true };
   }
   return Object.keys(ext).length === 0 ? '' : `,"ext":${JSON.stringify(ext)}`;
 }

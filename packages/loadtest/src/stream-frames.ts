@@ -2,7 +2,7 @@
  * What the lean and the browser-like stream drivers share: the two connection types, the
  * request that opens a stream, a frame's parsing and its deliveries.
  */
-import { META_CONNECT, type Message } from '@bayou/protocol';
+import { EXT_RECORD_KIND, isMetaChannel, META_CONNECT, type Message } from '@bayou/protocol';
 import { type DriverOptions, deliverPayload } from './driver.js';
 
 /** Bayou's HTTP streaming, or Faye's EventSource transport (which Bayou also speaks). */
@@ -13,7 +13,7 @@ export const STREAM_PATH = '/stream';
 
 /** A stream's first `/meta/connect` (streaming: the request body). */
 export function streamConnect(clientId: string): string {
-  return `[{"channel":"/meta/connect","clientId":"${clientId}","connectionType":"streaming"}]`;
+  return `[{"channel":"${META_CONNECT}","clientId":"${clientId}","connectionType":"streaming"}]`;
 }
 
 /** The endpoint's path without a trailing slash, so `<path>/stream` and `<path>/<id>` join. */
@@ -85,8 +85,8 @@ export function deliverMessages(
   const records = options.records;
   for (const m of messages) {
     if (m.channel === META_CONNECT) connect = m;
-    else if (m.data !== undefined && !m.channel.startsWith('/meta/')) {
-      if (records) records.onRecord(index, m.channel, m.data, (m.ext as { r?: unknown } | undefined)?.r);
+    else if (m.data !== undefined && !isMetaChannel(m.channel)) {
+      if (records) records.onRecord(index, m.channel, m.data, m.ext?.[EXT_RECORD_KIND]);
       else deliverPayload(options.sink, m.data);
       carried = true;
     }

@@ -36,15 +36,23 @@ export const EXT_REPLAY = 'replay';
 /** Handshake `ext` key of a connection token: `ext.auth = { token }`. */
 export const EXT_AUTH = 'auth';
 
+/**
+ * The long-polling browser cookie (CometD's name): one id per browser, set by the server on
+ * the handshake reply and sent back with every long-poll, so the server can bound the
+ * long-polls one browser holds and tie a session to the browser that made it.
+ */
+export const BROWSER_COOKIE = 'BAYEUX_BROWSER';
+
 /** A message's place in its channel's history. Offsets compare only within one epoch. */
 export interface StreamPosition {
   readonly offset: number;
   readonly epoch: string;
 }
 
-/** The demo price feed's record subjects: `/demo/prices/<SYMBOL>`. */
-export const DEMO_PRICES_PATTERN = '/demo/prices/*';
-const DEMO_PREFIX = '/demo/prices/';
+/** The prefix of the demo price feed's record subjects: `/demo/prices/<SYMBOL>`. */
+export const DEMO_PRICES_PREFIX = '/demo/prices/';
+/** The demo price feed's record subjects as a channel pattern. */
+export const DEMO_PRICES_PATTERN = `${DEMO_PRICES_PREFIX}*`;
 /** How many demo symbols can exist: three letters, `AAA` to `ZZZ`. */
 export const DEMO_SYMBOL_COUNT = 17_576;
 /** `AAA`, `AAB`, … in order: the demo symbol of index `i` (0-based). */
@@ -54,7 +62,7 @@ export function demoSymbol(i: number): string {
   return a + b + String.fromCharCode(65 + (i % 26));
 }
 export function demoSubject(symbol: string): string {
-  return `${DEMO_PREFIX}${symbol}`;
+  return `${DEMO_PRICES_PREFIX}${symbol}`;
 }
 
 /** Defaults every side must agree on. */

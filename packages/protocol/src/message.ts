@@ -47,6 +47,8 @@ export interface Reply extends Message {
   successful: boolean;
 }
 
+/** Every meta channel starts with it; a message on one is a protocol message, not data. */
+export const META_PREFIX = '/meta/';
 export const META_HANDSHAKE = '/meta/handshake';
 export const META_CONNECT = '/meta/connect';
 export const META_SUBSCRIBE = '/meta/subscribe';
@@ -61,6 +63,11 @@ export type MetaChannel =
   | typeof META_SUBSCRIBE
   | typeof META_UNSUBSCRIBE
   | typeof META_DISCONNECT;
+
+/** Whether `channel` is a meta channel (`/meta/…`), known or not. */
+export function isMetaChannel(channel: string): boolean {
+  return channel.startsWith(META_PREFIX);
+}
 
 export const META_CHANNELS: ReadonlySet<string> = new Set<string>([
   META_HANDSHAKE,

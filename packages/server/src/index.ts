@@ -81,7 +81,7 @@ export {
 } from './options.js';
 export type { ProxyEndpoint, ProxyHookName, ProxyOptions } from './proxy/proxy-options.js';
 export { RandomIds } from './random-ids.js';
-export { DEMO_PATTERN, type DemoFeedOptions, demoSymbol } from './records/demo-feed.js';
+export { DEMO_PATTERN, type DemoFeedOptions, demoSubject, demoSymbol } from './records/demo-feed.js';
 export type { Provider } from './records/provider-registry.js';
 export type { RecordPattern, RecordRequest } from './records/record-options.js';
 export { tuneRuntime } from './runtime-tuning.js';

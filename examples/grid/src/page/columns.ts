@@ -33,12 +33,3 @@ export const COLUMNS: readonly Column[] = [
     flash: false,
   },
 ];
-
-/** `AAA`, `AAB`, … like the server's demo feed (`demoSymbol` in @bayou/server). */
-export function symbolOf(i: number): string {
-  const a = String.fromCharCode(65 + (Math.floor(i / 676) % 26));
-  const b = String.fromCharCode(65 + (Math.floor(i / 26) % 26));
-  return a + b + String.fromCharCode(65 + (i % 26));
-}
-
-export const SUBJECT_PREFIX = '/demo/prices/';

@@ -6,9 +6,10 @@
  * without it every row is subscribed. Rows never re-render on data; each cell re-renders
  * on its own field.
  */
+import { demoSubject, demoSymbol } from '@bayou/protocol';
 import { ALL_FIELDS, LiveCell, useInView, useRecordHub } from '@bayou/react';
 import { memo, type ReactNode, useEffect, useRef, useState } from 'react';
-import { COLUMNS, SUBJECT_PREFIX, symbolOf } from './columns.js';
+import { COLUMNS } from './columns.js';
 
 /** Row height in CSS pixels (kept in step with style.css). */
 export const ROW_HEIGHT = 22;
@@ -40,8 +41,8 @@ const Row = memo(function Row({ index, visibleOnly, top }: RowProps): ReactNode 
   // A row that was never in view has no cells yet: mounting many rows stays cheap.
   const seen = useRef(false);
   if (live) seen.current = true;
-  const symbol = symbolOf(index);
-  const subject = SUBJECT_PREFIX + symbol;
+  const symbol = demoSymbol(index);
+  const subject = demoSubject(symbol);
   return (
     <div
       ref={ref}
@@ -117,7 +118,7 @@ function SubscribeAll({ rows }: { rows: number }): null {
   useEffect(() => {
     const releases: (() => void)[] = [];
     for (let i = 0; i < rows; i++)
-      releases.push(hub.watch(hub.store(SUBJECT_PREFIX + symbolOf(i)), ALL_FIELDS, ignore));
+      releases.push(hub.watch(hub.store(demoSubject(demoSymbol(i))), ALL_FIELDS, ignore));
     return () => {
       for (const release of releases) release();
     };

@@ -1,6 +1,6 @@
 /** The grid demo's composition root: `@bayou/server` with its demo price feed, and the page, on one Fastify app. */
 import { fileURLToPath } from 'node:url';
-import { type BayouOptions, type BayouServer, createServer } from '@bayou/server';
+import { type BayouOptions, type BayouServer, createServer, demoSubject } from '@bayou/server';
 import { serveStatic } from './static-files.js';
 
 export interface GridServerOptions {
@@ -39,7 +39,5 @@ export async function createGridServer(options: GridServerOptions = {}): Promise
 
 /** Record subjects this server's subscribers hold now, e.g. the rows a page has live. */
 export function liveSubjects(server: BayouServer, symbols: readonly string[]): string[] {
-  return symbols
-    .map((s) => `/demo/prices/${s}`)
-    .filter((subject) => server.bayou.subscriberCount(subject) > 0);
+  return symbols.map(demoSubject).filter((subject) => server.bayou.subscriberCount(subject) > 0);
 }

@@ -5,9 +5,17 @@
  * field ids) back into ordinary ones — `{ channel: subject, data: fields, ext: { r } }` —
  * before they reach the subscriptions.
  */
+import {
+  BAYOU_EXT,
+  COMPACT_RECORD_CHANNEL,
+  EXT_COMPACT,
+  EXT_RECORD_KIND,
+  EXT_RECORD_REQUEST,
+  EXT_RECORDS,
+  META_HANDSHAKE,
+  META_SUBSCRIBE,
+} from '@bayou/protocol';
 import type { Extension, Message } from '../types.js';
-
-export const COMPACT_CHANNEL = '/~r';
 
 /** What a record subscription asks the server for. */
 export interface RecordOptions {
@@ -27,24 +35,28 @@ export class RecordCodec implements Extension {
   constructor(private readonly compact: boolean) {}
 
   outgoing(message: Message): Message | null {
-    if (message.channel === '/meta/handshake') {
+    if (message.channel === META_HANDSHAKE) {
       // Aliases and ids belong to a server session: start afresh with each handshake.
       this.subjects.clear();
       this.names.clear();
-      const bayou = { ...(message.ext?.bayou as object | undefined), records: true, compact: this.compact };
-      return { ...message, ext: { ...message.ext, bayou } };
+      const bayou = {
+        ...(message.ext?.[BAYOU_EXT] as object | undefined),
+        [EXT_RECORDS]: true,
+        [EXT_COMPACT]: this.compact,
+      };
+      return { ...message, ext: { ...message.ext, [BAYOU_EXT]: bayou } };
     }
-    if (message.channel === '/meta/subscribe' && typeof message.subscription === 'string') {
+    if (message.channel === META_SUBSCRIBE && typeof message.subscription === 'string') {
       const request = this.requests.get(message.subscription);
       if (request !== undefined && (request.fields !== undefined || request.maxFrequency !== undefined)) {
-        return { ...message, ext: { ...message.ext, record: request } };
+        return { ...message, ext: { ...message.ext, [EXT_RECORD_REQUEST]: request } };
       }
     }
     return message;
   }
 
   incoming(message: Message): Message | null {
-    if (message.channel !== COMPACT_CHANNEL || !Array.isArray(message.data)) return message;
+    if (message.channel !== COMPACT_RECORD_CHANNEL || !Array.isArray(message.data)) return message;
     const [alias, ids, kind, defs, subject] = message.data as [
       number,
       Record<string, unknown>,
@@ -61,6 +73,6 @@ export class RecordCodec implements Extension {
       const name = this.names.get(id);
       if (name !== undefined) data[name] = ids[id];
     }
-    return { channel, data, ext: { r: kind } };
+    return { channel, data, ext: { [EXT_RECORD_KIND]: kind } };
   }
 }

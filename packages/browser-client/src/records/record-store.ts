@@ -4,6 +4,7 @@
  * `getSnapshot` as React's `useSyncExternalStore` expects). The server subscription opens
  * with the first listener and closes with the last.
  */
+import { EXT_RECORD_KIND } from '@bayou/protocol';
 import type { Message } from '../types.js';
 
 export type RecordImage = Readonly<Record<string, unknown>>;
@@ -66,7 +67,7 @@ export class RecordStore {
   receive(message: Message): void {
     const data = message.data as Record<string, unknown> | undefined;
     if (data === null || typeof data !== 'object') return;
-    const kind = (message.ext as { r?: string } | undefined)?.r;
+    const kind = message.ext?.[EXT_RECORD_KIND];
     const previous = this.image;
     if (kind !== 's' && previous === null) return;
     const fields = this.fields === null ? data : pick(data, this.fields);

@@ -7,6 +7,7 @@
  * changes, the subject is unsubscribed and subscribed again in one frame, and the server
  * sends a fresh snapshot. Each store shows only its own fields.
  */
+import { EXT_RECORD_KIND } from '@bayou/protocol';
 import type { MessageHandler, Subscription } from '../subscriptions.js';
 import type { Message } from '../types.js';
 import type { RecordCodec, RecordOptions } from './record-codec.js';
@@ -102,7 +103,7 @@ export class Records {
     feed.stores.add(store);
     if (!this.refresh(feed) && feed.image !== null && !feed.awaitSnapshot) {
       // Same server options: the new store starts from the image the subject already has.
-      store.receive({ channel: feed.subject, data: feed.image, ext: { r: 's' } });
+      store.receive({ channel: feed.subject, data: feed.image, ext: { [EXT_RECORD_KIND]: 's' } });
     }
   }
 
@@ -140,7 +141,7 @@ export class Records {
   private receive(feed: Feed, message: Message): void {
     const fields = message.data as Record<string, unknown> | null | undefined;
     if (fields === null || typeof fields !== 'object') return;
-    if ((message.ext as { r?: string } | undefined)?.r === 's') {
+    if (message.ext?.[EXT_RECORD_KIND] === 's') {
       feed.image = { ...fields };
       feed.awaitSnapshot = false;
     } else if (feed.image === null || feed.awaitSnapshot) {

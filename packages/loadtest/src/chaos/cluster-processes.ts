@@ -5,6 +5,7 @@
  * balancer needs no change), and a registry of every child started, so that the run stops
  * them all, by pid, at the end, on an error or on a signal.
  */
+
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -12,6 +13,7 @@ import { createRequire } from 'node:module';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
+import { META_DISCONNECT, META_HANDSHAKE } from '@bayou/protocol';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -224,13 +226,13 @@ async function nodeIdAt(port: number): Promise<string> {
     return ((await r.json()) as { clientId?: string }[])[0];
   };
   const reply = await post({
-    channel: '/meta/handshake',
+    channel: META_HANDSHAKE,
     version: '1.0',
     supportedConnectionTypes: ['long-polling'],
   });
   const clientId = String(reply?.clientId ?? '');
   if (!clientId.includes('.')) throw new Error(`node on port ${port} gave no clientId`);
-  await post({ channel: '/meta/disconnect', clientId }).catch(() => undefined);
+  await post({ channel: META_DISCONNECT, clientId }).catch(() => undefined);
   return clientId.slice(0, clientId.indexOf('.'));
 }
 

@@ -5,6 +5,7 @@
  * node take to receive again on their new session. Counts are made here and only the
  * verdict travels back, so the parent's IPC stays small at 1,000 clients.
  */
+
 import {
   BayouClient,
   longPolling,
@@ -12,6 +13,7 @@ import {
   type WebSocketConstructor,
   websocket,
 } from '@bayou/client';
+import { isMetaChannel, META_CONNECT, META_HANDSHAKE, META_SUBSCRIBE } from '@bayou/protocol';
 import WebSocket from 'ws';
 import type { FromWorker, Loss, ToWorker, WorkerClient, WorkerResult } from './cluster-messages.js';
 
@@ -67,20 +69,24 @@ class Watched {
     });
     this.client.use({
       incoming: (message) => {
-        if (message.channel === '/meta/handshake' && message.successful === true) {
+        if (message.channel === META_HANDSHAKE && message.successful === true) {
           const previous = this.clientIds.at(-1);
           this.clientIds.push(String(message.clientId));
           // Against a cluster the run did not start, a new session is how a lost node shows.
           if (sessionLoss && previous !== undefined && this.down === null)
             this.down = { at: this.lastAny || Date.now(), clientId: previous };
         }
-        if (message.channel?.startsWith('/meta/') && message.channel !== '/meta/connect')
+        if (
+          message.channel !== undefined &&
+          isMetaChannel(message.channel) &&
+          message.channel !== META_CONNECT
+        )
           this.note(
             `${message.channel.slice(6)} ${message.successful === true ? 'ok' : String(message.error)}`,
           );
-        else if (message.channel === '/meta/connect' && message.successful !== true)
+        else if (message.channel === META_CONNECT && message.successful !== true)
           this.note(`connect ${String(message.error)}`);
-        if (message.channel === '/meta/subscribe')
+        if (message.channel === META_SUBSCRIBE)
           this.lastSubscribeReply = `${new Date().toISOString()} ${JSON.stringify(message)}`;
         return message;
       },

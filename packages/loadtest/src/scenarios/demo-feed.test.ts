@@ -1,8 +1,9 @@
+import { DEMO_PRICES_PREFIX } from '@bayou/protocol';
 import { demoSymbol as serverDemoSymbol } from '@bayou/server';
 import { describe, expect, it } from 'vitest';
 import { resolveOptions } from '../options.js';
 import { DeliveryStats } from '../stats.js';
-import { DEMO_PREFIX, DemoFeedTracker, demoSymbol, demoSymbolIndex } from './demo-feed.js';
+import { DemoFeedTracker, demoSymbol, demoSymbolIndex } from './demo-feed.js';
 
 describe('demo symbols', () => {
   it('names index i with three letters base 26, as the server does', () => {
@@ -14,7 +15,8 @@ describe('demo symbols', () => {
   });
 
   it('reads the index back from a subject, -1 for anything else', () => {
-    for (const i of [0, 1, 51, 676, 17_575]) expect(demoSymbolIndex(DEMO_PREFIX + demoSymbol(i))).toBe(i);
+    for (const i of [0, 1, 51, 676, 17_575])
+      expect(demoSymbolIndex(DEMO_PRICES_PREFIX + demoSymbol(i))).toBe(i);
     expect(demoSymbolIndex('/demo/prices/AA')).toBe(-1);
     expect(demoSymbolIndex('/demo/prices/aaa')).toBe(-1);
     expect(demoSymbolIndex('/feed/AAA/x')).toBe(-1);
@@ -78,7 +80,7 @@ describe('DemoFeedTracker', () => {
     t.onRecord(3, a!, { time: 1 }, 's');
     t.onRecord(3, a!, { time: 1 }, 's');
     const foreign = [0, 1, 2, 3, 4, 5]
-      .map((i) => DEMO_PREFIX + demoSymbol(i))
+      .map((i) => DEMO_PRICES_PREFIX + demoSymbol(i))
       .find((ch) => !t.channelsOf(3).includes(ch));
     t.onRecord(3, foreign!, { time: 1 }, 's');
     t.onRecord(3, '/chat/1', { i: 1, t: 1 }, undefined);

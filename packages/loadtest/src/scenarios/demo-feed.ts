@@ -11,25 +11,20 @@
  * (1 byte each), in flat typed arrays: no object per client or per subscription.
  */
 
+import { DEMO_PRICES_PREFIX, demoSymbol } from '@bayou/protocol';
 import type { RecordSink } from '../driver.js';
 import { assignGroups, type Slice } from '../groups.js';
 import type { LoadtestOptions } from '../options.js';
 import type { DeliveryStats } from '../stats.js';
 
-export const DEMO_PREFIX = '/demo/prices/';
-
-/** `AAA`, `AAB`, … `ZZZ`: the server's symbol of index `i` (as `demoSymbol` in @bayou/server). */
-export function demoSymbol(i: number): string {
-  const a = String.fromCharCode(65 + (Math.floor(i / 676) % 26));
-  const b = String.fromCharCode(65 + (Math.floor(i / 26) % 26));
-  return a + b + String.fromCharCode(65 + (i % 26));
-}
+/** The server's symbol of index `i` (`AAA`, `AAB`, … `ZZZ`), as `demoSymbol` in @bayou/protocol. */
+export { demoSymbol };
 
 /** The index of a demo subject's symbol (`/demo/prices/AAB` → 1), or -1 for anything else. */
 export function demoSymbolIndex(channel: string): number {
-  if (channel.length !== DEMO_PREFIX.length + 3 || !channel.startsWith(DEMO_PREFIX)) return -1;
+  if (channel.length !== DEMO_PRICES_PREFIX.length + 3 || !channel.startsWith(DEMO_PRICES_PREFIX)) return -1;
   let i = 0;
-  for (let p = DEMO_PREFIX.length; p < channel.length; p++) {
+  for (let p = DEMO_PRICES_PREFIX.length; p < channel.length; p++) {
     const d = channel.charCodeAt(p) - 65;
     if (d < 0 || d > 25) return -1;
     i = i * 26 + d;
@@ -93,7 +88,7 @@ export class DemoFeedTracker implements RecordSink {
     const base = (index - this.lo) * this.perClient;
     return Array.from(
       this.subjects.subarray(base, base + this.perClient),
-      (s) => DEMO_PREFIX + demoSymbol(s),
+      (s) => DEMO_PRICES_PREFIX + demoSymbol(s),
     );
   }
 

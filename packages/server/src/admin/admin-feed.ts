@@ -6,7 +6,7 @@
  * channel, this node asks every node for its figures once a second (the `stats` control
  * op) and hands the snapshot to those sessions alone; with none, no timer runs.
  */
-import type { Message } from '@bayou/protocol';
+import { META_HANDSHAKE, META_SUBSCRIBE, META_UNSUBSCRIBE, type Message } from '@bayou/protocol';
 import type { Extension, Refusal, Reply } from '../bayeux/extensions.js';
 import type { ConsoleGate } from '../bayeux/kernel-api.js';
 import type { BayouApp } from '../bayou-app.js';
@@ -71,11 +71,11 @@ export class AdminFeed implements Extension {
 
   incoming(message: Message, session: ServerSession | null): Refusal | undefined {
     const channel = message.channel;
-    if (channel === '/meta/subscribe' || channel === '/meta/unsubscribe') {
+    if (channel === META_SUBSCRIBE || channel === META_UNSUBSCRIBE) {
       const names = subscriptions(message);
       if (!names.some(isAdminChannel)) return undefined;
       if (session === null || !this.admins.has(session)) return '403::admin_only';
-      if (channel === '/meta/unsubscribe' && names.includes(FEED_CHANNEL)) this.watchers.delete(session.id);
+      if (channel === META_UNSUBSCRIBE && names.includes(FEED_CHANNEL)) this.watchers.delete(session.id);
       return undefined;
     }
     if (channel.startsWith(ADMIN_SERVICES))
@@ -85,7 +85,7 @@ export class AdminFeed implements Extension {
   }
 
   outgoing(reply: Reply, request: Message, session: ServerSession | null): void {
-    if (request.channel !== '/meta/handshake' || reply.successful !== true || session === null) return;
+    if (request.channel !== META_HANDSHAKE || reply.successful !== true || session === null) return;
     if (this.hasToken(request)) this.admins.add(session);
   }
 

@@ -7,7 +7,7 @@
  * `{ sub, exp, subscribe?, publish?, claims }`. A refused token rejects with a
  * `HandshakeDeniedError` (error string and advice for the reply).
  */
-import type { Message } from '@bayou/protocol';
+import { EXT_AUTH, type Message } from '@bayou/protocol';
 import { HandshakeDeniedError } from '../errors.js';
 import type { AuthenticateHook, ChannelHook } from '../options.js';
 import type { ServerSession as Session } from '../session/session.js';
@@ -76,7 +76,7 @@ export function authExpiresAt(auth: Record<string, unknown> | null): number | nu
 
 /** The token a handshake (or a refreshing `/meta/connect`) carries in `ext.auth.token`. */
 export function tokenOf(message: Message): unknown {
-  const auth = (message.ext as { auth?: unknown } | undefined)?.auth;
+  const auth = message.ext?.[EXT_AUTH];
   if (auth === null || typeof auth !== 'object') return undefined;
   return (auth as { token?: unknown }).token;
 }

@@ -8,7 +8,7 @@
  * client sends one after the other, so they arrive in the order they were queued.
  * WebSocket sessions keep streaming (one connection, one order).
  */
-import type { Message } from '@bayou/protocol';
+import { META_CONNECT, type Message } from '@bayou/protocol';
 import type { Extension } from '../bayeux/extensions.js';
 import type { ExtensionSession } from '../session/session.js';
 
@@ -19,7 +19,7 @@ export class OrderedLongPolling implements Extension {
   readonly name = 'ordered-long-polling';
 
   incoming(message: Message, session: ExtensionSession | null): undefined {
-    if (session === null || message.channel !== '/meta/connect') return undefined;
+    if (session === null || message.channel !== META_CONNECT) return undefined;
     const polling = (message as { connectionType?: unknown }).connectionType === 'long-polling';
     if (polling && session.deliveryMode !== 'connect-reply') {
       session.requestDelivery('connect-reply');

@@ -13,7 +13,15 @@
  * after a reconnect its connect's `ext.ack` asks for every later frame again. Over
  * long-polling such a session is acknowledged as CometD's.
  */
-import { ACK_MARKER_CHANNEL, BAYOU_EXT, EXT_ACK, EXT_ACK_FRAMES, type Message } from '@bayou/protocol';
+import {
+  ACK_MARKER_CHANNEL,
+  BAYOU_EXT,
+  EXT_ACK,
+  EXT_ACK_FRAMES,
+  META_CONNECT,
+  META_HANDSHAKE,
+  type Message,
+} from '@bayou/protocol';
 import type { Extension, Reply } from '../bayeux/extensions.js';
 import type { ExtensionSession } from '../session/session.js';
 import type { RequestInfo } from '../types.js';
@@ -102,7 +110,7 @@ export class AckExtension implements Extension {
   }
 
   incoming(message: Message, session: ExtensionSession | null, request: RequestInfo): undefined {
-    if (session === null || message.channel !== '/meta/connect') return undefined;
+    if (session === null || message.channel !== META_CONNECT) return undefined;
     const state = this.stateOf(session);
     if (state === undefined) return undefined;
     if (state.frames) {
@@ -121,7 +129,7 @@ export class AckExtension implements Extension {
   }
 
   outgoing(reply: Reply, request: Message, session: ExtensionSession | null): void {
-    if (request.channel !== '/meta/handshake' || session === null || request.ext?.[EXT_ACK] !== true) return;
+    if (request.channel !== META_HANDSHAKE || session === null || request.ext?.[EXT_ACK] !== true) return;
     if (reply.successful !== true) return;
     const frames = wantsFrames(request.ext);
     session.extensionState.set(this, new AckState(frames));

@@ -15,7 +15,7 @@
  *   message is answered as for an unknown session (`402::session_unknown`), so a clientId
  *   copied from a log cannot be used from another browser.
  */
-import { formatError, type Message } from '@bayou/protocol';
+import { formatError, META_CONNECT, META_HANDSHAKE, type Message } from '@bayou/protocol';
 import { type AuthHooks, authExpiresAt, tokenOf } from '../auth/auth-hooks.js';
 import type { Extension, Refusal, Reply } from '../bayeux/extensions.js';
 import { HandshakeDeniedError } from '../errors.js';
@@ -82,7 +82,7 @@ export class AuthExtension implements Extension {
       return UNKNOWN;
     }
     const hooks = this.options.hooks;
-    if (hooks === null || message.channel !== '/meta/connect' || tokenOf(message) === undefined)
+    if (hooks === null || message.channel !== META_CONNECT || tokenOf(message) === undefined)
       return undefined;
     return hooks.refresh(session, message).then(
       () => {
@@ -99,7 +99,7 @@ export class AuthExtension implements Extension {
   }
 
   outgoing(reply: Reply, request: Message, session: ServerSession | null): void {
-    if (request.channel === '/meta/handshake' && reply.successful === true && session !== null)
+    if (request.channel === META_HANDSHAKE && reply.successful === true && session !== null)
       this.watch(session);
   }
 

@@ -6,7 +6,7 @@
  * with the wait as `interval`, `403:<max>:session_limit`), never a silent drop. The IP is
  * `request.ip` as Fastify computes it, so `trustProxy` applies.
  */
-import type { Message } from '@bayou/protocol';
+import { isMetaChannel, META_HANDSHAKE, type Message } from '@bayou/protocol';
 import type { Extension, Refusal, Reply } from '../bayeux/extensions.js';
 import type { Limiter } from '../limits/limiter.js';
 import type { ExtensionSession } from '../session/session.js';
@@ -26,18 +26,18 @@ export class LimitsExtension implements Extension {
 
   incoming(message: Message, session: ExtensionSession | null, request: RequestInfo): Refusal | undefined {
     const channel = message.channel;
-    if (channel === '/meta/handshake') {
+    if (channel === META_HANDSHAKE) {
       const refused = this.limiter.checkHandshake(request.ip);
       if (refused !== null) return refused;
       if (request.ip !== undefined) this.handshakes.set(message, request.ip);
       return undefined;
     }
-    if (session === null || channel.startsWith('/meta/')) return undefined;
+    if (session === null || isMetaChannel(channel)) return undefined;
     return this.limiter.checkPublish(session, channel) ?? undefined;
   }
 
   outgoing(reply: Reply, request: Message, session: ExtensionSession | null): void {
-    if (request.channel !== '/meta/handshake') return;
+    if (request.channel !== META_HANDSHAKE) return;
     const ip = this.handshakes.get(request);
     if (ip === undefined) return;
     this.handshakes.delete(request);

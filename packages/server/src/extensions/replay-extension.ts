@@ -17,7 +17,14 @@
  * `beforeEnqueue` hook, which a session that negotiated replay passes on every delivery;
  * other sessions never reach it.
  */
-import { EXT_REPLAY, formatError, type Message, type StreamPosition } from '@bayou/protocol';
+import {
+  EXT_REPLAY,
+  formatError,
+  META_HANDSHAKE,
+  META_SUBSCRIBE,
+  type Message,
+  type StreamPosition,
+} from '@bayou/protocol';
 import type { Extension, Reply } from '../bayeux/extensions.js';
 import type { History, Publication, Recovery } from '../engine/engine.js';
 import type { ExtensionSession, PublicationDelivery } from '../session/session.js';
@@ -44,7 +51,7 @@ export class ReplayExtension implements Extension {
 
   outgoing(reply: Reply, request: Message, session: ExtensionSession | null): void {
     if (session === null || reply.successful !== true) return;
-    if (request.channel === '/meta/handshake') {
+    if (request.channel === META_HANDSHAKE) {
       if (request.ext?.[EXT_REPLAY] !== true) return;
       const state: ReplayState = { prepared: new Map(), holding: new Map() };
       session.extensionState.set(this, state);
@@ -52,7 +59,7 @@ export class ReplayExtension implements Extension {
       reply.ext = { ...reply.ext, [EXT_REPLAY]: true };
       return;
     }
-    if (request.channel !== '/meta/subscribe') return;
+    if (request.channel !== META_SUBSCRIBE) return;
     const prepared = this.stateOf(session)?.prepared;
     if (prepared === undefined || prepared.size === 0) return;
     const names = typeof request.subscription === 'string' ? [request.subscription] : request.subscription;

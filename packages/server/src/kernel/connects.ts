@@ -5,7 +5,7 @@
  * travel only in connect replies), and letting go when a socket or a request goes away.
  * Long-polls held per browser are capped here (`multiple-clients` advice).
  */
-import type { Message } from '@bayou/protocol';
+import { META_CONNECT, type Message } from '@bayou/protocol';
 import { type BatchContext, routeReply } from '../bayeux/batch-context.js';
 import type { ExtensionPipeline } from '../bayeux/extensions.js';
 import type { ResolvedOptions } from '../options.js';
@@ -233,5 +233,5 @@ export function connectReplyJson(
   const extPart = extJson === undefined ? '' : `,"ext":${extJson}`;
   const outcome = error === undefined ? 'true' : `false,"error":${JSON.stringify(error)}`;
   // clientIds are base64url with a dot, safe inside a JSON string as they are.
-  return `{"channel":"/meta/connect"${idPart},"clientId":"${clientId}","successful":${outcome},"advice":${adviceJson}${extPart}}`;
+  return `{"channel":"${META_CONNECT}"${idPart},"clientId":"${clientId}","successful":${outcome},"advice":${adviceJson}${extPart}}`;
 }

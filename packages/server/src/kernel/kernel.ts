@@ -6,7 +6,7 @@
  * cluster arrive in `deliver`, forwarded batches in `forwarded`.
  */
 import { randomBytes } from 'node:crypto';
-import { formatError, type Message, parseChannel } from '@bayou/protocol';
+import { formatError, isMetaChannel, type Message, parseChannel } from '@bayou/protocol';
 import type { FastifyBaseLogger } from 'fastify';
 import { presencePatterns } from '../auth/channel-rules.js';
 import { type BatchContext, replyTo, routeReply } from '../bayeux/batch-context.js';
@@ -236,7 +236,7 @@ export class Kernel implements SessionHost, SweepHandler, EngineNode, KernelApi 
     at?: number,
   ): void {
     const reply = replyTo(request, fields);
-    if (request.channel.startsWith('/meta/')) {
+    if (isMetaChannel(request.channel)) {
       try {
         this.extensions.outgoing(reply, request, session);
       } catch (err) {

@@ -3,7 +3,13 @@
  * time) for a few thousand made-up symbols, produced by a provider — so only subjects
  * someone watches are computed. One shared timer drives every active subject.
  */
-import { DEMO_PRICES_PATTERN, DEMO_SYMBOL_COUNT, demoSymbol } from '@bayou/protocol';
+import {
+  DEMO_PRICES_PATTERN,
+  DEMO_PRICES_PREFIX,
+  DEMO_SYMBOL_COUNT,
+  demoSubject,
+  demoSymbol,
+} from '@bayou/protocol';
 import type { Provider } from './provider-registry.js';
 
 /** What the feed needs of the application facade. */
@@ -13,7 +19,6 @@ export interface RecordPublisher {
 }
 
 export const DEMO_PATTERN = DEMO_PRICES_PATTERN;
-const PREFIX = DEMO_PRICES_PATTERN.slice(0, -1);
 const TICK_MS = 50;
 
 export interface DemoFeedOptions {
@@ -32,7 +37,7 @@ interface Quote {
   credit: number;
 }
 
-export { demoSymbol };
+export { demoSubject, demoSymbol };
 
 export class DemoFeed {
   private readonly active = new Map<string, Quote>();
@@ -64,7 +69,7 @@ export class DemoFeed {
   }
 
   private start(subject: string): void {
-    const symbol = subject.slice(PREFIX.length);
+    const symbol = subject.slice(DEMO_PRICES_PREFIX.length);
     if (!this.symbols.has(symbol)) return;
     const mid = 10 + (hash(symbol) % 9000) / 10;
     const quote: Quote = { symbol, mid, open: mid, volume: 0, credit: Math.random() };

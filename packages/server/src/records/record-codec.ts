@@ -22,8 +22,6 @@ import {
 export type RecordEncoding = 'plain' | 'tagged' | 'compact';
 export type RecordKind = 's' | 'd';
 
-export const COMPACT_CHANNEL = COMPACT_RECORD_CHANNEL;
-
 /** Server-wide dictionaries of subject aliases and field ids. */
 export class CompactDictionary {
   private readonly aliases = new Map<string, number>();
@@ -85,7 +83,7 @@ export function encodeRecord(
   // A snapshot also names its subject, so the client can map the alias.
   if (kind === 's') data.push(defs ?? {}, subject);
   else if (defs !== null) data.push(defs);
-  return JSON.stringify({ channel: COMPACT_CHANNEL, data });
+  return JSON.stringify({ channel: COMPACT_RECORD_CHANNEL, data });
 }
 
 /** How a session takes records, from what its client asked in the handshake `ext`. */

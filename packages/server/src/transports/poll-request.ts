@@ -5,14 +5,12 @@
  * (`cluster/poll-forwarding.ts`), so a transport runs all three alike.
  */
 import type { IncomingMessage } from 'node:http';
-import { decodeBatch } from '@bayou/protocol';
+import { BROWSER_COOKIE, decodeBatch } from '@bayou/protocol';
 import type { RandomIds } from '../random-ids.js';
 import type { RequestInfo, TransportName } from '../types.js';
 import type { HttpReply } from './http-reply.js';
 import { readCookie } from './http-request.js';
 import { requestInfo } from './request-info.js';
-
-export const BROWSER_COOKIE = 'BAYEUX_BROWSER';
 
 /** A POST to the endpoint with its body in hand. */
 export interface HttpPost {
