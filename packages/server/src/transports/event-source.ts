@@ -8,11 +8,10 @@
  * reopens it after `retry` ms, the session keeping what was queued meanwhile.
  */
 import type { IncomingMessage } from 'node:http';
-import { formatError, META_CONNECT } from '@bayou/protocol';
+import { BROWSER_COOKIE, formatError, META_CONNECT } from '@bayou/protocol';
 import type { FastifyInstance } from 'fastify';
 import { FastifyHttpReply, type HttpReply } from './http-reply.js';
 import { applyCors, readCookie } from './http-request.js';
-import { BROWSER_COOKIE } from './poll-request.js';
 import { requestInfo } from './request-info.js';
 import type { StreamHub } from './stream-hub.js';
 import { EVENT_SOURCE_PADDING } from './stream-link.js';
