@@ -54,22 +54,39 @@ export function createHttpEndpoint(
   options: HttpEndpointOptions,
   transports: readonly HttpTransport[],
 ): HttpEndpoint {
-  const tooLarge = {
-    error: formatError('messageTooLarge', [options.maxPayloadBytes]),
-    message: `request body larger than ${options.maxPayloadBytes} bytes`,
-  };
-  const tooLargeBody = JSON.stringify(tooLarge);
-  const base = options.path.replace(/\/$/, '');
+  return new Endpoint(kernel, options, transports);
+}
 
-  function dispatch(
+class Endpoint implements HttpEndpoint {
+  /** The 413 answer: the Bayeux error and a sentence. */
+  private readonly tooLarge: { error: string; message: string };
+  private readonly tooLargeBody: string;
+  /** The endpoint's path without a trailing slash. */
+  private readonly base: string;
+
+  constructor(
+    private readonly kernel: Pick<TransportKernel, 'log'>,
+    private readonly options: HttpEndpointOptions,
+    private readonly transports: readonly HttpTransport[],
+  ) {
+    this.tooLarge = {
+      error: formatError('messageTooLarge', [options.maxPayloadBytes]),
+      message: `request body larger than ${options.maxPayloadBytes} bytes`,
+    };
+    this.tooLargeBody = JSON.stringify(this.tooLarge);
+    this.base = options.path.replace(/\/$/, '');
+  }
+
+  /** Hands a POST, its body read, to the first transport that serves its subpath. */
+  private dispatch(
     text: string,
     raw: IncomingMessage,
     ip: string | undefined,
     secure: boolean,
     reply: HttpReply,
   ): void {
-    const subpath = subpathOf(raw.url, base);
-    for (const transport of transports) {
+    const subpath = subpathOf(raw.url, this.base);
+    for (const transport of this.transports) {
       if (!transport.accepts(subpath)) continue;
       transport.serve({ text, raw, subpath, ip, secure, reply });
       return;
@@ -77,7 +94,8 @@ export function createHttpEndpoint(
     reply.send(404, '{"error":"no transport serves this path"}');
   }
 
-  async function routes(scope: FastifyInstance): Promise<void> {
+  async routes(scope: FastifyInstance): Promise<void> {
+    const { options, kernel, tooLarge } = this;
     scope.setErrorHandler((err: Error & { statusCode?: number; code?: string }, req, reply) => {
       if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || err.statusCode === 413) {
         // The answer goes out first; the rest of the body is then read within a bound.
@@ -99,7 +117,7 @@ export function createHttpEndpoint(
       });
     });
     // CometD's client appends the message type to the URL (`/bayeux/connect`) by default.
-    for (const url of [options.path, `${base}/*`]) {
+    for (const url of [options.path, `${this.base}/*`]) {
       scope.options(url, (req, reply) => preflight(options, req, reply));
       scope.post(url, (req, reply) => {
         if (!applyCors(req.headers, reply, options.allowedOrigins)) {
@@ -107,17 +125,18 @@ export function createHttpEndpoint(
           return;
         }
         const text = typeof req.body === 'string' ? req.body : '';
-        dispatch(text, req.raw, req.ip, req.protocol === 'https', new FastifyHttpReply(reply));
+        this.dispatch(text, req.raw, req.ip, req.protocol === 'https', new FastifyHttpReply(reply));
       });
     }
   }
 
-  function serveDirect(
+  /** Bound: handed to `http/direct-endpoint.ts` as its `serve`. */
+  readonly serveDirect = (
     req: IncomingMessage,
     res: ServerResponse,
     ip: string | undefined,
     secure: boolean,
-  ): void {
+  ): void => {
     const reply = new RawHttpReply(res);
     const kind: BodyKind = bodyKind(req.headers);
     if (kind === UNSUPPORTED) {
@@ -125,34 +144,38 @@ export function createHttpEndpoint(
       drainRequest(req);
       return;
     }
-    readBody(req, req.headers, options.maxPayloadBytes, kind, (body) => {
+    readBody(req, req.headers, this.options.maxPayloadBytes, kind, (body) => {
       if (body === TOO_LARGE) {
-        reply.send(413, tooLargeBody);
+        reply.send(413, this.tooLargeBody);
         drainRequest(req);
-        return;
-      }
-      if (body === null) {
+      } else if (body === null) {
         if (!res.destroyed) reply.send(400, '{"error":"request body could not be read"}');
+      } else this.serveRead(body, req, ip, secure, reply);
+    });
+  };
+
+  private serveRead(
+    body: string,
+    req: IncomingMessage,
+    ip: string | undefined,
+    secure: boolean,
+    reply: RawHttpReply,
+  ): void {
+    try {
+      if (!applyCors(req.headers, reply, this.options.allowedOrigins)) {
+        reply.send(403, '{"error":"origin not allowed"}');
         return;
       }
-      try {
-        if (!applyCors(req.headers, reply, options.allowedOrigins)) {
-          reply.send(403, '{"error":"origin not allowed"}');
-          return;
-        }
-        dispatch(body, req, ip, secure, reply);
-      } catch (err) {
-        kernel.log.error({ err }, 'long-poll request failed');
-        if (!reply.sent) reply.send(500, '{"error":"internal error"}');
-      }
-    });
+      this.dispatch(body, req, ip, secure, reply);
+    } catch (err) {
+      this.kernel.log.error({ err }, 'long-poll request failed');
+      if (!reply.sent) reply.send(500, '{"error":"internal error"}');
+    }
   }
 
-  function drain(): void {
-    for (const transport of transports) transport.drain();
+  drain(): void {
+    for (const transport of this.transports) transport.drain();
   }
-
-  return { routes, serveDirect, drain };
 }
 
 /** A body the reader refused, for the scope's error handler (which answers 413 as the direct path). */
