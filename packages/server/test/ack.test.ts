@@ -41,12 +41,15 @@ async function websocket(base: string): Promise<Wire> {
     async send(messages) {
       const last = messages.at(-1) as Msg;
       ws.send(JSON.stringify(messages));
-      for (let i = 0; i < 200; i++) {
-        const at = inbox.findIndex((m) => m.channel === last.channel && m.successful !== undefined);
-        if (at >= 0) return inbox.splice(0, at + 1);
-        await new Promise((r) => setTimeout(r, 10));
-      }
-      throw new Error(`no reply to ${last.channel}`);
+      const at = await eventually(
+        () => {
+          const i = inbox.findIndex((m) => m.channel === last.channel && m.successful !== undefined);
+          return i >= 0 ? i : false;
+        },
+        2000,
+        `the reply to ${last.channel}`,
+      );
+      return inbox.splice(0, at + 1);
     },
     close: () => ws.terminate(),
   };
@@ -169,7 +172,10 @@ describe('the ack extension and a connect superseded from another socket', () =>
     one.ws.send(JSON.stringify([connect('c1', 0, true)]));
     await until(one.inbox, (m) => m.id === 'c1');
     one.ws.send(JSON.stringify([connect('c2', 0, false)])); // held by the server
-    await new Promise((r) => setTimeout(r, 50));
+    // The socket's messages are taken in order: once this reply is back, c2 is held.
+    one.ws.send(JSON.stringify([{ id: 'b', channel: '/meta/subscribe', clientId, subscription: '/b' }]));
+    await until(one.inbox, (m) => m.id === 'b');
+    expect(one.inbox.some((m) => m.id === 'c2')).toBe(false);
 
     const two = await open();
     two.ws.send(

@@ -20,6 +20,7 @@ export class TestClient {
   private ws: WebSocket | null = null;
   private polling = false;
   closedWith: number | null = null;
+  private socketClosed: Promise<number> | null = null;
   /** The `BAYEUX_BROWSER` cookie the server gave, sent back as a browser would (unless `headers` set one). */
   cookie: string | null = null;
   /** Keep and send back cookies (long-polling). */
@@ -59,9 +60,12 @@ export class TestClient {
       this.frames.push(frame);
       for (const m of frame) this.dispatch(m);
     });
-    ws.on('close', (code) => {
-      this.closedWith = code;
-    });
+    this.socketClosed = new Promise((resolve) =>
+      ws.on('close', (code) => {
+        this.closedWith = code;
+        resolve(code);
+      }),
+    );
     return new Promise((resolve, reject) => {
       ws.once('open', () => resolve());
       ws.once('error', reject);
@@ -133,6 +137,12 @@ export class TestClient {
     await this.subscribe(channel);
     await publish(channel, 'marker');
     await this.waitFor((m) => m.channel === channel && m.successful === undefined);
+  }
+
+  /** Resolves with the WebSocket's close code once the server (or `close`) closed it. */
+  closed(): Promise<number> {
+    if (this.socketClosed === null) throw new Error('closed() is for the WebSocket transport');
+    return this.socketClosed;
   }
 
   /** Deliveries (not replies) on channels matching `prefix`. */
