@@ -139,8 +139,7 @@ describe('in headless Chromium', () => {
     const again = await startBayou({ port });
     cleanup.push(() => again.close());
     await waitFor(async () => (await log(page)).states.at(-1) === 'connected', 15_000, 'connected again');
-    await waitFor(async () => again.bayou.sessionCount > 0, 5000, 'the new session');
-    await new Promise((r) => setTimeout(r, 300));
+    await waitFor(async () => again.bayou.subscriberCount('/news') === 1, 5000, 'the resubscription');
     again.bayou.publish('/news', 'after the restart');
     await waitFor(async () => (await received(page)).includes('after the restart'), 5000, 'the message');
   });
@@ -183,8 +182,10 @@ describe('in headless Chromium', () => {
       server.bayou.publish('/feed', ++n);
       await new Promise((r) => setTimeout(r, 10));
     }
-    await waitFor(async () => (await received(page)).length >= n, 5000, 'every message');
-    await new Promise((r) => setTimeout(r, 300));
+    await waitFor(async () => (await log(page)).transports.length === 2, 5000, 'the move to WebSocket');
+    // One more on the same path, after the move: once it is in, a late copy would be too.
+    server.bayou.publish('/feed', ++n);
+    await waitFor(async () => (await received(page)).includes(n), 5000, 'the last message');
     const got = (await received(page)) as number[];
     expect((await log(page)).transports).toEqual(['long-polling', 'websocket']);
     expect(new Set(got).size).toBe(got.length);
@@ -192,21 +193,31 @@ describe('in headless Chromium', () => {
   });
 
   describe('a link that dies mid-session (default deadLinkTimeout: 20 s)', () => {
-    /** Publishes 1, 2, 3... on `/feed` every 25 ms until stopped; returns the count so far. */
+    /**
+     * Publishes 1, 2, 3... on `/feed` every 25 ms until stopped; `stop` publishes one more
+     * and returns the last number.
+     */
     function stream(server: Started): { stop(): number } {
       let n = 0;
       const timer = setInterval(() => server.bayou.publish('/feed', ++n), 25);
       return {
         stop() {
           clearInterval(timer);
+          server.bayou.publish('/feed', ++n);
           return n;
         },
       };
     }
 
+    /** Waits for `count` more messages than the page has now: the stream runs that long. */
+    async function flowing(page: Page, count: number): Promise<void> {
+      const now = (await received(page)).length;
+      await waitFor(async () => (await received(page)).length >= now + count, 25_000, `${count} messages`);
+    }
+
+    /** Every number 1…n once: waits for the last one (nothing comes after it), then counts. */
     async function exactlyOnce(page: Page, n: number): Promise<void> {
-      await waitFor(async () => (await received(page)).length >= n, 25_000, `all ${n} messages`);
-      await new Promise((r) => setTimeout(r, 300));
+      await waitFor(async () => (await received(page)).includes(n), 25_000, `message ${n}`);
       const got = (await received(page)) as number[];
       expect(got.length).toBe(n);
       expect([...got].sort((x, y) => x - y)).toEqual(Array.from({ length: n }, (_, i) => i + 1));
@@ -248,12 +259,12 @@ describe('in headless Chromium', () => {
         const session = await clientId();
         await subscribe(page, '/feed');
         const feed = stream(server);
-        await new Promise((r) => setTimeout(r, 1000));
+        await flowing(page, 40);
         proxy.mode = mode;
         const elapsed = await backOnLongPolling(page, Date.now());
         expect(elapsed).toBeLessThan(20_000);
         expect((await clientId()) !== session).toBe(newSession);
-        await new Promise((r) => setTimeout(r, 1000));
+        await flowing(page, 40);
         await exactlyOnce(page, feed.stop());
       },
       60_000,
@@ -265,7 +276,7 @@ describe('in headless Chromium', () => {
       expect(await transport(page)).toBe('long-polling');
       await subscribe(page, '/feed');
       const feed = stream(server);
-      await new Promise((r) => setTimeout(r, 500));
+      await flowing(page, 20);
       proxy.mode = 'one-frame';
       await waitFor(async () => (await log(page)).transports.includes('websocket'), 10_000, 'the probe');
       const switched = Date.now();
@@ -273,8 +284,9 @@ describe('in headless Chromium', () => {
       expect(elapsed).toBeLessThan(20_000);
       // No more probes get through from here: the page stays where it works.
       proxy.mode = 'refuse-upgrade';
-      await new Promise((r) => setTimeout(r, 1000));
+      await flowing(page, 40);
       await exactlyOnce(page, feed.stop());
+      expect((await log(page)).transports.at(-1)).toBe('long-polling');
     }, 60_000);
   });
 });

@@ -56,9 +56,13 @@ describe.each([
     await faye.publish('/server/feed', 'one');
     await waitFor(() => got.length === 1, 5000, 'the first message');
     s.unsubscribe();
-    await new Promise((r) => setTimeout(r, 100));
+    // A subscription sent after the unsubscribe: once it is acknowledged, so is the unsubscribe.
+    const marks: unknown[] = [];
+    await c.subscribe('/server/mark', (m) => marks.push(m.data)).ready;
     await faye.publish('/server/feed', 'two');
-    await new Promise((r) => setTimeout(r, 300));
+    // ...and a delivery published after 'two' on the same path: 'two' would be ahead of it.
+    await faye.publish('/server/mark', 'after');
+    await waitFor(() => marks.length === 1, 5000, 'the mark');
     expect(got).toEqual(['one']);
     await c.disconnect();
   });

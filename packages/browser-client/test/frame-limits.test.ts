@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { BayouClient, BayouError, ErrorCodes, longPolling, websocket } from '../src/index.js';
-import { startBayou } from './helpers.js';
+import { startBayou, waitFor } from './helpers.js';
 
 const cleanup: (() => Promise<unknown> | unknown)[] = [];
 afterEach(async () => {
@@ -36,7 +36,7 @@ describe.each([
     expect(error).toBeInstanceOf(BayouError);
     expect((error as BayouError).code).toBe(ErrorCodes.TOO_LARGE);
     await client.publish('/big', 'small');
-    await new Promise((r) => setTimeout(r, 100));
+    await waitFor(() => received.length > 0, 5000, 'the small message');
     expect(received).toEqual(['small']);
     expect(client.state).toBe('connected');
     expect(transports).toEqual([]);
@@ -48,8 +48,12 @@ describe.each([
     await Promise.all(
       client.batch(() => Array.from({ length: 100 }, (_, i) => client.publish('/big', { i, chunk }))),
     );
-    await new Promise((r) => setTimeout(r, 200));
-    expect(received.map((d) => (d as { i: number }).i)).toEqual(Array.from({ length: 100 }, (_, i) => i));
+    // One more on the same path: once it is in, every earlier one is (or never will be).
+    await client.publish('/big', 'end');
+    await waitFor(() => received.at(-1) === 'end', 5000, 'the last message');
+    expect(received.slice(0, -1).map((d) => (d as { i: number }).i)).toEqual(
+      Array.from({ length: 100 }, (_, i) => i),
+    );
     expect(client.state).toBe('connected');
   });
 });

@@ -57,7 +57,8 @@ describe.each([
     await waitFor(() => server.bayou.subscriberCount('/fx/GBPUSD') === 1);
     await waitFor(() => a.store.getSnapshot() !== null);
     a.close();
-    await new Promise((r) => setTimeout(r, 100));
+    // A later message from the same client: an unsubscribe sent by close() would be ahead of it.
+    await client.publish('/after/close', 1);
     expect(server.bayou.subscriberCount('/fx/GBPUSD')).toBe(1);
     b.close();
     await waitFor(() => server.bayou.subscriberCount('/fx/GBPUSD') === 0);
@@ -74,8 +75,10 @@ describe.each([
     expect(images[0]).toEqual({ bid: 150 });
     for (let i = 1; i <= 20; i++) server.bayou.updateRecord('/fx/USDJPY', { bid: 150 + i, ask: 151 + i });
     await waitFor(() => images.length === 2, 3000);
-    await new Promise((r) => setTimeout(r, 400));
-    expect(images).toEqual([{ bid: 150 }, { bid: 170 }]);
+    // One more update: the next window carries it alone, so nothing else was left behind.
+    server.bayou.updateRecord('/fx/USDJPY', { bid: 999 });
+    await waitFor(() => images.length === 3, 3000);
+    expect(images).toEqual([{ bid: 150 }, { bid: 170 }, { bid: 999 }]);
     handle.close();
   });
 

@@ -116,8 +116,10 @@ describe('moving between transports against @bayou/server', () => {
       s.bayou.publish('/feed', ++n);
       await new Promise((r) => setTimeout(r, 5));
     }
-    await waitFor(() => got.length >= n, 5000, 'every message');
-    await new Promise((r) => setTimeout(r, 200));
+    await waitFor(() => transports.length === 2, 5000, 'the move to WebSocket');
+    // One more on the same path, after the move: once it is in, a late copy would be too.
+    s.bayou.publish('/feed', ++n);
+    await waitFor(() => got.includes(n), 5000, 'the last message');
     expect(transports).toEqual(['long-polling', 'websocket']);
     // Every message once; order may interleave at the moment of the switch.
     expect(new Set(got).size).toBe(got.length);

@@ -7,6 +7,7 @@ import { formatError } from '@bayou/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { BayeuxReplyError, type CreateServerOptions } from '../src/index.js';
+import { connectionGauge } from './interop-helpers.js';
 import { type Started, startServer } from './start-server.js';
 import { eventually, type Msg, TestClient, type Transport } from './test-client.js';
 
@@ -197,7 +198,8 @@ describe('a WebSocket connect without ack and without advice.timeout 0 (Faye)', 
     first.ws.send(JSON.stringify([{ channel: '/meta/subscribe', clientId, subscription: '/q' }]));
     await until(first.inbox, (m) => m.channel === '/meta/subscribe');
     first.ws.terminate();
-    await new Promise((r) => setTimeout(r, 50));
+    // The server saw the socket go: what follows is queued for a session without one.
+    await eventually(async () => (await connectionGauge(s.base, 'websocket')) === 0);
     await s.server.bayou.publish('/q', 'while away');
     const second = await open();
     const sentAt = Date.now();

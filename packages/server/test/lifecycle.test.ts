@@ -76,7 +76,7 @@ describe('long-poll connects', () => {
     await post(base, [connect(tab1)], { cookie });
     await post(base, [connect(tab2)], { cookie });
     const held = post(base, [connect(tab1)], { cookie });
-    await new Promise((r) => setTimeout(r, 50));
+    await eventually(() => server.bayou.stats().heldLongPolls === 1);
     const t = Date.now();
     const extra = await post(base, [connect(tab2)], { cookie });
     expect(Date.now() - t).toBeLessThan(2000); // not held for the 3 s timeout
@@ -157,7 +157,8 @@ describe('session expiry', () => {
     const { server, base } = await startServer({ maxInterval: 300, timeout: 200, sweepInterval: 50 });
     const c = new TestClient(base, 'websocket');
     await c.connect();
-    await new Promise((r) => setTimeout(r, 1000));
+    // Five connects held for the 200 ms timeout each: past three maxIntervals.
+    await eventually(() => c.received.filter((m) => m.channel === '/meta/connect').length >= 5);
     expect(server.bayou.session(c.clientId)).toBeDefined();
     await c.close();
     await eventually(() => server.bayou.sessionCount === 0, 2000);

@@ -3,7 +3,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type Started, startServer } from './start-server.js';
 import { eventually, type Msg, TestClient, type Transport } from './test-client.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const on = (c: TestClient, subject: string) =>
   c.received.filter((m) => m.channel === subject && m.successful === undefined);
 
@@ -69,10 +68,13 @@ describe.each<Transport>(['websocket', 'long-polling'])('records over %s', (tran
     await c.waitFor((m) => m.channel === '/slow/x');
     for (let i = 1; i <= 100; i++) s.server.bayou.updateRecord('/slow/x', { a: i, b: i % 2 === 0 ? i : 0 });
     await eventually(() => on(c, '/slow/x').length >= 2, 3000);
-    await sleep(700);
+    // One more update: the next window carries it alone, so nothing else was left behind.
+    s.server.bayou.updateRecord('/slow/x', { c: 'end' });
+    await eventually(() => on(c, '/slow/x').length >= 3, 3000);
     expect(on(c, '/slow/x').map((m) => m.data)).toEqual([
       { a: 0, b: 0, c: 'k' },
       { a: 100, b: 100 },
+      { c: 'end' },
     ]);
   });
 
@@ -92,13 +94,14 @@ describe.each<Transport>(['websocket', 'long-polling'])('records over %s', (tran
     s = await startServer({ records: [{ pattern: '/capped/*', maxFrequency: 2 }] });
     s.server.bayou.updateRecord('/capped/x', { a: 0 });
     const c = await client();
+    const subscribedAt = Date.now();
     await subscribeRecord(c, '/capped/x', { maxFrequency: 1000 });
     await c.waitFor((m) => m.channel === '/capped/x');
     for (let i = 1; i <= 20; i++) s.server.bayou.updateRecord('/capped/x', { a: i });
-    await sleep(300);
-    expect(on(c, '/capped/x')).toHaveLength(1); // still inside the 500 ms window
-    await eventually(() => on(c, '/capped/x').length === 2, 2000);
-    expect(on(c, '/capped/x')[1]?.data).toEqual({ a: 20 });
+    // The next message waits for the 500 ms window the snapshot opened (the asked 1 ms is not honoured).
+    await eventually(() => on(c, '/capped/x').length >= 2, 2000, 'the update', 5);
+    expect(Date.now() - subscribedAt).toBeGreaterThanOrEqual(450);
+    expect(on(c, '/capped/x').map((m) => m.data)).toEqual([{ a: 0 }, { a: 20 }]);
   });
 
   it('gives a subscriber who arrives before the first image that image when it comes', async () => {
@@ -128,12 +131,14 @@ describe.each<Transport>(['websocket', 'long-polling'])('records over %s', (tran
     await b.waitFor((m) => m.channel === '/p/x');
     await a.unsubscribe('/p/x');
     await b.unsubscribe('/p/x');
-    await sleep(100);
     await subscribeRecord(a, '/p/x'); // back within the linger: no new request
     await a.unsubscribe('/p/x');
+    const leftAt = Date.now();
     expect(calls).toEqual(['request /p/x']);
-    await eventually(() => calls.length === 2, 3000);
+    await eventually(() => calls.length === 2, 3000, 'the discard', 5);
     expect(calls).toEqual(['request /p/x', 'discard /p/x']);
+    // ...and the discard waited for the linger after the last one left.
+    expect(Date.now() - leftAt).toBeGreaterThanOrEqual(250);
   });
 
   it('tags snapshots and deltas for clients that ask, and encodes compactly for those that negotiate it', async () => {
