@@ -102,12 +102,18 @@ describe.each<Layout>(['virtual', 'plain'])('the live grid in headless Chromium,
     expect(visible.length).toBeLessThanOrEqual(42);
     expect(visible[0]).toBe('AAA');
     expect(subscribed.length).toBeLessThanOrEqual(visible.length + OVERSCAN_ROWS);
-    // And it stays there while the feed ticks.
+    // And it stays there while the feed ticks: sampled until every row in view showed a new time.
     let most = 0;
-    for (let i = 0; i < 20; i++) {
-      most = Math.max(most, live().length);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    const before = await cellTexts(visible, 'time');
+    await waitFor(
+      async () => {
+        most = Math.max(most, live().length);
+        const now = await cellTexts(visible, 'time');
+        return now.every((t, i) => t !== before[i]);
+      },
+      15_000,
+      'every row in view to tick',
+    );
     expect(most).toBeLessThanOrEqual(visible.length + OVERSCAN_ROWS);
     // The page's own count shows the same.
     await waitFor(

@@ -6,6 +6,7 @@
 import { act, Profiler, type ReactNode, useRef } from 'react';
 import { renderToString } from 'react-dom/server';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { eventually } from '../../../scripts/eventually.mjs';
 import {
   BayouProvider,
   FLASH_DOWN,
@@ -373,15 +374,16 @@ describe('hooks', () => {
         <StatsProbe />
       </BayouProvider>,
     );
+    const from = seen.length;
     await update(() => {
       for (let i = 0; i < 10; i++) client.recordStore('/demo/prices/AAA').push({ bid: i });
     });
-    await act(async () => {
-      await new Promise((r) => setTimeout(r, 150));
-    });
-    const stats = seen.at(-1) as { liveRecords: number; updatesPerSecond: number };
-    expect(stats.liveRecords).toBe(2);
-    expect(stats.updatesPerSecond).toBeGreaterThan(0);
+    // The hook samples every 100 ms: wait (in act, so React renders the sample) for one after the pushes.
+    await eventually(async () => {
+      await act(() => new Promise((r) => setTimeout(r, 20)));
+      const samples = seen.slice(from) as { liveRecords: number; updatesPerSecond: number }[];
+      expect(samples.find((s) => s.updatesPerSecond > 0)).toMatchObject({ liveRecords: 2 });
+    }, 5000);
   });
 });
 

@@ -36,6 +36,18 @@ async function connectedClient(): Promise<BayouClient> {
 
 const subscribers = (subject: string) => server.bayou.subscriberCount(subject);
 
+/** The channel of every message `client` sends from now on. */
+function outgoing(client: BayouClient): string[] {
+  const channels: string[] = [];
+  client.use({
+    outgoing: (m) => {
+      channels.push(m.channel);
+      return m;
+    },
+  });
+  return channels;
+}
+
 /** Waits until what the page shows satisfies `check`. */
 const settle = (check: () => boolean, what: string) => eventually(check, 5000, what);
 
@@ -136,8 +148,12 @@ describe('@bayou/react with @bayou/client and @bayou/server', () => {
     );
     expect(subscribers(subject)).toBe(1);
 
+    const sent = outgoing(client);
     await view.rerender(cells(1));
-    await new Promise((r) => setTimeout(r, 100));
+    // A later message from the same client: an unsubscribe would have gone ahead of it.
+    await client.publish('/after/rerender', 1);
+    expect(sent).toContain('/after/rerender');
+    expect(sent.filter((channel) => /^\/meta\/(un)?subscribe$/.test(channel))).toEqual([]);
     expect(subscribers(subject)).toBe(1);
     await view.unmount();
     await eventually(() => subscribers(subject) === 0, 5000, 'the release');
@@ -146,6 +162,7 @@ describe('@bayou/react with @bayou/client and @bayou/server', () => {
   it('with visibleOnly subscribes on entering the viewport and releases on leaving', async () => {
     vi.stubGlobal('IntersectionObserver', FakeIntersectionObserver);
     const client = await connectedClient();
+    const sent = outgoing(client);
     const symbols = [1, 2, 3].map(demoSymbol);
     const { container } = await mount(
       <BayouProvider client={client}>
@@ -156,7 +173,10 @@ describe('@bayou/react with @bayou/client and @bayou/server', () => {
     );
     const cells = [...container.querySelectorAll('[data-field="last"]')];
     const live = () => symbols.map((s) => subscribers(`/demo/prices/${s}`));
-    await new Promise((r) => setTimeout(r, 100));
+    // A later message from the same client: a subscribe would have gone ahead of it.
+    await client.publish('/after/mount', 1);
+    expect(sent).toContain('/after/mount');
+    expect(sent.filter((channel) => channel === '/meta/subscribe')).toEqual([]);
     expect(live()).toEqual([0, 0, 0]);
 
     await update(() => FakeIntersectionObserver.setInView(cells.slice(0, 2), true));
