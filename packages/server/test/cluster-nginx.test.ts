@@ -23,6 +23,14 @@ import {
   startCluster,
 } from './cluster-helpers.js';
 import { Nginx } from './nginx.js';
+import {
+  cookieOf,
+  openEventSource,
+  openStream,
+  type StreamReader,
+  streamConnect,
+  streamingClient,
+} from './stream-client.js';
 
 const compose = resolve(import.meta.dirname, '../../../deploy/cluster/docker-compose.yml');
 
@@ -152,5 +160,55 @@ describe('the shipped nginx.conf and trustProxy', () => {
       successful: false,
       error: '403:2:session_limit',
     });
+  });
+});
+
+describe('streams through the shipped nginx.conf (three nodes, no affinity)', () => {
+  const readers: StreamReader[] = [];
+  afterEach(() => {
+    for (const r of readers.splice(0)) r.cut();
+  });
+
+  it('a streaming response passes unbuffered: padding first, each delivery as it is written, none lost', async () => {
+    cluster = await startCluster(redis());
+    nginx = await Nginx.start(cluster.nodes.map((n) => n.port));
+    const node = cluster.nodes[0]?.server as (typeof cluster.nodes)[0]['server'];
+    const client = await streamingClient(nginx.base);
+    await client.subscribe('/nginx/stream');
+    for (let round = 0; round < 3; round++) {
+      // Each stream lands on whichever node nginx picks: the owner, or one relaying to it.
+      const reader = await openStream(nginx.base, streamConnect(client), cookieOf(client));
+      readers.push(reader);
+      await reader.waitFor((m) => m.channel === '/meta/connect');
+      expect(reader.lines[0]).toBe(' '.repeat(2048));
+      expect(reader.headers.get('content-type')).toBe('application/x-ndjson; charset=utf-8');
+      for (let n = round * 20; n < round * 20 + 20; n++) {
+        await node.bayou.publish('/nginx/stream', n);
+        // Each one arrives while the response is still open: nothing waits for a buffer to fill.
+        await reader.waitFor((m) => m.channel === '/nginx/stream' && m.data === n);
+      }
+      expect(reader.done).toBe(false);
+    }
+    const got = readers.flatMap((r) =>
+      r.messages.filter((m) => m.channel === '/nginx/stream').map((m) => m.data),
+    );
+    expect(got).toEqual([...Array(60).keys()]);
+  });
+
+  it("Faye's EventSource request passes unbuffered too", async () => {
+    cluster = await startCluster(redis());
+    nginx = await Nginx.start(cluster.nodes.map((n) => n.port));
+    const node = cluster.nodes[1]?.server as (typeof cluster.nodes)[0]['server'];
+    const client = await streamingClient(nginx.base, 'eventsource');
+    await client.subscribe('/nginx/es');
+    const reader = await openEventSource(nginx.base, client.clientId, cookieOf(client));
+    readers.push(reader);
+    await reader.until(() => reader.lines.length >= 1);
+    expect(reader.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+    for (let n = 0; n < 10; n++) {
+      await node.bayou.publish('/nginx/es', n);
+      await reader.waitFor((m) => m.channel === '/nginx/es' && m.data === n);
+    }
+    expect(reader.done).toBe(false);
   });
 });

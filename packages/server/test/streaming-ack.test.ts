@@ -67,7 +67,7 @@ describe('numbered frames over streaming', () => {
 
 describe('stream state', () => {
   it('is let go when streams end and sessions go: the open-stream gauge returns to zero', async () => {
-    s = await startServer({ maxInterval: 200 });
+    s = await startServer({ maxInterval: 1000 });
     const gauge = async (): Promise<number> => {
       const text = await (await fetch(`${(s as Started).base}/metrics`)).text();
       const line = text.split('\n').find((l) => l.startsWith('bayou_connections{transport="streaming"}'));

@@ -73,6 +73,18 @@ export class Connects {
       this.eventSourceConnect(session, message, ctx);
       return;
     }
+    if (
+      type === 'streaming' &&
+      ctx.socket === null &&
+      session.socket?.keepsSession === true &&
+      !zeroTimeout(message)
+    ) {
+      // A relayed stream's poll (cluster/stream-relay.ts) while a stream of the session is
+      // open here: that one is newer (the relay's opening connect let go of any older), so
+      // the relay is told to end.
+      routeReply(ctx, session, connectReplyJson(message.id, session.id, RELAY_ENDED));
+      return;
+    }
     // A new connect supersedes a held one: that one is answered on its own carrier, with
     // no deliveries — they go with this connect.
     if (session.held !== null) this.complete(session, undefined, false);
@@ -219,6 +231,12 @@ export class Connects {
       this.outbound.schedule(session);
     }
   }
+}
+
+const RELAY_ENDED = '{"reconnect":"none"}';
+
+function zeroTimeout(message: Message): boolean {
+  return (message.advice as { timeout?: unknown } | undefined)?.timeout === 0;
 }
 
 /** The connect reply, built as text: it is the most frequent reply of all. `error` makes it a failure. */

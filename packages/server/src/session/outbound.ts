@@ -97,7 +97,7 @@ export class Outbound {
     const socket = session.socket;
     if (socket === null) return;
     let bytes: number;
-    if (tail !== undefined) bytes = socket.sendText(`[${messages.join(',')},${tail}]`);
+    if (tail !== undefined) bytes = socket.sendText(`[${messages.join(',')},${tail}]`, messages.length);
     else if (messages.length === 1) {
       // One publication reaching many sessions alone in a turn: encode its frame once.
       const only = messages[0] as string;
@@ -105,8 +105,8 @@ export class Outbound {
         this.lastSingle = only;
         this.lastSingleFrame = Buffer.from(`[${only}]`, 'utf8');
       }
-      bytes = socket.sendText(this.lastSingleFrame);
-    } else bytes = socket.sendText(`[${messages.join(',')}]`);
+      bytes = socket.sendText(this.lastSingleFrame, 1);
+    } else bytes = socket.sendText(`[${messages.join(',')}]`, messages.length);
     this.stats.messagesOut += messages.length;
     this.stats.bytesOut += bytes;
     this.stats.frames++;

@@ -21,9 +21,9 @@ export interface SocketLink {
   /**
    * Sends one text frame: an encoded payload (the same `Buffer` may go to many links in a
    * row) or the text of one, encoded straight into the frame. Returns the payload's size
-   * in bytes.
+   * in bytes. `messages` is how many messages it holds (a stream counts them).
    */
-  sendText(data: Buffer | string): number;
+  sendText(data: Buffer | string, messages?: number): number;
   readonly bufferedAmount: number;
   /** Ends the link; `code`/`reason` as in a WebSocket close. */
   end(code: number, reason: string): void;

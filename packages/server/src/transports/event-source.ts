@@ -62,7 +62,7 @@ export class EventSourceTransport {
     const info = requestInfo('eventsource', req, ip, browserId, secure);
     const owner = this.kernel.ownedElsewhere(clientId);
     if (owner !== null && this.relay !== null) {
-      this.relay(owner, link, null, info, clientId);
+      this.relay(owner, link, clientId, null, info);
       return;
     }
     const session = this.kernel.findSession(clientId);

@@ -13,16 +13,24 @@ import { connectReplyJson } from '../kernel/connects.js';
 import type { ResolvedOptions } from '../options.js';
 import type { ExtensionSession, Session } from '../session/session.js';
 import type { RequestInfo } from '../types.js';
-import type { StreamHost, StreamLink } from './stream-link.js';
+import type { StreamHost, StreamKind, StreamLink } from './stream-link.js';
 import type { TransportKernel } from './transport-kernel.js';
 
 export type StreamHubOptions = Pick<
   ResolvedOptions,
-  'timeout' | 'sweepInterval' | 'streamMaxBytes' | 'streamMaxAge'
+  'timeout' | 'sweepInterval' | 'streamMaxBytes' | 'streamMaxAge' | 'maxQueuedMessages'
 >;
 
 /** The last frame of a recycled `streaming` response: open the next one at once. */
 const RECYCLE_ADVICE = '{"reconnect":"retry","interval":0}';
+
+/**
+ * What a recycled stream ends with: a `streaming` client is told to open the next one at
+ * once; a browser's EventSource reopens by itself (after `retry`), so it gets nothing.
+ */
+export function recycleFrame(kind: StreamKind, clientId: string): string | undefined {
+  return kind === 'eventsource' ? undefined : `[${connectReplyJson(undefined, clientId, RECYCLE_ADVICE)}]\n`;
+}
 
 /** A session with ack but without numbered frames cannot stream: its messages travel in connect replies. */
 const NEEDS_FRAMES: Refusal = {
@@ -32,6 +40,7 @@ const NEEDS_FRAMES: Refusal = {
 
 export class StreamHub implements StreamHost {
   readonly maxBytes: number;
+  readonly maxMessages: number;
   clock = Date.now();
   private readonly open = new Set<StreamLink>();
   private readonly timer: NodeJS.Timeout;
@@ -43,6 +52,7 @@ export class StreamHub implements StreamHost {
     private readonly options: StreamHubOptions,
   ) {
     this.maxBytes = options.streamMaxBytes;
+    this.maxMessages = Math.max(1, Math.floor(options.maxQueuedMessages / 2));
     this.timer = setInterval(() => this.sweep(Date.now()), options.sweepInterval);
     this.timer.unref();
     const hub = this;
@@ -76,8 +86,14 @@ export class StreamHub implements StreamHost {
     if (older !== undefined && older !== link) older.end();
   }
 
+  /** A stream fed from another node (`cluster/stream-relay.ts`): heartbeats and recycling apply. */
+  track(link: StreamLink): void {
+    this.open.add(link);
+  }
+
   ended(link: StreamLink): void {
     this.open.delete(link);
+    link.relay?.closed();
     const session = link.session;
     if (session === null) return;
     if (session.socket === link) this.kernel.connects.socketClosed(session, link);
@@ -91,18 +107,21 @@ export class StreamHub implements StreamHost {
 
   /** Ends `link` so that its client opens the next stream; what is queued waits for it. */
   recycle(link: StreamLink): void {
-    if (link.done) return;
-    const session = link.session;
-    // A browser's EventSource reopens by itself (after `retry`); a Bayou client is told.
-    if (link.kind === 'eventsource' || session === null) link.finish(undefined);
-    else link.finish(`[${connectReplyJson(undefined, session.id, RECYCLE_ADVICE)}]\n`);
+    if (link.done || link.recycling) return;
+    link.recycling = true;
+    if (link.relay !== null) link.relay.recycle();
+    else if (link.session === null) link.finish(undefined);
+    else link.finish(recycleFrame(link.kind, link.session.id));
   }
 
   sweep(now: number): void {
     this.clock = now;
     const { streamMaxAge, timeout } = this.options;
     for (const link of this.open) {
-      if (now - link.openedAt >= streamMaxAge) this.recycle(link);
+      const session = link.session;
+      // A connect on another carrier (a newer stream relayed from another node) took its session.
+      if (session !== null && session.socket !== link) link.end();
+      else if (now - link.openedAt >= streamMaxAge) this.recycle(link);
       else if (now - link.lastWrite >= timeout) link.heartbeat(now);
     }
   }

@@ -14,6 +14,11 @@ export type StreamKind = 'streaming' | 'eventsource';
 export interface StreamHost {
   /** Bytes written into one response before it is recycled. */
   readonly maxBytes: number;
+  /**
+   * Messages written into one response before it is recycled: numbered frames are kept
+   * until the next stream's connect reports them, and must stay under the slow-consumer cap.
+   */
+  readonly maxMessages: number;
   /** The sweep's clock (ms): a write stamps it rather than reading the time. */
   clock: number;
   /** The stream's response ended: its session lives on without a carrier. */
@@ -53,11 +58,17 @@ export class StreamLink implements SocketLink {
   session: Session | null = null;
   /** Bytes written into the response so far. */
   written = 0;
+  /** Messages written into the response so far. */
+  messages = 0;
+  /** Set when another node owns the session: the relay that feeds this stream. */
+  relay: { recycle(): void; closed(): void } | null = null;
   /** When something was last written (the host's clock). */
   lastWrite: number;
   readonly openedAt: number;
   /** Whether the response was ended (or the client went away). */
   done = false;
+  /** Whether it is being recycled (a relayed stream first lets go of its owner node). */
+  recycling = false;
 
   constructor(
     private readonly out: ResponseStream,
@@ -73,9 +84,22 @@ export class StreamLink implements SocketLink {
     return this.out.writableLength;
   }
 
-  sendText(data: Buffer | string): number {
-    const chunk = streamChunk(this.kind, data);
-    return this.write(chunk);
+  sendText(data: Buffer | string, messages = 1): number {
+    const bytes = this.write(streamChunk(this.kind, data));
+    this.count(messages);
+    return bytes;
+  }
+
+  /** Counts messages written; past the host's bound the stream is recycled. */
+  count(messages: number): void {
+    const before = this.messages;
+    this.messages += messages;
+    if (
+      this.messages >= this.host.maxMessages &&
+      before < this.host.maxMessages &&
+      this.written < this.host.maxBytes
+    )
+      this.host.full(this);
   }
 
   /** Writes `chunk` as it is; returns its size in bytes. */

@@ -41,9 +41,9 @@ const OPENS_WITH = JSON.stringify({
 export type StreamRelay = (
   owner: string,
   link: StreamLink,
+  clientId: string,
   connect: Message | null,
   info: RequestInfo,
-  text: string,
 ) => void;
 
 export class StreamingTransport implements HttpTransport {
@@ -79,7 +79,7 @@ export class StreamingTransport implements HttpTransport {
     if (link === null) return;
     const owner = this.kernel.ownedElsewhere(connect.clientId);
     if (owner !== null && this.relay !== null) {
-      this.relay(owner, link, connect, poll.info, poll.text);
+      this.relay(owner, link, String(connect.clientId), connect, poll.info);
       return;
     }
     const ctx = createBatchContext('streaming', poll.info, link, null, poll.browserId);

@@ -1,4 +1,5 @@
 /** The streaming connection types an endpoint offers (`streaming`, `eventsource`), over one hub. */
+import { createStreamRelay } from '../cluster/stream-relay.js';
 import type { ResolvedOptions } from '../options.js';
 import { EventSourceTransport } from './event-source.js';
 import { StreamHub } from './stream-hub.js';
@@ -17,9 +18,14 @@ export function createStreams(kernel: TransportKernel, options: ResolvedOptions)
   const eventSource = options.transports.includes('eventsource');
   if (!streaming && !eventSource) return null;
   const hub = new StreamHub(kernel, options);
-  return {
+  // A stream of another node's session is relayed to its owner (cluster/stream-relay.ts).
+  const relay = createStreamRelay(kernel, hub, options.timeout);
+  const types = {
     hub,
     streaming: streaming ? new StreamingTransport(kernel, hub) : null,
     eventSource: eventSource ? new EventSourceTransport(kernel, hub, options) : null,
   };
+  if (types.streaming !== null) types.streaming.relay = relay;
+  if (types.eventSource !== null) types.eventSource.relay = relay;
+  return types;
 }

@@ -1,0 +1,205 @@
+/**
+ * Streams across a cluster without sticky sessions: a stream request (`streaming` or
+ * `eventsource`) naming a session of another node is **relayed**, not migrated. The node
+ * that received it keeps the client's response and long-polls the owner through the
+ * session directory — the path long-polling batches already take
+ * (`cluster/poll-forwarding.ts`) — one `/meta/connect` (`connectionType: "streaming"`)
+ * after another, each held on the owner until it has something to send. Each answer's
+ * messages become one frame of the stream; an answer without messages after the connect
+ * timeout is the heartbeat's moment. The session never leaves its owner (its clientId
+ * names it, and the client's POSTs go there too), so nothing about it moves.
+ *
+ * On the owner such a session is a long-polling session acknowledged in connect replies:
+ * with numbered frames each answer is numbered (`ext.ack`), and the relay ends its frame
+ * with the same marker a numbered frame carries, so the client's next stream reports it
+ * and the owner resends what a cut lost. To recycle, or when the client goes away, the
+ * relay sends a connect with `timeout: 0`, which answers the held one without messages
+ * (it waits for the answer in flight and writes what it carries before ending).
+ */
+import { ACK_MARKER_CHANNEL, EXT_ACK, formatError, META_CONNECT, type Message } from '@bayou/protocol';
+import type { ForwardRequest } from '../engine/engine.js';
+import type { StreamHub } from '../transports/stream-hub.js';
+import { recycleFrame } from '../transports/stream-hub.js';
+import type { StreamLink } from '../transports/stream-link.js';
+import type { StreamRelay } from '../transports/streaming.js';
+import type { TransportKernel } from '../transports/transport-kernel.js';
+import type { RequestInfo } from '../types.js';
+
+type Reply = Record<string, unknown> & {
+  channel?: string;
+  successful?: boolean;
+  ext?: Record<string, unknown>;
+};
+
+/** A held connect answered empty this long before its timeout was superseded (another stream took over). */
+const EARLY_MS = 1000;
+
+export function createStreamRelay(kernel: TransportKernel, hub: StreamHub, timeout: number): StreamRelay {
+  return (owner, link, clientId, connect, info) => {
+    const relay = new Relay(kernel, owner, link, clientId, info, timeout);
+    link.relay = relay;
+    hub.track(link);
+    void relay.start(connect);
+  };
+}
+
+class Relay {
+  private closing = false;
+  /** The `id` of the client's opening connect, for a reply made here. */
+  private openingId: string | undefined;
+  private polling: Promise<void> | null = null;
+  private readonly headers: Record<string, string> = {};
+
+  constructor(
+    private readonly kernel: TransportKernel,
+    private readonly owner: string,
+    private readonly link: StreamLink,
+    private readonly clientId: string,
+    private readonly info: RequestInfo,
+    private readonly timeout: number,
+  ) {
+    for (const [name, value] of Object.entries(info.headers))
+      if (typeof value === 'string') this.headers[name] = value;
+  }
+
+  /** The opening connect, answered at once by the owner; then the polls. */
+  async start(connect: Message | null): Promise<void> {
+    const opening = connect ?? {
+      channel: META_CONNECT,
+      clientId: this.clientId,
+      connectionType: 'streaming',
+    };
+    this.openingId = typeof opening.id === 'string' ? opening.id : undefined;
+    const advice = { ...(opening.advice as Record<string, unknown> | undefined), timeout: 0 };
+    const replies = await this.ask({ ...opening, connectionType: 'streaming', advice });
+    if (replies === null) return;
+    const reply = replies.find((m) => m.channel === META_CONNECT);
+    // A `streaming` client reads the owner's connect reply as the stream's first frame.
+    if (this.link.kind === 'streaming' || reply?.successful !== true) this.frame(replies, false);
+    if (reply?.successful !== true) {
+      this.link.end();
+      return;
+    }
+    this.poll();
+  }
+
+  recycle(): void {
+    this.closing = true;
+    void this.release().then(() => this.link.finish(recycleFrame(this.link.kind, this.clientId)));
+  }
+
+  /** The client went away: the connect held for it on the owner is let go. */
+  closed(): void {
+    if (this.closing) return;
+    this.closing = true;
+    void this.release();
+  }
+
+  private poll(): void {
+    if (this.closing) return;
+    const started = Date.now();
+    this.polling = this.ask({
+      channel: META_CONNECT,
+      clientId: this.clientId,
+      connectionType: 'streaming',
+    }).then((replies) => {
+      this.polling = null;
+      if (replies === null) return;
+      const reply = replies.find((m) => m.channel === META_CONNECT);
+      const delivered = this.frame(replies, true);
+      const superseded = !delivered && Date.now() - started < this.timeout - EARLY_MS;
+      const ended =
+        reply?.successful !== true || (reply.advice as { reconnect?: unknown })?.reconnect === 'none';
+      if (ended || (superseded && !this.closing)) {
+        if (!this.closing) this.link.end();
+        return;
+      }
+      this.poll();
+    });
+  }
+
+  /** Answers the connect held on the owner (a connect that supersedes it), then waits for its answer. */
+  private async release(): Promise<void> {
+    const held = this.polling;
+    if (held === null) return;
+    await this.ask({
+      channel: META_CONNECT,
+      clientId: this.clientId,
+      connectionType: 'streaming',
+      advice: { timeout: 0 },
+    });
+    await held;
+  }
+
+  /**
+   * Writes what the owner answered as one frame: the messages, without the relay's own
+   * connect reply unless `all` is false, ended with the ack marker when numbered. Whether
+   * there were messages.
+   */
+  private frame(replies: Reply[], deliveriesOnly: boolean): boolean {
+    const reply = replies.find((m) => m.channel === META_CONNECT);
+    const messages = deliveriesOnly
+      ? replies.filter((m) => m !== reply || reply.successful !== true)
+      : replies;
+    if (messages.length === 0) return false;
+    const batch = reply?.ext?.[EXT_ACK];
+    const parts = messages.map((m) => JSON.stringify(m));
+    if (typeof batch === 'number' && deliveriesOnly)
+      parts.push(`{"channel":"${ACK_MARKER_CHANNEL}","ext":{"${EXT_ACK}":${batch}}}`);
+    const array = `[${parts.join(',')}]`;
+    this.link.write(this.link.kind === 'streaming' ? `${array}\n` : `data: ${array}\n\n`);
+    this.link.count(messages.length);
+    return true;
+  }
+
+  /** One batch to the owner; `null` (the stream ended) when it cannot be reached. */
+  private async ask(message: Record<string, unknown>): Promise<Reply[] | null> {
+    const request: ForwardRequest = {
+      body: JSON.stringify([message]),
+      transport: 'long-polling',
+      url: this.info.url,
+      headers: this.headers,
+      remoteAddress: this.info.ip ?? this.info.remoteAddress,
+      browserId: this.info.browserId ?? null,
+    };
+    try {
+      if (!(await this.kernel.isAlive(this.owner))) return this.unknown();
+      const answer = await this.kernel.forward(this.owner, request);
+      if (answer.status !== 200) throw new Error(`owner answered ${answer.status}`);
+      return JSON.parse(answer.body) as Reply[];
+    } catch (err) {
+      // The owner died with the connect held there: its sessions are unknown now.
+      if (this.kernel.engineReady() && !(await this.ownerAlive())) return this.unknown();
+      this.kernel.log.warn({ err, owner: this.owner }, 'relaying a stream failed; ending it');
+      if (!this.closing) this.link.end();
+      return null;
+    }
+  }
+
+  private async ownerAlive(): Promise<boolean> {
+    try {
+      return await this.kernel.isAlive(this.owner);
+    } catch {
+      return true;
+    }
+  }
+
+  /** The owner is dead: its sessions are unknown (the client handshakes again elsewhere). */
+  private unknown(): null {
+    if (!this.closing) {
+      // As this node answers a session it does not know (the opening connect's id, or Faye's form).
+      const reply =
+        this.link.kind === 'eventsource'
+          ? { channel: META_CONNECT, clientId: this.clientId }
+          : { channel: META_CONNECT, ...(this.openingId === undefined ? {} : { id: this.openingId }) };
+      this.frame(
+        [{ ...reply, successful: false, error: formatError('sessionUnknown'), advice: UNKNOWN_ADVICE }],
+        false,
+      );
+      this.link.end();
+    }
+    return null;
+  }
+}
+
+const UNKNOWN_ADVICE = Object.freeze({ reconnect: 'handshake', interval: 0 });
