@@ -9,7 +9,7 @@ import { parseChannel, type StreamPosition } from '@bayou/protocol';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Extension } from './bayeux/extensions.js';
 import type { Engine, PresenceMember } from './engine/engine.js';
-import { BayouError } from './errors.js';
+import { BayouConfigError } from './errors.js';
 import type { BayouEvents, ServiceHandler } from './kernel/events.js';
 import { Kernel } from './kernel/kernel.js';
 import type { ResolvedOptions } from './options.js';
@@ -65,13 +65,13 @@ export class BayouApp extends EventEmitter<BayouEvents> {
   publish(channel: string, data: unknown): Promise<StreamPosition | null> {
     const info = parseChannel(channel);
     if (info === null || info.kind !== 'broadcast' || info.wildcard !== null) {
-      throw new BayouError(
+      throw new BayouConfigError(
         'BAYOU_ERR_INVALID_CHANNEL',
         `cannot publish to "${channel}": not a broadcast channel`,
       );
     }
     if (this.kernel.isRecordSubject(channel)) {
-      throw new BayouError(
+      throw new BayouConfigError(
         'BAYOU_ERR_INVALID_CHANNEL',
         `"${channel}" is a record subject: use updateRecord()`,
       );
@@ -108,13 +108,16 @@ export class BayouApp extends EventEmitter<BayouEvents> {
   service(channel: string, handler: ServiceHandler<BayouApp>): this {
     const info = parseChannel(channel);
     if (info === null || info.kind !== 'service') {
-      throw new BayouError(
+      throw new BayouConfigError(
         'BAYOU_ERR_INVALID_CHANNEL',
         `service channel "${channel}" must start with /service/`,
       );
     }
     if (this.kernel.services.has(channel)) {
-      throw new BayouError('BAYOU_ERR_DUPLICATE_SERVICE', `a handler for "${channel}" is already registered`);
+      throw new BayouConfigError(
+        'BAYOU_ERR_DUPLICATE_SERVICE',
+        `a handler for "${channel}" is already registered`,
+      );
     }
     this.kernel.services.set(channel, handler as ServiceHandler);
     return this;
@@ -127,7 +130,7 @@ export class BayouApp extends EventEmitter<BayouEvents> {
    */
   updateRecord(subject: string, fields: Record<string, unknown>): Promise<void> {
     if (!this.kernel.isRecordSubject(subject) || parseChannel(subject)?.wildcard !== null) {
-      throw new BayouError('BAYOU_ERR_INVALID_CHANNEL', `"${subject}" matches no records pattern`);
+      throw new BayouConfigError('BAYOU_ERR_INVALID_CHANNEL', `"${subject}" matches no records pattern`);
     }
     return this.settled(() => this.kernel.updateRecord(subject, fields), 'updateRecord');
   }
@@ -141,13 +144,13 @@ export class BayouApp extends EventEmitter<BayouEvents> {
   provide(pattern: string, provider: Provider): this {
     const info = parseChannel(pattern);
     if (info === null || info.kind !== 'broadcast') {
-      throw new BayouError(
+      throw new BayouConfigError(
         'BAYOU_ERR_INVALID_CHANNEL',
         `provider pattern "${pattern}" is not a broadcast channel`,
       );
     }
     if (this.kernel.providers.has(pattern)) {
-      throw new BayouError(
+      throw new BayouConfigError(
         'BAYOU_ERR_DUPLICATE_SERVICE',
         `a provider for "${pattern}" is already registered`,
       );

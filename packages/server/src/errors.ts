@@ -1,8 +1,9 @@
 /**
  * Errors of `@bayou/server`. Wire errors for clients are Bayeux strings built with
  * `formatError` from `@bayou/protocol`; this file holds the programmer errors thrown at
- * setup (each with a stable code) and the error a service handler throws to answer with
- * a Bayeux error of its choosing.
+ * setup (`BayouConfigError`, each with a stable code), the engine's failure to start
+ * (`BayouEngineError`) and the error a service handler throws to answer with a Bayeux
+ * error of its choosing.
  */
 
 export const ErrorCodes = {
@@ -21,13 +22,55 @@ export const ErrorCodes = {
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;
+/** The codes of programmer errors: every code but `BAYOU_ERR_ENGINE`. */
+export type ConfigErrorCode = Exclude<ErrorCode, 'BAYOU_ERR_ENGINE'>;
 
-export class BayouError extends TypeError {
+/**
+ * Any error `@bayou/server` throws with a stable `code`. `instanceof BayouError` is true for
+ * a `BayouConfigError` (a `TypeError`, which JavaScript's single inheritance keeps out of
+ * this class's chain) and a `BayouEngineError`, so code written when this was the only
+ * class keeps catching both.
+ */
+export class BayouError extends Error {
   readonly code: ErrorCode;
-  constructor(code: ErrorCode, message: string) {
-    super(message);
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
     this.name = 'BayouError';
     this.code = code;
+  }
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    // `this` is the class on the right of `instanceof`: subclasses inherit this method, and
+    // only `BayouError` itself may widen the check.
+    // biome-ignore lint/complexity/noThisInStatic: the receiver is what is being tested
+    if (this === BayouError && value instanceof BayouConfigError) return true;
+    // biome-ignore lint/complexity/noThisInStatic: the receiver is what is being tested
+    return Function.prototype[Symbol.hasInstance].call(this, value);
+  }
+}
+
+/**
+ * A programmer error, thrown at setup: an unknown or invalid option, a bad channel for the
+ * call, a duplicate service, an unreadable config file. A `TypeError`, as Node and `ws`
+ * throw for bad arguments; fix the call, do not retry it.
+ */
+export class BayouConfigError extends TypeError {
+  readonly code: ConfigErrorCode;
+  constructor(code: ConfigErrorCode, message: string) {
+    super(message);
+    this.name = 'BayouConfigError';
+    this.code = code;
+  }
+}
+
+/**
+ * An operational failure at start: the engine could not start (Redis unreachable when the
+ * server starts). Not a programmer error: the same call may succeed once Redis answers.
+ */
+export class BayouEngineError extends BayouError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('BAYOU_ERR_ENGINE', message, options);
+    this.name = 'BayouEngineError';
   }
 }
 

@@ -50,7 +50,10 @@ export { MemoryEngine, type MemoryEngineOptions } from './engine/memory/memory-e
 export { RedisEngine, type RedisEngineOptions, type RedisEngineStats } from './engine/redis/index.js';
 export {
   BayeuxReplyError,
+  BayouConfigError,
+  BayouEngineError,
   BayouError,
+  type ConfigErrorCode,
   type ErrorCode,
   ErrorCodes,
   HandshakeDeniedError,

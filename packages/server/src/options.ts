@@ -1,6 +1,6 @@
 /**
  * Every option of the Bayou plugin, with its default, in one place. `resolveOptions`
- * merges the defaults, rejects unknown keys and bad values with a `BayouError` naming
+ * merges the defaults, rejects unknown keys and bad values with a `BayouConfigError` naming
  * the option, and returns a frozen object; components receive only the sub-object they
  * need.
  */
@@ -8,9 +8,10 @@ import { DEFAULTS, type Message, parseChannel } from '@bayou/protocol';
 import type { Registry } from 'prom-client';
 import type { ChannelPermissions } from './auth/channel-rules.js';
 import type { TokenOptions } from './auth/token-verifier.js';
-import { BayouError } from './errors.js';
+import { BayouConfigError } from './errors.js';
 import { defaultLimits, type LimitOptions, resolveLimits } from './limits/limiter.js';
 import { defaultMaxConnections } from './open-file-limit.js';
+import { invalidOption } from './option-errors.js';
 import { type ProxyOptions, type ResolvedProxyOptions, resolveProxyOptions } from './proxy/proxy-options.js';
 import {
   type RecordPattern,
@@ -296,51 +297,48 @@ const numeric = [
   'streamMaxAge',
 ] as const;
 
-function invalid(name: string, expected: string): never {
-  throw new BayouError('BAYOU_ERR_INVALID_OPTION', `option "${name}" must be ${expected}`);
-}
-
 function checkValues(o: ResolvedOptions): void {
   for (const name of numeric) {
     const v = o[name];
-    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) invalid(name, 'a non-negative number');
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) invalidOption(name, 'a non-negative number');
   }
-  if (o.sweepInterval < 10) invalid('sweepInterval', 'at least 10 (ms)');
+  if (o.sweepInterval < 10) invalidOption('sweepInterval', 'at least 10 (ms)');
   if (!Number.isSafeInteger(o.historyChannels) || o.historyChannels < 1)
-    invalid('historyChannels', 'a positive integer');
-  if (typeof o.path !== 'string' || !o.path.startsWith('/')) invalid('path', 'a URL path starting with "/"');
+    invalidOption('historyChannels', 'a positive integer');
+  if (typeof o.path !== 'string' || !o.path.startsWith('/'))
+    invalidOption('path', 'a URL path starting with "/"');
   if (
     !Array.isArray(o.transports) ||
     o.transports.length === 0 ||
     o.transports.some((t) => !TRANSPORT_NAMES.includes(t)) ||
     new Set(o.transports).size !== o.transports.length
   ) {
-    invalid(
+    invalidOption(
       'transports',
       `a non-empty array of distinct names among ${TRANSPORT_NAMES.map((t) => `"${t}"`).join(', ')}`,
     );
   }
-  if (o.streamMaxBytes < 4096) invalid('streamMaxBytes', 'at least 4096 (bytes)');
-  if (o.streamMaxAge < 1000) invalid('streamMaxAge', 'at least 1000 (ms)');
+  if (o.streamMaxBytes < 4096) invalidOption('streamMaxBytes', 'at least 4096 (bytes)');
+  if (o.streamMaxAge < 1000) invalidOption('streamMaxAge', 'at least 1000 (ms)');
   if (!Array.isArray(o.allowedOrigins) || o.allowedOrigins.some((x) => typeof x !== 'string')) {
-    invalid('allowedOrigins', 'an array of origins (or ["*"])');
+    invalidOption('allowedOrigins', 'an array of origins (or ["*"])');
   }
   try {
     checkAllowedOrigins(o.allowedOrigins);
   } catch (err) {
-    invalid('allowedOrigins', `a list of origins: ${(err as Error).message}`);
+    invalidOption('allowedOrigins', `a list of origins: ${(err as Error).message}`);
   }
   const reg = o.metricsRegistry as { registerMetric?: unknown } | undefined;
   if (reg !== undefined && (reg === null || typeof reg.registerMetric !== 'function'))
-    invalid('metricsRegistry', 'a prom-client Registry');
+    invalidOption('metricsRegistry', 'a prom-client Registry');
   if (o.auth !== undefined && (o.auth === null || typeof o.auth !== 'object'))
-    invalid('auth', 'an object { tokens?, channels?, allowAnonymous? }');
-  if (typeof o.trustClientSession !== 'boolean') invalid('trustClientSession', 'a boolean');
+    invalidOption('auth', 'an object { tokens?, channels?, allowAnonymous? }');
+  if (typeof o.trustClientSession !== 'boolean') invalidOption('trustClientSession', 'a boolean');
   for (const p of ['metricsPath', 'healthPath'] as const) {
     if (o[p] !== false && (typeof o[p] !== 'string' || !(o[p] as string).startsWith('/')))
-      invalid(p, 'a path or false');
+      invalidOption(p, 'a path or false');
   }
-  for (const h of hooks) if (o[h] !== undefined && typeof o[h] !== 'function') invalid(h, 'a function');
+  for (const h of hooks) if (o[h] !== undefined && typeof o[h] !== 'function') invalidOption(h, 'a function');
 }
 
 export function resolveOptions(input: BayouOptions = {}): ResolvedOptions {
@@ -351,7 +349,7 @@ export function resolveOptions(input: BayouOptions = {}): ResolvedOptions {
       !(extraKeys as readonly string[]).includes(k),
   );
   if (unknown.length > 0) {
-    throw new BayouError('BAYOU_ERR_UNKNOWN_OPTION', `unknown option(s): ${unknown.join(', ')}`);
+    throw new BayouConfigError('BAYOU_ERR_UNKNOWN_OPTION', `unknown option(s): ${unknown.join(', ')}`);
   }
   const defined = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined));
   const merged = { ...defaultOptions, ...defined } as ResolvedOptions;
@@ -362,7 +360,7 @@ export function resolveOptions(input: BayouOptions = {}): ResolvedOptions {
     (merged as { metricsPath: string | false }).metricsPath = false;
   checkValues(merged);
   if (!Array.isArray(merged.records))
-    invalid('records', 'an array of { pattern, throttleMs?, maxFrequency? }');
+    invalidOption('records', 'an array of { pattern, throttleMs?, maxFrequency? }');
   return Object.freeze({
     ...merged,
     transports: [...merged.transports],
@@ -376,7 +374,7 @@ export function resolveOptions(input: BayouOptions = {}): ResolvedOptions {
 }
 
 function resolveHistoryRules(rules: unknown): Readonly<HistoryRule>[] {
-  if (!Array.isArray(rules)) invalid('history', 'an array of { pattern, size?, ttl? }');
+  if (!Array.isArray(rules)) invalidOption('history', 'an array of { pattern, size?, ttl? }');
   return rules.map((r: HistoryRule, i) => {
     const where = `history[${i}]`;
     if (
@@ -385,17 +383,17 @@ function resolveHistoryRules(rules: unknown): Readonly<HistoryRule>[] {
       typeof r.pattern !== 'string' ||
       parseChannel(r.pattern) === null
     )
-      invalid(`${where}.pattern`, 'a channel or pattern such as "/chat/**"');
+      invalidOption(`${where}.pattern`, 'a channel or pattern such as "/chat/**"');
     const unknown = Object.keys(r).filter((k) => !['pattern', 'size', 'ttl'].includes(k));
     if (unknown.length > 0)
-      throw new BayouError(
+      throw new BayouConfigError(
         'BAYOU_ERR_UNKNOWN_OPTION',
         `unknown option(s) in ${where}: ${unknown.join(', ')}`,
       );
     for (const k of ['size', 'ttl'] as const) {
       const v = r[k];
       if (v !== undefined && (typeof v !== 'number' || !Number.isFinite(v) || v < 0))
-        invalid(`${where}.${k}`, 'a non-negative number');
+        invalidOption(`${where}.${k}`, 'a non-negative number');
     }
     return Object.freeze({ ...r });
   });

@@ -13,7 +13,7 @@
  *   valid channel segment.
  */
 import { isWildcard, matches, parseChannel } from '@bayou/protocol';
-import { BayouError } from '../errors.js';
+import { BayouConfigError } from '../errors.js';
 
 /** Who may do something on a channel. */
 export type Who =
@@ -65,7 +65,7 @@ const SEGMENT = /^[A-Za-z0-9\-_!~()$@.+]+$/;
 const PLACEHOLDER = /\{([A-Za-z0-9_.]+)\}/g;
 
 function bad(message: string): never {
-  throw new BayouError('BAYOU_ERR_INVALID_OPTION', `option "channels": ${message}`);
+  throw new BayouConfigError('BAYOU_ERR_INVALID_OPTION', `option "channels": ${message}`);
 }
 
 function checkWho(who: unknown, where: string): void {
@@ -77,7 +77,7 @@ function checkWho(who: unknown, where: string): void {
   bad(`${where} must be 'anyone', 'authenticated', 'nobody' or { claim: string, equals?: value }`);
 }
 
-/** Checks a permission configuration, throwing a `BayouError` that names the bad part. */
+/** Checks a permission configuration, throwing a `BayouConfigError` that names the bad part. */
 export function checkChannelPermissions(p: ChannelPermissions | undefined): void {
   if (p === undefined) return;
   if (p === null || typeof p !== 'object') bad('must be an object { rules?, default? }');

@@ -6,7 +6,8 @@
  * malformed claims are refused; an expired token is told apart so the client can refresh it.
  */
 import { createRemoteJWKSet, errors, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from 'jose';
-import { BayouError, HandshakeDeniedError } from '../errors.js';
+import { HandshakeDeniedError } from '../errors.js';
+import { scopedInvalid } from '../option-errors.js';
 
 export interface TokenOptions {
   /** Shared secret for HS256 tokens (at least 32 characters). Exclusive with `jwksUrl`. */
@@ -52,9 +53,7 @@ const ASYMMETRIC = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256
 /** A JWT is three base64url parts; anything far larger than a header is not a connection token. */
 const MAX_TOKEN_LENGTH = 8192;
 
-function invalid(name: string, expected: string): never {
-  throw new BayouError('BAYOU_ERR_INVALID_OPTION', `option "tokens.${name}" must be ${expected}`);
-}
+const invalid: (name: string, expected: string) => never = scopedInvalid('tokens');
 
 export function createTokenVerifier(options: TokenOptions): TokenVerifier {
   const { secret, jwksUrl } = options;

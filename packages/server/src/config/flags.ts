@@ -3,7 +3,7 @@
  * sets and its default — one table that drives parsing, `--help` and the README.
  * Precedence: flags > environment > config file > defaults.
  */
-import { BayouError } from '../errors.js';
+import { BayouConfigError, type BayouError } from '../errors.js';
 import { ADMIN_FLAGS } from './admin-flags.js';
 import { type FlagKind, type FlagSpec, nonNegative, oneOf, portCheck, positive } from './flag-spec.js';
 import { HOOK_FLAGS } from './hook-flags.js';
@@ -385,5 +385,5 @@ export function parseEnv(env: Readonly<Record<string, string | undefined>>): Env
 }
 
 export function configError(message: string): BayouError {
-  return new BayouError('BAYOU_ERR_CONFIG', message);
+  return new BayouConfigError('BAYOU_ERR_CONFIG', message);
 }

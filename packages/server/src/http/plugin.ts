@@ -19,11 +19,12 @@ import type { Engine } from '../engine/engine.js';
 import { MemoryEngine } from '../engine/memory/memory-engine.js';
 import { RedisEngine } from '../engine/redis/redis-engine.js';
 import type { RedisEngineOptions } from '../engine/redis/redis-options.js';
-import { BayouError } from '../errors.js';
+import { BayouConfigError, BayouEngineError } from '../errors.js';
 import { AuthExtension } from '../extensions/auth-extension.js';
 import { LimitsExtension } from '../extensions/limits-extension.js';
 import type { ServiceHandler } from '../kernel/events.js';
 import { Limiter } from '../limits/limiter.js';
+import { optionProblem } from '../option-errors.js';
 import { type BayouOptions, defaultOptions, type ResolvedOptions, resolveOptions } from '../options.js';
 import { emptyProxyStats, type ProxyStats } from '../proxy/proxy-backend.js';
 import { createProxyHooks } from '../proxy/proxy-hooks.js';
@@ -104,10 +105,6 @@ function withProxyHooks(options: ResolvedOptions): {
   return { options: Object.freeze(next) as ResolvedOptions, rpc: hooks.rpc, stats };
 }
 
-function invalid(message: string): never {
-  throw new BayouError('BAYOU_ERR_INVALID_OPTION', message);
-}
-
 /**
  * The engine the options ask for: `engine`, a Redis engine built from `redis`, or memory;
  * a built engine bounds its history by `history` (the cap, the TTL of an idle channel).
@@ -118,9 +115,11 @@ export function engineFrom(
 ): Engine {
   const { engine, redis, redisEngine: given } = opts;
   if (engine !== undefined && redis !== undefined)
-    invalid('options "engine" and "redis" exclude each other: give an engine, or a Redis to build one on');
+    optionProblem(
+      'options "engine" and "redis" exclude each other: give an engine, or a Redis to build one on',
+    );
   if (given !== undefined && redis === undefined)
-    invalid('option "redisEngine" needs "redis" (the Redis the engine connects to)');
+    optionProblem('option "redisEngine" needs "redis" (the Redis the engine connects to)');
   if (redis === undefined)
     return (
       engine ??
@@ -138,13 +137,13 @@ export function engineFrom(
   };
   if (typeof redis === 'string') {
     if (!/^(rediss?|redis\+sentinel):\/\/./.test(redis))
-      invalid(
+      optionProblem(
         `option "redis" must be a redis://, rediss:// or redis+sentinel:// URL or ioredis options, got "${redis}"`,
       );
     return new RedisEngine({ ...redisEngine, url: redis });
   }
   if (typeof redis !== 'object' || redis === null || Array.isArray(redis))
-    invalid(
+    optionProblem(
       'option "redis" must be a redis://, rediss:// or redis+sentinel:// URL or an ioredis options object',
     );
   return new RedisEngine({ ...redisEngine, redis });
@@ -193,7 +192,7 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
   const { engine: given, redis, redisEngine, readyPath = false, ...rest } = opts;
   if ((opts as { prefix?: unknown }).prefix !== undefined) {
     // fastify-plugin shares the parent's scope, where Fastify ignores `prefix` silently.
-    throw new BayouError(
+    throw new BayouConfigError(
       'BAYOU_ERR_INVALID_OPTION',
       `the Bayou plugin does not take Fastify's "prefix" (got ${JSON.stringify((opts as { prefix?: unknown }).prefix)}): set its "path" option instead, e.g. { path: '/api/bayeux' }, and "metricsPath"/"healthPath" for the other routes`,
     );
@@ -204,7 +203,7 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
   const proxied = withProxyHooks(authed.options);
   const options = proxied.options;
   if (readyPath !== false && (typeof readyPath !== 'string' || !readyPath.startsWith('/')))
-    invalid('option "readyPath" must be a path or false');
+    optionProblem('option "readyPath" must be a path or false');
   const engine = engineFrom({ engine: given, redis, redisEngine }, options);
   const bayou = new BayouApp(options, app.log, engine);
   const kernel = kernelOf(bayou);
@@ -242,10 +241,7 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
   } catch (err) {
     const where = typeof redis === 'string' ? redis.replace(/\/\/[^@/]*@/, '//***@') : 'Redis';
     if (engine instanceof RedisEngine)
-      throw new BayouError(
-        'BAYOU_ERR_ENGINE',
-        `cannot join the cluster on ${where}: ${(err as Error).message}`,
-      );
+      throw new BayouEngineError(`cannot join the cluster on ${where}: ${(err as Error).message}`);
     throw err;
   }
   let draining = false;

@@ -18,6 +18,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { formatError, jsonDepthExceeds, MAX_JSON_DEPTH, validateMessage } from '@bayou/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BayouError } from '../errors.js';
+import { invalidOption } from '../option-errors.js';
 
 export interface PublishApiOptions {
   /** The key (or keys, for rotation) a caller must present. Unset: the API answers 404. */
@@ -69,14 +70,12 @@ function checkMessage(value: unknown, maxBytes: number, scanForProto: boolean): 
 }
 
 function positive(name: string, value: number): number {
-  if (!Number.isInteger(value) || value <= 0)
-    throw new BayouError('BAYOU_ERR_INVALID_OPTION', `option "${name}" must be a positive integer`);
+  if (!Number.isInteger(value) || value <= 0) invalidOption(`${name}`, `a positive integer`);
   return value;
 }
 
 export async function publishApi(app: FastifyInstance, options: PublishApiOptions): Promise<void> {
-  if (typeof options.publish !== 'function')
-    throw new BayouError('BAYOU_ERR_INVALID_OPTION', 'option "publish" must be a function');
+  if (typeof options.publish !== 'function') invalidOption('publish', 'a function');
   const path = options.path ?? '/api/publish';
   const bodyLimit = positive('bodyLimit', options.bodyLimit ?? 1024 * 1024);
   const maxBytes = positive('maxMessageBytes', options.maxMessageBytes ?? 64 * 1024);
@@ -88,7 +87,7 @@ export async function publishApi(app: FastifyInstance, options: PublishApiOption
         ? [options.apiKey]
         : [...options.apiKey];
   if (raw.some((k) => typeof k !== 'string' || k.length < 16))
-    throw new BayouError('BAYOU_ERR_INVALID_OPTION', 'option "apiKey" must be at least 16 characters');
+    invalidOption('apiKey', 'at least 16 characters');
   const keys = raw.map(digest);
 
   // Own scope: the JSON parser below (bounded depth) applies to this route only.

@@ -18,9 +18,9 @@ import { readFileSync } from 'node:fs';
 import { parseChannel } from '@bayou/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { kernelOf } from '../bayou-app.js';
-import { BayouError } from '../errors.js';
 import type { Answer, NodeInfo, Target } from '../kernel/cluster-control.js';
 import type { Kernel } from '../kernel/kernel.js';
+import { invalidOption } from '../option-errors.js';
 import { ownerOf } from '../session/session-registry.js';
 import { bearer, keyMatches } from './publish-api.js';
 
@@ -114,7 +114,7 @@ export async function serverApi(app: FastifyInstance, options: ServerApiOptions)
         ? [options.apiKey]
         : [...options.apiKey];
   if (raw.some((key) => typeof key !== 'string' || key.length < 16))
-    throw new BayouError('BAYOU_ERR_INVALID_OPTION', 'option "apiKey" must be at least 16 characters');
+    invalidOption('apiKey', 'at least 16 characters');
   const keys = raw.map(digest);
   const maxHistory = options.maxHistory ?? 1000;
   const maxChannels = options.maxChannels ?? 1000;

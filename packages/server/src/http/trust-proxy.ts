@@ -9,16 +9,15 @@
  * nobody (its `request.ip` stays the proxy's), which is never what the count meant.
  */
 import proxyAddr from '@fastify/proxy-addr';
-import { BayouError } from '../errors.js';
+import { optionProblem } from '../option-errors.js';
 
 export type TrustProxy = boolean | string | string[] | ((address: string, hop: number) => boolean);
 
-function invalid(detail: string): never {
-  throw new BayouError(
-    'BAYOU_ERR_INVALID_OPTION',
+/** What the option is and how to write it, after what is wrong with the value given. */
+const invalid: (detail: string) => never = (detail) =>
+  optionProblem(
     `option "trustProxy" (--trust-proxy, BAYOU_TRUST_PROXY) ${detail}; use the proxy's addresses, CIDR ranges or loopback/linklocal/uniquelocal separated by commas (e.g. "10.0.0.0/8,127.0.0.1"), true (any peer) or false`,
   );
-}
 
 /** The setting to hand Fastify, or `undefined` when nothing is trusted. Throws on a bad value. */
 export function resolveTrustProxy(value: unknown): TrustProxy | undefined {

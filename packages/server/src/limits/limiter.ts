@@ -9,7 +9,8 @@
  * handshake bucket is full again, checked by `prune` (call it from the existing sweep).
  */
 import { formatError } from '@bayou/protocol';
-import { BayouError } from '../errors.js';
+import { BayouConfigError } from '../errors.js';
+import { invalidOption } from '../option-errors.js';
 import { type BucketSpec, type BucketState, fullBucket, isFull, take } from './token-bucket.js';
 
 export interface LimitOptions {
@@ -63,19 +64,14 @@ export function resolveLimits(input: LimitOptions = {}): Readonly<Required<Limit
   const out = { ...defaultLimits };
   for (const [key, value] of Object.entries(input)) {
     if (!(key in defaultLimits))
-      throw new BayouError('BAYOU_ERR_UNKNOWN_OPTION', `unknown option(s): limits.${key}`);
+      throw new BayouConfigError('BAYOU_ERR_UNKNOWN_OPTION', `unknown option(s): limits.${key}`);
     if (value === undefined) continue;
     if (typeof value !== 'number' || !Number.isFinite(value) || value < 0)
-      throw new BayouError(
-        'BAYOU_ERR_INVALID_OPTION',
-        `option "limits.${key}" must be a non-negative number`,
-      );
+      invalidOption(`limits.${key}`, `a non-negative number`);
     out[key as keyof LimitOptions] = value;
   }
-  if (out.publishRate > 0 && out.publishBurst < 1)
-    throw new BayouError('BAYOU_ERR_INVALID_OPTION', 'option "limits.publishBurst" must be at least 1');
-  if (out.handshakeRate > 0 && out.handshakeBurst < 1)
-    throw new BayouError('BAYOU_ERR_INVALID_OPTION', 'option "limits.handshakeBurst" must be at least 1');
+  if (out.publishRate > 0 && out.publishBurst < 1) invalidOption('limits.publishBurst', 'at least 1');
+  if (out.handshakeRate > 0 && out.handshakeBurst < 1) invalidOption('limits.handshakeBurst', 'at least 1');
   return Object.freeze(out);
 }
 

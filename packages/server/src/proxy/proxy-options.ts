@@ -2,7 +2,8 @@
  * The `proxy` option: backend endpoints that decide connects (handshakes), subscriptions
  * and publishes, and answer `/service/**` calls, over HTTP.
  */
-import { BayouError } from '../errors.js';
+import { BayouConfigError } from '../errors.js';
+import { scopedInvalid } from '../option-errors.js';
 import { badEndpoint } from '../webhooks/webhook-options.js';
 
 export type ProxyHookName = 'connect' | 'subscribe' | 'publish' | 'rpc';
@@ -42,14 +43,15 @@ export type ResolvedProxyOptions = Readonly<Partial<Record<ProxyHookName, Resolv
 
 export const DEFAULT_PROXY_TIMEOUT = 5_000;
 
-function invalid(what: string, expected: string): never {
-  throw new BayouError('BAYOU_ERR_INVALID_OPTION', `option "proxy${what}" must be ${expected}`);
-}
+const invalid: (name: string, expected: string) => never = scopedInvalid('proxy');
 
 function unknownKeys(o: Record<string, unknown>, known: readonly string[], where: string): void {
   const unknown = Object.keys(o).filter((k) => !known.includes(k));
   if (unknown.length > 0)
-    throw new BayouError('BAYOU_ERR_UNKNOWN_OPTION', `unknown option(s) in ${where}: ${unknown.join(', ')}`);
+    throw new BayouConfigError(
+      'BAYOU_ERR_UNKNOWN_OPTION',
+      `unknown option(s) in ${where}: ${unknown.join(', ')}`,
+    );
 }
 
 function checkHeaders(h: unknown, where: string): Record<string, string> {

@@ -1,6 +1,6 @@
 /** Record patterns: which channels carry records, and their throttle bounds. */
 import { EXT_RECORD_REQUEST, parseChannel } from '@bayou/protocol';
-import { BayouError } from '../errors.js';
+import { BayouConfigError } from '../errors.js';
 
 export interface RecordPattern {
   /** A channel or pattern (`/fx/*`, `/prices/**`) whose subjects are records. */
@@ -19,13 +19,13 @@ export function resolveRecordPatterns(patterns: readonly RecordPattern[]): Resol
     const known = ['pattern', 'throttleMs', 'maxFrequency'];
     const unknown = Object.keys(p).filter((k) => !known.includes(k));
     if (unknown.length > 0)
-      throw new BayouError(
+      throw new BayouConfigError(
         'BAYOU_ERR_UNKNOWN_OPTION',
         `unknown option(s) in ${where}: ${unknown.join(', ')}`,
       );
     const info = parseChannel(p.pattern);
     if (info === null || info.kind !== 'broadcast') {
-      throw new BayouError(
+      throw new BayouConfigError(
         'BAYOU_ERR_INVALID_OPTION',
         `${where}.pattern must be a broadcast channel or pattern, got "${p.pattern}"`,
       );
@@ -33,9 +33,9 @@ export function resolveRecordPatterns(patterns: readonly RecordPattern[]): Resol
     const throttleMs = p.throttleMs ?? 0;
     const maxFrequency = p.maxFrequency ?? Number.POSITIVE_INFINITY;
     if (!(throttleMs >= 0))
-      throw new BayouError('BAYOU_ERR_INVALID_OPTION', `${where}.throttleMs must be ≥ 0`);
+      throw new BayouConfigError('BAYOU_ERR_INVALID_OPTION', `${where}.throttleMs must be ≥ 0`);
     if (!(maxFrequency > 0))
-      throw new BayouError('BAYOU_ERR_INVALID_OPTION', `${where}.maxFrequency must be > 0`);
+      throw new BayouConfigError('BAYOU_ERR_INVALID_OPTION', `${where}.maxFrequency must be > 0`);
     return Object.freeze({ pattern: p.pattern, throttleMs, maxFrequency });
   });
 }

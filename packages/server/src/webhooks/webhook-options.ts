@@ -1,5 +1,6 @@
 /** The `webhooks` option: where events go, how they are signed, batched and retried. */
-import { BayouError } from '../errors.js';
+import { BayouConfigError } from '../errors.js';
+import { scopedInvalid } from '../option-errors.js';
 
 export interface WebhookOptions {
   /** The receiver: an `http://` or `https://` URL each batch is POSTed to. Required. */
@@ -64,9 +65,7 @@ export function badEndpoint(url: unknown): string | null {
   return null;
 }
 
-function invalid(what: string, expected: string): never {
-  throw new BayouError('BAYOU_ERR_INVALID_OPTION', `option "webhooks.${what}" must be ${expected}`);
-}
+const invalid: (name: string, expected: string) => never = scopedInvalid('webhooks');
 
 export function resolveWebhookOptions(input: unknown): ResolvedWebhookOptions {
   if (input === null || typeof input !== 'object' || Array.isArray(input))
@@ -74,7 +73,10 @@ export function resolveWebhookOptions(input: unknown): ResolvedWebhookOptions {
   const o = input as Record<string, unknown>;
   const unknown = Object.keys(o).filter((k) => !KEYS.has(k));
   if (unknown.length > 0)
-    throw new BayouError('BAYOU_ERR_UNKNOWN_OPTION', `unknown option(s) in webhooks: ${unknown.join(', ')}`);
+    throw new BayouConfigError(
+      'BAYOU_ERR_UNKNOWN_OPTION',
+      `unknown option(s) in webhooks: ${unknown.join(', ')}`,
+    );
   const bad = badEndpoint(o.url);
   if (bad !== null) invalid('url', bad);
   const headers = o.headers ?? {};

@@ -4,7 +4,7 @@
  * three-node scenario). It plays the part Redis plays for the Redis engine.
  */
 import { expandChannel } from '@bayou/protocol';
-import { BayouError } from '../../errors.js';
+import { BayouConfigError } from '../../errors.js';
 import type { EngineNode, PresenceMember, Publication } from '../engine.js';
 import { StreamTable } from './stream-table.js';
 
@@ -29,7 +29,7 @@ const defaults = Object.freeze({ historyChannels: 100_000, historyTtl: 120_000, 
 function resolveBusOptions(input: MemoryBusOptions): Readonly<Required<MemoryBusOptions>> {
   const unknown = Object.keys(input).filter((k) => !(k in defaults));
   if (unknown.length > 0)
-    throw new BayouError(
+    throw new BayouConfigError(
       'BAYOU_ERR_UNKNOWN_OPTION',
       `unknown memory engine option(s): ${unknown.join(', ')}`,
     );
@@ -41,7 +41,7 @@ function resolveBusOptions(input: MemoryBusOptions): Readonly<Required<MemoryBus
   ] as const) {
     const v = o[name];
     if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min)
-      throw new BayouError(
+      throw new BayouConfigError(
         'BAYOU_ERR_INVALID_OPTION',
         `memory engine option "${name}" must be an integer >= ${min}`,
       );

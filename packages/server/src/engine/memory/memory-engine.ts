@@ -3,7 +3,7 @@
  * single node; engines built on one shared `MemoryBus` form an in-process cluster.
  */
 
-import { BayouError } from '../../errors.js';
+import { BayouConfigError } from '../../errors.js';
 import type {
   Broker,
   Engine,
@@ -43,7 +43,7 @@ export class MemoryEngine implements Engine {
     const { bus, ...history } = options;
     const given = Object.entries(history).filter(([, v]) => v !== undefined);
     if (bus !== undefined && given.length > 0)
-      throw new BayouError(
+      throw new BayouConfigError(
         'BAYOU_ERR_INVALID_OPTION',
         `memory engine options "bus" and "${given.map(([k]) => k).join('", "')}" exclude each other: give those to the shared MemoryBus`,
       );

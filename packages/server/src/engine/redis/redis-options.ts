@@ -1,10 +1,11 @@
 /**
  * Every option of the Redis engine, with its default, in one place. `resolveRedisOptions`
- * merges the defaults, rejects unknown keys and bad values with a `BayouError` that names
+ * merges the defaults, rejects unknown keys and bad values with a `BayouConfigError` that names
  * the option, and returns a frozen object.
  */
 import type { ClusterNode, ClusterOptions, RedisOptions } from 'ioredis';
-import { BayouError } from '../../errors.js';
+import { BayouConfigError } from '../../errors.js';
+import { scopedInvalid } from '../../option-errors.js';
 import { isSentinelUrl, sentinelOptions, URL_FORMS } from './redis-sentinel.js';
 
 export interface RedisEngineOptions {
@@ -106,9 +107,7 @@ const defaults = Object.freeze({
 
 const known = new Set([...Object.keys(defaults), 'redis', 'cluster', 'sharded']);
 
-function invalid(name: string, expected: string): never {
-  throw new BayouError('BAYOU_ERR_INVALID_OPTION', `Redis engine option "${name}" must be ${expected}`);
-}
+const invalid: (name: string, expected: string) => never = scopedInvalid('redisEngine');
 
 function positive(name: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0)
@@ -125,7 +124,10 @@ export function resolveRedisOptions(input: RedisEngineOptions = {}): ResolvedRed
   if (typeof input !== 'object' || input === null) invalid('options', 'an object');
   const unknown = Object.keys(input).filter((k) => !known.has(k));
   if (unknown.length > 0) {
-    throw new BayouError('BAYOU_ERR_UNKNOWN_OPTION', `unknown Redis engine option(s): ${unknown.join(', ')}`);
+    throw new BayouConfigError(
+      'BAYOU_ERR_UNKNOWN_OPTION',
+      `unknown Redis engine option(s): ${unknown.join(', ')}`,
+    );
   }
   const o = { ...defaults, ...Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) };
   if (o.url !== null && (typeof o.url !== 'string' || !/^(rediss?|redis\+sentinel):\/\//.test(o.url))) {
