@@ -125,4 +125,17 @@ describe('eventsource', () => {
     const own = await eventSource(client);
     expect(own.done).toBe(false);
   });
+
+  it('grants a listed origin its page CORS, as long-polling does', async () => {
+    const { base } = await start({ allowedOrigins: ['https://app.example'] });
+    const client = await streamingClient(base, 'eventsource');
+    const reader = await openEventSource(base, client.clientId, {
+      origin: 'https://app.example',
+      ...cookieOf(client),
+    });
+    streams.push(reader);
+    await reader.until(() => reader.lines.length >= 1);
+    expect(reader.status).toBe(200);
+    expect(reader.headers.get('access-control-allow-origin')).toBe('https://app.example');
+  });
 });

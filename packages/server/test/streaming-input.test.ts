@@ -4,8 +4,9 @@
  */
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
+import { parseEnv, parseFlags } from '../src/config/flags.js';
 import { servedDirectly } from '../src/http/direct-endpoint.js';
-import { type BayouOptions, bayou } from '../src/index.js';
+import { type BayouOptions, bayou, resolveOptions } from '../src/index.js';
 import { cookieOf, openStream, type StreamReader, streamConnect, streamingClient } from './stream-client.js';
 
 const apps: FastifyInstance[] = [];
@@ -116,5 +117,39 @@ describe('--transports', () => {
     await expect(app.register(bayou, { transports: ['streaming', 'sse'] as never })).rejects.toThrow(
       /option "transports" must be a non-empty array of distinct names among "websocket", "streaming", "eventsource", "long-polling"/,
     );
+  });
+});
+
+describe('stream limits as options and flags', () => {
+  it('reads --transports, --stream-max-bytes and --stream-max-age (and BAYOU_*) into config keys', () => {
+    const p = parseFlags([
+      'start',
+      '--transports',
+      'streaming,long-polling',
+      '--stream-max-bytes',
+      '65536',
+      '--stream-max-age=5000',
+    ]);
+    expect(p.layer).toEqual({
+      transports: ['streaming', 'long-polling'],
+      streamMaxBytes: 65536,
+      streamMaxAge: 5000,
+    });
+    expect(parseEnv({ BAYOU_STREAM_MAX_BYTES: '8192', BAYOU_STREAM_MAX_AGE: '2000' }).layer).toEqual({
+      streamMaxBytes: 8192,
+      streamMaxAge: 2000,
+    });
+    expect(() => parseFlags(['--stream-max-age', '-1'])).toThrow(/--stream-max-age/);
+  });
+
+  it('refuses limits too small to carry a frame or to be worth a request, naming the option', () => {
+    expect(() => resolveOptions({ streamMaxBytes: 100 })).toThrow(
+      'option "streamMaxBytes" must be at least 4096 (bytes)',
+    );
+    expect(() => resolveOptions({ streamMaxAge: 10 })).toThrow(
+      'option "streamMaxAge" must be at least 1000 (ms)',
+    );
+    expect(() => resolveOptions({ transports: ['streaming', 'streaming'] })).toThrow(/option "transports"/);
+    expect(resolveOptions({}).transports).toEqual(['websocket', 'streaming', 'eventsource', 'long-polling']);
   });
 });

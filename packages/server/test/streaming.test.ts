@@ -1,9 +1,10 @@
 /** The `streaming` connection type on one node: the wire, deliveries, heartbeats, recycling, ends. */
+import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CreateServerOptions } from '../src/index.js';
 import { type Started, startServer } from './start-server.js';
 import { cookieOf, openStream, type StreamReader, streamConnect, streamingClient } from './stream-client.js';
-import type { Msg, TestClient } from './test-client.js';
+import { eventually, type Msg, type TestClient } from './test-client.js';
 
 let s: Started | null = null;
 const streams: StreamReader[] = [];
@@ -190,5 +191,51 @@ describe('streaming', () => {
         },
       ],
     ]);
+  });
+
+  it('recycles past maxQueuedMessages / 2 messages, so numbered frames kept for a report stay under the cap', async () => {
+    const { base, server } = await start({ maxQueuedMessages: 20 });
+    const client = await streamingClient(base);
+    await client.subscribe('/count');
+    const first = await stream(client);
+    let sent = 0;
+    while (!first.done && sent < 30) {
+      server.bayou.publish('/count', sent++);
+      await new Promise((r) => setImmediate(r));
+    }
+    await first.ended;
+    // Ten messages written (its connect reply, nine deliveries), then the recycle frame.
+    expect(first.frames.slice(0, -1).flat()).toHaveLength(10);
+    expect(first.frames.at(-1)?.[0]).toMatchObject({ channel: '/meta/connect', advice: { interval: 0 } });
+    const second = await stream(client);
+    await second.until(
+      () => deliveries(first, '/count').length + deliveries(second, '/count').length === sent,
+    );
+    expect([...deliveries(first, '/count'), ...deliveries(second, '/count')]).toEqual([
+      ...Array(sent).keys(),
+    ]);
+  });
+
+  it('drops a reader that stops reading as a slow consumer, past maxBufferedBytes', async () => {
+    const { base, server } = await start({ maxBufferedBytes: 64 * 1024, streamMaxBytes: 64 * 1024 * 1024 });
+    const client = await streamingClient(base);
+    await client.subscribe('/flood');
+    // A client that sends its request and never reads a byte of the answer.
+    const { port } = new URL(base);
+    const socket = connect(Number(port), '127.0.0.1');
+    const body = JSON.stringify([streamConnect(client)]);
+    socket.write(
+      `POST /bayeux/stream HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n${client.cookie ? `Cookie: ${client.cookie}\r\n` : ''}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+    socket.pause();
+    await eventually(() => server.bayou.session(client.clientId)?.state === 'socket');
+    const payload = 'x'.repeat(16 * 1024);
+    for (let i = 0; i < 2000 && server.bayou.session(client.clientId) !== undefined; i++) {
+      server.bayou.publish('/flood', payload);
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(server.bayou.session(client.clientId)).toBeUndefined();
+    expect(server.bayou.stats().slowConsumers).toBe(1);
+    socket.destroy();
   });
 });
