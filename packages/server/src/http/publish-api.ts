@@ -52,6 +52,27 @@ export function bearer(request: FastifyRequest): string | null {
   return m ? (m[1] as string) : null;
 }
 
+/**
+ * An `onRequest` hook letting through only a request with one of `keys` as its bearer key:
+ * `404 { error: off }` when no key is configured, `401` for a missing or wrong one.
+ */
+export function requireBearerKey(
+  keys: readonly Buffer[],
+  off: string,
+): (request: FastifyRequest, reply: FastifyReply) => Promise<unknown> {
+  return async (request, reply) => {
+    if (keys.length === 0) return reply.code(404).send({ error: off });
+    const presented = bearer(request);
+    if (presented === null || !keyMatches(presented, keys)) {
+      return reply
+        .code(401)
+        .header('www-authenticate', 'Bearer realm="bayou"')
+        .send({ error: presented === null ? 'missing bearer key' : 'wrong key' });
+    }
+    return undefined;
+  };
+}
+
 type Checked = { ok: true; channel: string; data: unknown } | { ok: false; status: number; error: string };
 
 function checkMessage(value: unknown, maxBytes: number, scanForProto: boolean): Checked {
@@ -74,47 +95,51 @@ function positive(name: string, value: number): number {
   return value;
 }
 
+/** The digests of the configured API keys (each at least 16 characters). */
+export function apiKeyDigests(apiKey: PublishApiOptions['apiKey']): Buffer[] {
+  const raw = apiKey === undefined ? [] : typeof apiKey === 'string' ? [apiKey] : [...apiKey];
+  if (raw.some((k) => typeof k !== 'string' || k.length < 16))
+    invalidOption('apiKey', 'at least 16 characters');
+  return raw.map(digest);
+}
+
+/** The route's JSON: nesting bounded before `JSON.parse`, the text kept for the `__proto__` scan. */
+function parseBoundedJson(text: string): { text: string; value: unknown } {
+  if (jsonDepthExceeds(text, MAX_JSON_DEPTH))
+    throw Object.assign(new Error(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`), { statusCode: 400 });
+  try {
+    return { text, value: JSON.parse(text) as unknown };
+  } catch (err) {
+    throw Object.assign(new Error(`malformed JSON: ${(err as Error).message}`), { statusCode: 400 });
+  }
+}
+
+/** A BayouError from `publish` (a record subject, a channel it refuses) is the caller's fault. */
+function errorStatus(err: Error & { statusCode?: number }): number {
+  if (err instanceof BayouError) return 400;
+  return err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
+}
+
 export async function publishApi(app: FastifyInstance, options: PublishApiOptions): Promise<void> {
   if (typeof options.publish !== 'function') invalidOption('publish', 'a function');
   const path = options.path ?? '/api/publish';
   const bodyLimit = positive('bodyLimit', options.bodyLimit ?? 1024 * 1024);
   const maxBytes = positive('maxMessageBytes', options.maxMessageBytes ?? 64 * 1024);
   const maxBatch = positive('maxBatchMessages', options.maxBatchMessages ?? 1000);
-  const raw =
-    options.apiKey === undefined
-      ? []
-      : typeof options.apiKey === 'string'
-        ? [options.apiKey]
-        : [...options.apiKey];
-  if (raw.some((k) => typeof k !== 'string' || k.length < 16))
-    invalidOption('apiKey', 'at least 16 characters');
-  const keys = raw.map(digest);
+  const keys = apiKeyDigests(options.apiKey);
 
   // Own scope: the JSON parser below (bounded depth) applies to this route only.
   await app.register(async (scope) => {
     scope.removeContentTypeParser('application/json');
     scope.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit }, (_req, body, done) => {
-      const text = body as string;
-      if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) {
-        done(
-          Object.assign(new Error(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`), { statusCode: 400 }),
-        );
-        return;
-      }
       try {
-        done(null, { text, value: JSON.parse(text) as unknown });
+        done(null, parseBoundedJson(body as string));
       } catch (err) {
-        done(Object.assign(new Error(`malformed JSON: ${(err as Error).message}`), { statusCode: 400 }));
+        done(err as Error);
       }
     });
     scope.setErrorHandler((err: Error & { statusCode?: number }, _req, reply) => {
-      // A BayouError from `publish` (a record subject, a channel it refuses) is the caller's fault.
-      const status =
-        err instanceof BayouError
-          ? 400
-          : err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500
-            ? err.statusCode
-            : 500;
+      const status = errorStatus(err);
       if (status === 500) scope.log.error({ err }, 'publish API failed');
       reply.code(status).send({ error: status === 500 ? 'publish failed' : err.message });
     });
@@ -122,17 +147,7 @@ export async function publishApi(app: FastifyInstance, options: PublishApiOption
     scope.post(path, {
       bodyLimit,
       // The key is checked before the body is read: an anonymous caller costs no parsing.
-      onRequest: async (request: FastifyRequest, reply: FastifyReply) => {
-        if (keys.length === 0)
-          return reply.code(404).send({ error: 'the publish API is off: no API key is configured' });
-        const presented = bearer(request);
-        if (presented === null || !keyMatches(presented, keys)) {
-          return reply
-            .code(401)
-            .header('www-authenticate', 'Bearer realm="bayou"')
-            .send({ error: presented === null ? 'missing bearer key' : 'wrong key' });
-        }
-      },
+      onRequest: requireBearerKey(keys, 'the publish API is off: no API key is configured'),
       handler: async (request, reply) => {
         const body = request.body as { text: string; value: unknown } | undefined;
         if (body === undefined) return reply.code(415).send({ error: 'send application/json' });

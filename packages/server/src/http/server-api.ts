@@ -13,16 +13,14 @@
  *
  * Bad input is a `400 { error }` naming what to fix; an unreachable engine a `503`.
  */
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseChannel } from '@bayou/protocol';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { kernelOf } from '../bayou-app.js';
 import type { Answer, NodeInfo, Target } from '../kernel/cluster-control.js';
 import type { Kernel } from '../kernel/kernel.js';
-import { invalidOption } from '../option-errors.js';
 import { ownerOf } from '../session/session-registry.js';
-import { bearer, keyMatches } from './publish-api.js';
+import { apiKeyDigests, requireBearerKey } from './publish-api.js';
 
 export interface ServerApiOptions {
   /** The key (or keys) a caller must present: the publish API's. Unset: every route answers 404. */
@@ -36,8 +34,6 @@ export interface ServerApiOptions {
 class BadInput extends Error {
   readonly statusCode = 400;
 }
-
-const digest = (text: string): Buffer => createHash('sha256').update(text).digest();
 
 function version(): string {
   try {
@@ -106,16 +102,44 @@ export async function onTargets(
   return counts.reduce((a, b) => a + b, 0);
 }
 
+/** `GET /api/history`: the last `limit` messages the channel's history still holds. */
+async function historyReply(k: Kernel, query: Record<string, unknown>, maxHistory: number): Promise<unknown> {
+  const channel = channelParam(query.channel);
+  const limit = limitParam(query.limit, maxHistory, 100);
+  const latest = await k.engine.history.latest(channel);
+  const kept = Math.min(limit, k.historyFor(channel).size);
+  const from = { offset: Math.max(0, latest.offset - kept), epoch: latest.epoch };
+  const r = kept === 0 || latest.offset === 0 ? null : await k.engine.history.since(channel, from);
+  const messages =
+    r?.recovered === true
+      ? r.publications.map((p) => ({
+          data: (JSON.parse(p.payload) as { data: unknown }).data,
+          position: p.position,
+        }))
+      : [];
+  return { channel, position: latest, recovered: r === null || r.recovered, messages };
+}
+
+/** `GET /api/channels`: the busiest channels over every node that answers. */
+async function channelsReply(
+  k: Kernel,
+  query: Record<string, unknown>,
+  maxChannels: number,
+): Promise<unknown> {
+  const limit = limitParam(query.limit, maxChannels, maxChannels);
+  const answers = await k.control.askAll<[string, number][]>({ op: 'channels', limit });
+  const totals = new Map<string, number>();
+  for (const a of answers)
+    if ('result' in a) for (const [name, n] of a.result) totals.set(name, (totals.get(name) ?? 0) + n);
+  const channels = [...totals]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, limit)
+    .map(([channel, subscribers]) => ({ channel, subscribers }));
+  return { channels, nodes: answers.length, unanswered: unanswered(answers) };
+}
+
 export async function serverApi(app: FastifyInstance, options: ServerApiOptions): Promise<void> {
-  const raw =
-    options.apiKey === undefined
-      ? []
-      : typeof options.apiKey === 'string'
-        ? [options.apiKey]
-        : [...options.apiKey];
-  if (raw.some((key) => typeof key !== 'string' || key.length < 16))
-    invalidOption('apiKey', 'at least 16 characters');
-  const keys = raw.map(digest);
+  const keys = apiKeyDigests(options.apiKey);
   const maxHistory = options.maxHistory ?? 1000;
   const maxChannels = options.maxChannels ?? 1000;
   const k = kernelOf(app.bayou);
@@ -123,17 +147,7 @@ export async function serverApi(app: FastifyInstance, options: ServerApiOptions)
   const ver = version();
 
   await app.register(async (scope) => {
-    scope.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-      if (keys.length === 0)
-        return reply.code(404).send({ error: 'the server API is off: no API key is configured' });
-      const presented = bearer(request);
-      if (presented === null || !keyMatches(presented, keys)) {
-        return reply
-          .code(401)
-          .header('www-authenticate', 'Bearer realm="bayou"')
-          .send({ error: presented === null ? 'missing bearer key' : 'wrong key' });
-      }
-    });
+    scope.addHook('onRequest', requireBearerKey(keys, 'the server API is off: no API key is configured'));
     scope.setErrorHandler((err: Error & { statusCode?: number }, _req, reply) => {
       const status =
         err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 503;
@@ -152,36 +166,12 @@ export async function serverApi(app: FastifyInstance, options: ServerApiOptions)
       return { channel, members: await k.presence.members(channel) };
     });
 
-    scope.get('/api/history', async (request) => {
-      const q = request.query as Record<string, unknown>;
-      const channel = channelParam(q.channel);
-      const limit = limitParam(q.limit, maxHistory, 100);
-      const latest = await k.engine.history.latest(channel);
-      const kept = Math.min(limit, k.historyFor(channel).size);
-      const from = { offset: Math.max(0, latest.offset - kept), epoch: latest.epoch };
-      const r = kept === 0 || latest.offset === 0 ? null : await k.engine.history.since(channel, from);
-      const messages =
-        r?.recovered === true
-          ? r.publications.map((p) => ({
-              data: (JSON.parse(p.payload) as { data: unknown }).data,
-              position: p.position,
-            }))
-          : [];
-      return { channel, position: latest, recovered: r === null || r.recovered, messages };
-    });
-
-    scope.get('/api/channels', async (request) => {
-      const limit = limitParam((request.query as Record<string, unknown>).limit, maxChannels, maxChannels);
-      const answers = await k.control.askAll<[string, number][]>({ op: 'channels', limit });
-      const totals = new Map<string, number>();
-      for (const a of answers)
-        if ('result' in a) for (const [name, n] of a.result) totals.set(name, (totals.get(name) ?? 0) + n);
-      const channels = [...totals]
-        .sort((a, b) => b[1] - a[1])
-        .slice(0, limit)
-        .map(([channel, subscribers]) => ({ channel, subscribers }));
-      return { channels, nodes: answers.length, unanswered: unanswered(answers) };
-    });
+    scope.get('/api/history', (request) =>
+      historyReply(k, request.query as Record<string, unknown>, maxHistory),
+    );
+    scope.get('/api/channels', (request) =>
+      channelsReply(k, request.query as Record<string, unknown>, maxChannels),
+    );
 
     scope.post('/api/disconnect', async (request) => {
       const target = targetParam(bodyOf(request));
