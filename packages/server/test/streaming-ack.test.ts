@@ -1,6 +1,7 @@
 /**
  * Numbered frames over `streaming`: each frame ends with the ack marker, and the connect
- * opening the next stream says the last frame received (`ext.ack`), so a stream cut
+ * opening the next stream says the last frame received (`ext.ack`, or `ext.ackFrames` as
+ * @bayou/client sends it), so a stream cut
  * mid-flight loses nothing and duplicates nothing. Also: a stream's state goes with it.
  */
 import { afterEach, describe, expect, it } from 'vitest';
@@ -34,35 +35,38 @@ const data = (reader: StreamReader): unknown[] =>
   reader.messages.filter((m) => m.channel === '/n' && m.successful === undefined).map((m) => m.data);
 
 describe('numbered frames over streaming', () => {
-  it('numbers every frame and, after a cut, resends exactly the frames after the last one reported', async () => {
-    s = await startServer();
-    const client = await streamingClient(s.base, 'streaming', FRAMES);
-    await client.subscribe('/n');
-    const first = await stream(client);
-    s.server.bayou.publish('/n', 'a');
-    await first.waitFor((m) => m.data === 'a');
-    s.server.bayou.publish('/n', 'b');
-    await first.waitFor((m) => m.data === 'b');
-    const numbers = first.frames.slice(1).map(markerOf);
-    expect(numbers.every((n) => typeof n === 'number')).toBe(true);
-    const [gotA] = numbers as number[];
-    first.cut();
-    await first.ended;
-    // Published while no stream is open.
-    s.server.bayou.publish('/n', 'c');
-    // The client says it got the frame with 'a' only: 'b' went down with the stream.
-    const second = await stream(client, { ack: gotA });
-    await second.until(() => data(second).includes('c'));
-    expect(data(second)).toEqual(['b', 'c']);
-    expect(second.frames.slice(1).every((f) => markerOf(f) !== undefined)).toBe(true);
-    // A third stream reporting everything gets nothing again.
-    const last = markerOf(second.frames.at(-1) as Msg[]) as number;
-    second.cut();
-    const third = await stream(client, { ack: last });
-    s.server.bayou.publish('/n', 'd');
-    await third.waitFor((m) => m.data === 'd');
-    expect(data(third)).toEqual(['d']);
-  });
+  it.each(['ack', 'ackFrames'] as const)(
+    'numbers every frame and, after a cut, resends exactly the frames after the last one reported in ext.%s',
+    async (key) => {
+      s = await startServer();
+      const client = await streamingClient(s.base, 'streaming', FRAMES);
+      await client.subscribe('/n');
+      const first = await stream(client);
+      s.server.bayou.publish('/n', 'a');
+      await first.waitFor((m) => m.data === 'a');
+      s.server.bayou.publish('/n', 'b');
+      await first.waitFor((m) => m.data === 'b');
+      const numbers = first.frames.slice(1).map(markerOf);
+      expect(numbers.every((n) => typeof n === 'number')).toBe(true);
+      const [gotA] = numbers as number[];
+      first.cut();
+      await first.ended;
+      // Published while no stream is open.
+      s.server.bayou.publish('/n', 'c');
+      // The client says it got the frame with 'a' only: 'b' went down with the stream.
+      const second = await stream(client, { [key]: gotA });
+      await second.until(() => data(second).includes('c'));
+      expect(data(second)).toEqual(['b', 'c']);
+      expect(second.frames.slice(1).every((f) => markerOf(f) !== undefined)).toBe(true);
+      // A third stream reporting everything gets nothing again.
+      const last = markerOf(second.frames.at(-1) as Msg[]) as number;
+      second.cut();
+      const third = await stream(client, { [key]: last });
+      s.server.bayou.publish('/n', 'd');
+      await third.waitFor((m) => m.data === 'd');
+      expect(data(third)).toEqual(['d']);
+    },
+  );
 });
 
 describe('stream state', () => {

@@ -120,7 +120,11 @@ export class AckExtension implements Extension {
       const streams = type === 'websocket' || (type === 'streaming' && request.transport === 'streaming');
       session.requestDelivery(streams ? 'numbered' : 'connect-reply');
       const got = reportedAck(message.ext, EXT_ACK_FRAMES);
-      if (got !== undefined) state.forget(got);
+      // A connect that opens a stream starts a new link, whichever field reports the last frame
+      // received: what went down with the older stream comes again on it (@bayou/client says
+      // `ext.ackFrames` there, as after a WebSocket reconnect another client says `ext.ack`).
+      if (got !== undefined && streams && type === 'streaming') session.requeue(state.acknowledge(got));
+      else if (got !== undefined) state.forget(got);
     }
     const acked = reportedAck(message.ext);
     // Acknowledge before the connect is handled: whatever is resent goes in its reply.
