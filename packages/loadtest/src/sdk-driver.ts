@@ -6,7 +6,7 @@
  * recovery off. One instance costs far more than a lean-driver client, so runs spread them
  * over `--workers` processes.
  */
-import { BayouClient, type BayouClientOptions, longPolling, websocket } from '@bayou/client';
+import { BayouClient, type BayouClientOptions, longPolling, streaming, websocket } from '@bayou/client';
 import WebSocket from 'ws';
 import { type Driver, type DriverFactory, type DriverOptions, deliverPayload } from './driver.js';
 import type { Transport } from './options.js';
@@ -31,10 +31,11 @@ function countFrame(data: Buffer, onFrame: () => void): void {
   if (data.includes(PAYLOAD_MARK)) onFrame();
 }
 
-/** The SDK's transport for `--transport` (it has no EventSource transport). */
+/** The SDK's transport for `--transport`, alone (it has no EventSource transport). */
 function sdkTransports(transport: Transport): NonNullable<BayouClientOptions['transports']> {
   if (transport === 'long-polling') return [longPolling];
   if (transport === 'websocket') return [websocket];
+  if (transport === 'streaming') return [streaming];
   throw new Error(`the @bayou/client driver has no ${transport} transport`);
 }
 

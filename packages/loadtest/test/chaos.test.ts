@@ -7,7 +7,7 @@ import { createServer } from '@bayou/server';
 import { describe, expect, it } from 'vitest';
 import { runChaos } from '../src/chaos/chaos-run.js';
 
-describe.each(['websocket', 'long-polling'] as const)('chaos chat over %s', (transport) => {
+describe.each(['websocket', 'long-polling', 'streaming'] as const)('chaos chat over %s', (transport) => {
   it('loses and duplicates nothing while connections die and sessions expire', async () => {
     const server = await createServer({ host: '127.0.0.1', port: 0, maxInterval: 1500, timeout: 3000 });
     const base = await server.listen();
@@ -35,6 +35,8 @@ describe.each(['websocket', 'long-polling'] as const)('chaos chat over %s', (tra
         duplicated: 0,
         stranded: 0,
       });
+      // Every client ended on the transport it was limited to (none fell back).
+      expect(result.onTransport).toEqual({ [transport]: 60 });
     } finally {
       await server.close();
     }

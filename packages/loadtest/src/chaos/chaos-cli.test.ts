@@ -20,7 +20,10 @@ describe('bayou-loadtest chaos options', () => {
   it('refuses unknown options, bad times and bad transports with the fix in the message', () => {
     expect(() => parseChaosArgs(['--nope', '1'])).toThrow(/unknown option "--nope"/);
     expect(() => parseChaosArgs(['--chaos', 'soon'])).toThrow(/write e.g. 500ms, 3s or 10m/);
-    expect(() => parseChaosArgs(['--transport', 'carrier-pigeon'])).toThrow(/websocket or long-polling/);
+    expect(() => parseChaosArgs(['--transport', 'carrier-pigeon'])).toThrow(
+      /websocket, long-polling or streaming, got "carrier-pigeon"/,
+    );
+    expect(parseChaosArgs(['--transport', 'streaming']).options).toMatchObject({ transport: 'streaming' });
     expect(() => parseChaosArgs(['--clients'])).toThrow(/needs a value/);
   });
 
@@ -88,7 +91,7 @@ describe('bayou-loadtest chaos options', () => {
     );
     expect(() => parseChaosArgs(['--cluster', '3', '--restart', 'gently'])).toThrow(/kill or rolling/);
     expect(() => parseChaosArgs(['--cluster', '1'])).toThrow(/at least 2/);
-    expect(() => parseChaosArgs(['--transport', 'mixed'])).toThrow(/websocket or long-polling, got "mixed"/);
+    expect(() => parseChaosArgs(['--transport', 'mixed'])).toThrow(/long-polling or streaming, got "mixed"/);
   });
 
   it('reports PASS only with nothing lost, duplicated or stranded', () => {
@@ -105,6 +108,7 @@ describe('bayou-loadtest chaos options', () => {
       outages: 1,
       gaps: 0,
       stranded: 0,
+      onTransport: { websocket: 1000 },
       seconds: 1,
     };
     expect(formatChaos(options, base)).toMatch(/PASS$/);

@@ -5,6 +5,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { type ChaosOptions, type ChaosResult, runChaos } from './chaos-run.js';
+import { CHAOS_TRANSPORTS } from './client-transports.js';
 import {
   type ClusterChaosOptions,
   type ClusterChaosResult,
@@ -67,7 +68,7 @@ const FLAGS: readonly Flag[] = [
     default: 'websocket',
     clusterDefault: 'mixed',
     mode: 'both',
-    help: 'websocket or long-polling; with --cluster also mixed (half WebSocket, half long-polling only)',
+    help: 'websocket, long-polling or streaming (the client limited to it); with --cluster also mixed (half WebSocket, half long-polling only)',
   },
   {
     key: 'clients',
@@ -308,9 +309,11 @@ export function parseChaosArgs(argv: readonly string[]): ParsedChaos {
     const value = raw ?? (cluster ? (f.clusterDefault ?? f.default) : f.default);
     options[f.key] = convert(f, value);
   }
-  const transports = cluster ? ['websocket', 'long-polling', 'mixed'] : ['websocket', 'long-polling'];
+  const transports: readonly string[] = cluster ? [...CHAOS_TRANSPORTS, 'mixed'] : CHAOS_TRANSPORTS;
   if (!transports.includes(options.transport as string))
-    throw new Error(`--transport must be ${transports.join(' or ')}, got "${String(options.transport)}"`);
+    throw new Error(
+      `--transport must be ${transports.slice(0, -1).join(', ')} or ${transports.at(-1)}, got "${String(options.transport)}"`,
+    );
   if (cluster && options.restart !== 'kill' && options.restart !== 'rolling')
     throw new Error(`--restart must be kill or rolling, got "${String(options.restart)}"`);
   if (given.has('target')) targetChecks(given, options);
@@ -346,6 +349,9 @@ export function formatChaos(options: ChaosOptions, r: ChaosResult): string {
     `  kills ${r.kills} (every ${options.chaosInterval / 1000} s on average), of them held down ${options.outageMs / 1000} s: ${r.outages}`,
     `  published ${r.published}; deliveries expected ${r.expected}, delivered ${r.delivered}`,
     `  lost ${r.lost}, duplicated ${r.duplicated}, gap events ${r.gaps}, clients not reconnected ${r.stranded}`,
+    `  clients by transport at the end: ${Object.entries(r.onTransport)
+      .map(([t, n]) => `${t} ${n}`)
+      .join(', ')}`,
     `  ${r.seconds.toFixed(1)} s in all — ${verdict}`,
   ].join('\n');
 }

@@ -7,14 +7,15 @@
  * At the end every client must have received every message of its rooms published after
  * it joined, exactly once: lost and duplicated messages are counted exactly.
  */
-import { BayouClient, longPolling } from '@bayou/client';
+import { BayouClient } from '@bayou/client';
 import WebSocket from 'ws';
 import { assignGroups, seededRandom } from '../groups.js';
+import { type ChaosTransport, clientTransports } from './client-transports.js';
 
 export interface ChaosOptions {
   /** Bayeux endpoint, e.g. `http://127.0.0.1:8080/bayeux`. */
   url: string;
-  transport: 'websocket' | 'long-polling';
+  transport: ChaosTransport;
   clients: number;
   rooms: number;
   roomsPerClient: number;
@@ -46,6 +47,8 @@ export interface ChaosResult {
   gaps: number;
   /** Clients that did not get back to `connected` by the end. */
   stranded: number;
+  /** Clients by the transport they were on at the end (all on `transport` unless one fell back). */
+  onTransport: Record<string, number>;
   seconds: number;
 }
 
@@ -76,18 +79,21 @@ class ChaosClient {
     }
     const killableFetch: typeof fetch = async (input, init) => {
       if (Date.now() < self.downUntil) throw new TypeError('network down (chaos outage)');
-      const abort = new AbortController();
+      const abort = followAbort(init?.signal);
       self.requests.add(abort);
       try {
-        return await fetch(input, { ...init, signal: abort.signal });
-      } finally {
+        return killableBody(await fetch(input, { ...init, signal: abort.signal }), () =>
+          self.requests.delete(abort),
+        );
+      } catch (error) {
         self.requests.delete(abort);
+        throw error;
       }
     };
     this.client = new BayouClient(options.url, {
       WebSocket: KillableSocket as unknown as typeof globalThis.WebSocket,
       fetch: killableFetch,
-      ...(options.transport === 'long-polling' ? { transports: longPollingOnly() } : {}),
+      transports: clientTransports(options.transport),
       maxReconnectDelay: 2000,
     } as ConstructorParameters<typeof BayouClient>[1]);
     (this.client as unknown as { on(e: string, f: (...a: unknown[]) => void): void }).on('gap', () => {
@@ -100,6 +106,7 @@ class ChaosClient {
     if (outageMs > 0) this.downUntil = Date.now() + outageMs;
     for (const ws of this.sockets) ws.terminate();
     for (const r of this.requests) r.abort();
+    this.requests.clear();
   }
 
   receive(room: number, seq: number): void {
@@ -112,9 +119,25 @@ class ChaosClient {
   }
 }
 
-/** The long-polling transport alone. */
-function longPollingOnly() {
-  return [longPolling];
+/** A controller of its own for a request, aborted too when the caller's `signal` is. */
+function followAbort(signal: AbortSignal | null | undefined): AbortController {
+  const abort = new AbortController();
+  if (signal?.aborted) abort.abort(signal.reason);
+  else signal?.addEventListener('abort', () => abort.abort(signal.reason), { once: true });
+  return abort;
+}
+
+/**
+ * The response with a body that calls `done` once read to its end: a request stays killable
+ * until then, for a stream's body is its link (a long-poll's is read at once).
+ */
+function killableBody(res: Response, done: () => void): Response {
+  if (res.body === null) {
+    done();
+    return res;
+  }
+  const body = res.body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({ flush: done }));
+  return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
 }
 
 export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
@@ -210,6 +233,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const stranded = clients.filter(
     (c) => (c.client as unknown as { state: string }).state !== 'connected',
   ).length;
+  const onTransport: Record<string, number> = {};
+  for (const c of clients) {
+    const name = c.client.transport ?? 'none';
+    onTransport[name] = (onTransport[name] ?? 0) + 1;
+  }
   const gaps = clients.reduce((n, c) => n + c.gaps, 0);
   await Promise.all([
     ...clients.map((c) => c.client.disconnect().catch(() => undefined)),
@@ -225,6 +253,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     outages,
     gaps,
     stranded,
+    onTransport,
     seconds: (performance.now() - started) / 1000,
   };
 }

@@ -9,6 +9,7 @@
  * Everything it started is stopped by pid at the end, on an error or on a signal.
  */
 import { assignGroups } from '../groups.js';
+import type { ChaosTransport } from './client-transports.js';
 import { startBalancer } from './cluster-balancer.js';
 import type { WorkerClient, WorkerResult } from './cluster-messages.js';
 import { ChaosNode, ChaosRedis, freePort, randomKey, stopAll } from './cluster-processes.js';
@@ -19,7 +20,7 @@ export interface ClusterChaosOptions {
   nodes: number;
   clients: number;
   /** `mixed`: even clients over WebSocket, odd ones long-polling only. */
-  transport: 'mixed' | 'websocket' | 'long-polling';
+  transport: 'mixed' | ChaosTransport;
   rooms: number;
   roomsPerClient: number;
   /** Messages per second in all, spread evenly over the rooms (one numbered stream each). */

@@ -1,9 +1,10 @@
 /** What the cluster chaos run and its client worker processes say to each other over IPC. */
+import type { ChaosTransport } from './client-transports.js';
 
 export interface WorkerClient {
   /** Index of the client in the whole run. */
   index: number;
-  transport: 'websocket' | 'long-polling';
+  transport: ChaosTransport;
   rooms: number[];
 }
 

@@ -5,16 +5,10 @@
  * node take to receive again on their new session. Counts are made here and only the
  * verdict travels back, so the parent's IPC stays small at 1,000 clients.
  */
-
-import {
-  BayouClient,
-  longPolling,
-  type Subscription,
-  type WebSocketConstructor,
-  websocket,
-} from '@bayou/client';
+import { BayouClient, type Subscription, type WebSocketConstructor } from '@bayou/client';
 import { isMetaChannel, META_CONNECT, META_HANDSHAKE, META_SUBSCRIBE } from '@bayou/protocol';
 import WebSocket from 'ws';
+import { clientTransports } from './client-transports.js';
 import type { FromWorker, Loss, ToWorker, WorkerClient, WorkerResult } from './cluster-messages.js';
 
 const MAX_LOSSES_LISTED = 20;
@@ -60,7 +54,7 @@ class Watched {
     url: string,
   ) {
     this.client = new BayouClient(url, {
-      transports: [spec.transport === 'websocket' ? websocket : longPolling],
+      transports: clientTransports(spec.transport),
       WebSocket: timedWebSocket(this),
     });
     this.client.on('state', (state) => this.note(state));
