@@ -1,6 +1,6 @@
 /**
  * A worker process of the cluster chaos run: holds a share of the `@bayou/client`
- * instances (options as they ship, WebSocket or long-polling only), records every
+ * instances (options as they ship, limited to one transport), records every
  * numbered message each one receives per room, and times how long the clients of a dead
  * node take to receive again on their new session. Counts are made here and only the
  * verdict travels back, so the parent's IPC stays small at 1,000 clients.
