@@ -54,124 +54,141 @@ function isMessage(m: unknown): m is WorkerMessage {
 
 /** Runs in the primary; resolves once every worker listens (it keeps serving after that). */
 export function runWorkers(options: WorkersOptions): Promise<void> {
-  const { count, shutdownTimeout, say, warn } = options;
-  const exit = options.exit ?? ((code: number) => process.exit(code));
-  const policy: RestartPolicy = { ...DEFAULT_RESTART, ...options.restart };
-  /** When each listening worker started listening. */
-  const listening = new Map<Worker, number>();
-  const alive = new Set<Worker>();
-  let closing = false;
-  let exitCode = 0;
-  let started = false;
-  /** Fast crashes in a row, and the replacements waiting for their delay. */
-  let fastCrashes = 0;
-  const pending = new Set<ReturnType<typeof setTimeout>>();
-  let resolveStarted: () => void = () => undefined;
-  const allStarted = new Promise<void>((resolve) => {
-    resolveStarted = resolve;
-  });
+  const primary = new Primary(options);
+  process.on('SIGTERM', (signal) => primary.onSignal(signal));
+  process.on('SIGINT', (signal) => primary.onSignal(signal));
+  for (let i = 0; i < options.count; i++) primary.fork();
+  return primary.allStarted;
+}
 
-  const fork = (): void => {
+/** The primary's state: the workers alive and listening, the crash-loop count, the shutdown. */
+class Primary {
+  readonly allStarted: Promise<void>;
+  private readonly exit: (code: number) => void;
+  private readonly policy: RestartPolicy;
+  /** When each listening worker started listening. */
+  private readonly listening = new Map<Worker, number>();
+  private readonly alive = new Set<Worker>();
+  /** Replacements waiting for their delay. */
+  private readonly pending = new Set<ReturnType<typeof setTimeout>>();
+  private closing = false;
+  private exitCode = 0;
+  private started = false;
+  /** Fast crashes in a row. */
+  private fastCrashes = 0;
+  private signals = 0;
+  private resolveStarted: () => void = () => undefined;
+
+  constructor(private readonly options: WorkersOptions) {
+    this.exit = options.exit ?? ((code: number) => process.exit(code));
+    this.policy = { ...DEFAULT_RESTART, ...options.restart };
+    this.allStarted = new Promise<void>((resolve) => {
+      this.resolveStarted = resolve;
+    });
+  }
+
+  fork(): void {
     const worker = cluster.fork();
-    alive.add(worker);
+    this.alive.add(worker);
     worker.on('message', (m: unknown) => {
       if (!isMessage(m) || m.type !== 'bayou:listening') return;
-      listening.set(worker, Date.now());
-      if (!started && listening.size === count) {
-        started = true;
-        say(`Bayou listening on ${m.base} with ${count} workers (each a node of the cluster)`);
-        resolveStarted();
+      this.listening.set(worker, Date.now());
+      if (!this.started && this.listening.size === this.options.count) {
+        this.started = true;
+        this.options.say(
+          `Bayou listening on ${m.base} with ${this.options.count} workers (each a node of the cluster)`,
+        );
+        this.resolveStarted();
       }
     });
-    worker.on('exit', (code, signal) => {
-      const listenedAt = listening.get(worker);
-      listening.delete(worker);
-      alive.delete(worker);
-      if (closing) {
-        if (alive.size === 0) exit(exitCode);
-        return;
-      }
-      const how = signal ? `signal ${signal}` : `code ${code}`;
-      if (!started && listenedAt === undefined) {
-        // It could not start (bad config, Redis unreachable…): its error is on stderr.
-        warn(`a worker exited with ${how} before it listened: stopping`);
-        shutdownAll(1);
-        return;
-      }
-      replace(worker, how, listenedAt);
-    });
-  };
+    worker.on('exit', (code, signal) => this.exited(worker, signal ? `signal ${signal}` : `code ${code}`));
+  }
+
+  private exited(worker: Worker, how: string): void {
+    const listenedAt = this.listening.get(worker);
+    this.listening.delete(worker);
+    this.alive.delete(worker);
+    if (this.closing) {
+      if (this.alive.size === 0) this.exit(this.exitCode);
+      return;
+    }
+    if (!this.started && listenedAt === undefined) {
+      // It could not start (bad config, Redis unreachable…): its error is on stderr.
+      this.options.warn(`a worker exited with ${how} before it listened: stopping`);
+      this.shutdownAll(1);
+      return;
+    }
+    this.replace(worker, how, listenedAt);
+  }
 
   /** Replaces a worker that died: at once, or after a growing delay when it died young. */
-  const replace = (worker: Worker, how: string, listenedAt: number | undefined): void => {
+  private replace(worker: Worker, how: string, listenedAt: number | undefined): void {
+    const { policy, options } = this;
     const uptime = listenedAt === undefined ? 0 : Date.now() - listenedAt;
-    if (uptime >= policy.minUptime) fastCrashes = 0;
-    else fastCrashes++;
+    if (uptime >= policy.minUptime) this.fastCrashes = 0;
+    else this.fastCrashes++;
     const pid = worker.process.pid;
-    if (fastCrashes >= policy.maxFastCrashes) {
-      warn(
-        `worker ${pid} exited with ${how}: ${fastCrashes} workers in a row died within ${policy.minUptime} ms ` +
+    if (this.fastCrashes >= policy.maxFastCrashes) {
+      options.warn(
+        `worker ${pid} exited with ${how}: ${this.fastCrashes} workers in a row died within ${policy.minUptime} ms ` +
           'of starting (its error is above): giving up, stopping the others',
       );
-      shutdownAll(1);
+      this.shutdownAll(1);
       return;
     }
     const delay =
-      fastCrashes === 0 ? 0 : Math.min(policy.maxDelay, policy.baseDelay * 2 ** (fastCrashes - 1));
+      this.fastCrashes === 0 ? 0 : Math.min(policy.maxDelay, policy.baseDelay * 2 ** (this.fastCrashes - 1));
     if (delay === 0) {
-      warn(`worker ${pid} exited with ${how}: starting another`);
-      fork();
+      options.warn(`worker ${pid} exited with ${how}: starting another`);
+      this.fork();
       return;
     }
-    warn(
-      `worker ${pid} exited with ${how} ${uptime} ms after it started (fast crash ${fastCrashes} of ` +
+    options.warn(
+      `worker ${pid} exited with ${how} ${uptime} ms after it started (fast crash ${this.fastCrashes} of ` +
         `${policy.maxFastCrashes}): starting another in ${delay} ms`,
     );
     const timer = setTimeout(() => {
-      pending.delete(timer);
-      fork();
+      this.pending.delete(timer);
+      this.fork();
     }, delay);
-    pending.add(timer);
-  };
+    this.pending.add(timer);
+  }
 
-  const shutdownAll = (code: number): void => {
-    exitCode = Math.max(exitCode, code);
-    if (closing) return;
-    closing = true;
-    for (const timer of pending) clearTimeout(timer);
-    pending.clear();
-    if (alive.size === 0) {
-      exit(exitCode);
+  private shutdownAll(code: number): void {
+    this.exitCode = Math.max(this.exitCode, code);
+    if (this.closing) return;
+    this.closing = true;
+    for (const timer of this.pending) clearTimeout(timer);
+    this.pending.clear();
+    if (this.alive.size === 0) {
+      this.exit(this.exitCode);
       return;
     }
-    for (const w of alive) {
+    for (const w of this.alive) {
       if (w.isConnected()) w.send({ type: 'bayou:shutdown' } satisfies WorkerMessage);
       else w.process.kill('SIGTERM');
     }
+    const { shutdownTimeout } = this.options;
     const timer = setTimeout(() => {
-      warn(`workers took longer than ${shutdownTimeout} ms to shut down: killing them`);
-      for (const w of alive) w.process.kill('SIGKILL');
-      exit(1);
+      this.options.warn(`workers took longer than ${shutdownTimeout} ms to shut down: killing them`);
+      for (const w of this.alive) w.process.kill('SIGKILL');
+      this.exit(1);
     }, shutdownTimeout + 1000);
     timer.unref();
-  };
+  }
 
-  let signals = 0;
-  const onSignal = (signal: NodeJS.Signals): void => {
-    if (++signals > 1) {
-      warn(`${signal} again: killing the workers without waiting`);
-      for (const w of alive) w.process.kill('SIGKILL');
-      exit(130);
+  onSignal(signal: NodeJS.Signals): void {
+    if (++this.signals > 1) {
+      this.options.warn(`${signal} again: killing the workers without waiting`);
+      for (const w of this.alive) w.process.kill('SIGKILL');
+      this.exit(130);
       return;
     }
-    say(`${signal}: shutting down ${listening.size} workers (send it again to exit at once)`);
-    shutdownAll(0);
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
-
-  for (let i = 0; i < count; i++) fork();
-  return allStarted;
+    this.options.say(
+      `${signal}: shutting down ${this.listening.size} workers (send it again to exit at once)`,
+    );
+    this.shutdownAll(0);
+  }
 }
 
 /** In a worker: tells the primary where it listens. */
