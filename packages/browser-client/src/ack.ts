@@ -11,8 +11,8 @@
  * reports what it got now and then (`ext.ackFrames` on a connect that renews the held one:
  * the server forgets it and resends nothing); the first connect after a reconnect reports
  * with `ext.ack`, so what the dead socket lost comes again. On `streaming` the frames are
- * numbered the same way, and the connect that opens each stream reports them in
- * `ext.ackFrames`: the server sends every later frame again on the new stream.
+ * numbered the same way, and the connect that opens each stream reports them in `ext.ack`
+ * (as the first connect on a new link does): the server sends every later frame again.
  */
 import {
   ACK_MARKER_CHANNEL,
@@ -73,9 +73,9 @@ export class AckExtension implements Extension {
       if (mark === 'probe' && this.enabled && message.id !== undefined) this.probes.add(message.id);
       const streams = this.numbered && message.connectionType === 'streaming';
       if (this.enabled && (mark === undefined || mark === 'resume' || (streams && mark === 'skip'))) {
-        // Every connect on `streaming` opens a stream and reports the frames received; the
-        // server sends the later ones again on it (the connection abandoned the older stream).
-        if (streams || (this.numbered && mark === undefined && message.connectionType === 'websocket')) {
+        // Every connect on `streaming` opens a stream and reports the frames received with
+        // `ext.ack`: the server sends the later ones again on it (the older stream is abandoned).
+        if (!streams && this.numbered && mark === undefined && message.connectionType === 'websocket') {
           ext[EXT_ACK_FRAMES] = this.batch;
         } else ext[EXT_ACK] = this.batch;
         this.reported();

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { resolveOptions } from './options.js';
+import { streaming } from './transports/streaming.js';
 
 describe('resolveOptions', () => {
   it('fills every default and freezes the result', () => {
@@ -9,6 +10,15 @@ describe('resolveOptions', () => {
     expect(o.maxQueuedMessages).toBe(1000);
     expect(o.transports.map((t) => t.name)).toEqual(['websocket', 'streaming', 'long-polling']);
     expect(Object.isFrozen(o)).toBe(true);
+  });
+
+  it('leaves streaming out for acks without numbered frames, which a stream cannot carry', () => {
+    const o = resolveOptions({ ackFrames: false });
+    expect(o.transports.map((t) => t.name)).toEqual(['websocket', 'long-polling']);
+    expect(resolveOptions({ ack: false, ackFrames: false }).transports).toHaveLength(3);
+    expect(() => resolveOptions({ ackFrames: false, transports: [streaming] })).toThrow(
+      /streaming needs "ackFrames"/,
+    );
   });
 
   it('rejects an unknown option with a TypeError naming it', () => {

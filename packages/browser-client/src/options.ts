@@ -10,7 +10,10 @@ import { websocket } from './transports/websocket.js';
 import type { Ext } from './types.js';
 
 export interface BayouClientOptions {
-  /** Transports to try, in order of preference. Default `[websocket, streaming, longPolling]`. */
+  /**
+   * Transports to try, in order of preference. Default `[websocket, streaming, longPolling]`
+   * (without `streaming` when `ack` is on and `ackFrames` off).
+   */
   transports?: readonly TransportFactory[];
   /** `WebSocket` implementation (e.g. the `ws` package in Node). Default `globalThis.WebSocket`. */
   WebSocket?: WebSocketConstructor;
@@ -189,6 +192,14 @@ export function resolveOptions(options: BayouClientOptions = {}): ResolvedOption
   }
   if (!Array.isArray(resolved.transports) || resolved.transports.length === 0) {
     throw new TypeError('BayouClient: option "transports" must be a non-empty array');
+  }
+  // Acknowledged delivery over a stream needs numbered frames: a Bayou server refuses the rest.
+  if (resolved.ack && !resolved.ackFrames) {
+    if (options.transports?.some((t) => t.name === 'streaming')) {
+      throw new TypeError('BayouClient: option "transports": streaming needs "ackFrames" (or "ack": false)');
+    }
+    const transports = resolved.transports.filter((t) => t.name !== 'streaming');
+    (resolved as { transports: readonly TransportFactory[] }).transports = transports;
   }
   return Object.freeze(resolved);
 }

@@ -2,7 +2,8 @@
  * The IIFE bundle in headless Chromium (Debian's `chromium`, driven by playwright-core),
  * on a page served through a test proxy in front of the real `@bayou/server`: the
  * WebSocket path, a server without WebSocket, a proxy that refuses the upgrade, a proxy
- * that black-holes frames, a server restart, and the move back to WebSocket; and a link
+ * that black-holes frames (both end on streaming, the next transport), a server restart, and
+ * the move back to WebSocket; and a link
  * that dies mid-session three ways (black hole, one answered probe then silence, only
  * client-to-server traffic): the page is on a working transport within 20 s each time,
  * and a numbered stream published throughout arrives exactly once.
@@ -108,13 +109,13 @@ describe('in headless Chromium', () => {
     await waitFor(async () => (await received(page)).length === 1, 5000, 'the message');
   });
 
-  it('3. falls back to long-polling within 6 s when a proxy refuses the upgrade', async () => {
+  it('3. falls back to streaming within 6 s when a proxy refuses the upgrade', async () => {
     const { server, proxy, page } = await setup('refuse-upgrade');
     const t0 = Date.now();
     await start(page);
     expect(Date.now() - t0).toBeLessThan(6000);
     expect(proxy.upgrades).toBeGreaterThan(0);
-    expect(await transport(page)).toBe('long-polling');
+    expect(await transport(page)).toBe('streaming');
     await subscribe(page, '/feed');
     server.bayou.publish('/feed', 'through the proxy');
     await waitFor(async () => (await received(page)).length === 1, 5000, 'the message');
@@ -123,7 +124,7 @@ describe('in headless Chromium', () => {
   it('4. detects a proxy that upgrades then drops every frame, and falls back', async () => {
     const { server, page } = await setup('blackhole');
     await start(page);
-    expect(await transport(page)).toBe('long-polling');
+    expect(await transport(page)).toBe('streaming');
     await subscribe(page, '/feed');
     server.bayou.publish('/feed', 'despite the black hole');
     await waitFor(async () => (await received(page)).length === 1, 5000, 'the message');
@@ -173,7 +174,7 @@ describe('in headless Chromium', () => {
   it('6. moves back to WebSocket when the proxy lets it through, losing and repeating nothing', async () => {
     const { server, proxy, page } = await setup('refuse-upgrade');
     await start(page, { minProbeDelay: 500, maxProbeDelay: 1000 });
-    expect(await transport(page)).toBe('long-polling');
+    expect(await transport(page)).toBe('streaming');
     await subscribe(page, '/feed');
     proxy.mode = 'pass';
     let n = 0;
@@ -187,7 +188,7 @@ describe('in headless Chromium', () => {
     server.bayou.publish('/feed', ++n);
     await waitFor(async () => (await received(page)).includes(n), 5000, 'the last message');
     const got = (await received(page)) as number[];
-    expect((await log(page)).transports).toEqual(['long-polling', 'websocket']);
+    expect((await log(page)).transports).toEqual(['streaming', 'websocket']);
     expect(new Set(got).size).toBe(got.length);
     expect([...got].sort((x, y) => x - y)).toEqual(Array.from({ length: n }, (_, i) => i + 1));
   });
@@ -223,12 +224,12 @@ describe('in headless Chromium', () => {
       expect([...got].sort((x, y) => x - y)).toEqual(Array.from({ length: n }, (_, i) => i + 1));
     }
 
-    /** Waits until the page is connected on long-polling; returns how long that took. */
-    async function backOnLongPolling(page: Page, since: number): Promise<number> {
+    /** Waits until the page is connected on the fallback, streaming; returns how long that took. */
+    async function backOnFallback(page: Page, since: number): Promise<number> {
       await waitFor(
         async () => {
           const l = await log(page);
-          return l.transports.at(-1) === 'long-polling' && l.states.at(-1) === 'connected';
+          return l.transports.at(-1) === 'streaming' && l.states.at(-1) === 'connected';
         },
         25_000,
         'a working transport',
@@ -261,7 +262,7 @@ describe('in headless Chromium', () => {
         const feed = stream(server);
         await flowing(page, 40);
         proxy.mode = mode;
-        const elapsed = await backOnLongPolling(page, Date.now());
+        const elapsed = await backOnFallback(page, Date.now());
         expect(elapsed).toBeLessThan(20_000);
         expect((await clientId()) !== session).toBe(newSession);
         await flowing(page, 40);
@@ -273,20 +274,20 @@ describe('in headless Chromium', () => {
     it('8. a WebSocket that answers one probe then goes silent', async () => {
       const { server, proxy, page } = await setup('refuse-upgrade', serverOptions);
       await start(page, { minProbeDelay: 500 });
-      expect(await transport(page)).toBe('long-polling');
+      expect(await transport(page)).toBe('streaming');
       await subscribe(page, '/feed');
       const feed = stream(server);
       await flowing(page, 20);
       proxy.mode = 'one-frame';
       await waitFor(async () => (await log(page)).transports.includes('websocket'), 10_000, 'the probe');
       const switched = Date.now();
-      const elapsed = await backOnLongPolling(page, switched);
+      const elapsed = await backOnFallback(page, switched);
       expect(elapsed).toBeLessThan(20_000);
       // No more probes get through from here: the page stays where it works.
       proxy.mode = 'refuse-upgrade';
       await flowing(page, 40);
       await exactlyOnce(page, feed.stop());
-      expect((await log(page)).transports.at(-1)).toBe('long-polling');
+      expect((await log(page)).transports.at(-1)).toBe('streaming');
     }, 60_000);
   });
 });

@@ -1,12 +1,12 @@
 /**
  * Against the real `@bayou/server`, over both transports: the everyday API, a server
  * restart (reconnect, re-handshake, resubscribe), publishes made while it is down, a
- * denied handshake, and the move from long-polling back to WebSocket through a proxy.
+ * denied handshake, and the move from streaming or long-polling back to WebSocket through a proxy.
  */
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { BayouClient, ErrorCodes, longPolling, websocket } from '../src/index.js';
+import { BayouClient, ErrorCodes, longPolling, streaming, websocket } from '../src/index.js';
 import { startBayou, TestProxy, waitFor } from './helpers.js';
 
 type Started = Awaited<ReturnType<typeof startBayou>>;
@@ -96,33 +96,44 @@ describe.each([
 });
 
 describe('moving between transports against @bayou/server', () => {
-  it('falls back when a proxy refuses WebSocket and moves back without loss or duplicates when it allows it', async () => {
-    const s = await bayou();
-    const proxy = new TestProxy(`127.0.0.1:${port(s)}`, 'refuse-upgrade');
-    const base = await proxy.listen();
-    cleanup.push(() => proxy.close());
-    const c = new BayouClient(`${base}/bayeux`, { WebSocket, minProbeDelay: 300, maxProbeDelay: 600 });
-    cleanup.push(() => c.disconnect());
-    const transports: string[] = [];
-    c.on('transport', (t) => transports.push(t));
-    await c.connect();
-    expect(c.transport).toBe('long-polling');
-    const got: number[] = [];
-    await c.subscribe('/feed', (m) => got.push(m.data as number)).ready;
-    proxy.mode = 'pass';
-    let n = 0;
-    const until = Date.now() + 3000;
-    while (Date.now() < until) {
+  it.each([
+    ['streaming', [websocket, streaming, longPolling]],
+    ['long-polling', [websocket, longPolling]],
+  ] as const)(
+    'falls back to %s when a proxy refuses WebSocket and moves back without loss or duplicates when it allows it',
+    async (fallback, configured) => {
+      const s = await bayou();
+      const proxy = new TestProxy(`127.0.0.1:${port(s)}`, 'refuse-upgrade');
+      const base = await proxy.listen();
+      cleanup.push(() => proxy.close());
+      const c = new BayouClient(`${base}/bayeux`, {
+        WebSocket,
+        transports: configured,
+        minProbeDelay: 300,
+        maxProbeDelay: 600,
+      });
+      cleanup.push(() => c.disconnect());
+      const transports: string[] = [];
+      c.on('transport', (t) => transports.push(t));
+      await c.connect();
+      expect(c.transport).toBe(fallback);
+      const got: number[] = [];
+      await c.subscribe('/feed', (m) => got.push(m.data as number)).ready;
+      proxy.mode = 'pass';
+      let n = 0;
+      const until = Date.now() + 3000;
+      while (Date.now() < until) {
+        s.bayou.publish('/feed', ++n);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      await waitFor(() => transports.length === 2, 5000, 'the move to WebSocket');
+      // One more on the same path, after the move: once it is in, a late copy would be too.
       s.bayou.publish('/feed', ++n);
-      await new Promise((r) => setTimeout(r, 5));
-    }
-    await waitFor(() => transports.length === 2, 5000, 'the move to WebSocket');
-    // One more on the same path, after the move: once it is in, a late copy would be too.
-    s.bayou.publish('/feed', ++n);
-    await waitFor(() => got.includes(n), 5000, 'the last message');
-    expect(transports).toEqual(['long-polling', 'websocket']);
-    // Every message once; order may interleave at the moment of the switch.
-    expect(new Set(got).size).toBe(got.length);
-    expect([...got].sort((x, y) => x - y)).toEqual(Array.from({ length: n }, (_, i) => i + 1));
-  });
+      await waitFor(() => got.includes(n), 5000, 'the last message');
+      expect(transports).toEqual([fallback, 'websocket']);
+      // Every message once; order may interleave at the moment of the switch.
+      expect(new Set(got).size).toBe(got.length);
+      expect([...got].sort((x, y) => x - y)).toEqual(Array.from({ length: n }, (_, i) => i + 1));
+    },
+  );
 });

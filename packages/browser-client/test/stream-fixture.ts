@@ -132,7 +132,7 @@ export class StreamFixture {
       this.end();
       return;
     }
-    this.acknowledge(connect.ext?.ackFrames);
+    this.acknowledge(connect.ext?.ack);
     this.write(
       `${JSON.stringify([{ ...reply, advice: { reconnect: 'retry', interval: 0, timeout: 30000 } }])}\n`,
     );

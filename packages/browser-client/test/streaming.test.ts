@@ -63,7 +63,7 @@ describe('the streaming transport', () => {
     await stream(fixture, got, 50);
     expect(fixture.opened).toHaveLength(1);
     expect(fixture.opened[0]?.connectionType).toBe('streaming');
-    expect(fixture.opened[0]?.ext?.ackFrames).toBe(0);
+    expect(fixture.opened[0]?.ext?.ack).toBe(0);
     // Subscribe and the rest went on ordinary POSTs, without a connect.
     expect(fixture.posted.map((m) => m.channel)).toEqual(['/meta/handshake', '/meta/subscribe']);
   });
@@ -77,7 +77,7 @@ describe('the streaming transport', () => {
     await stream(fixture, got, 60);
     expect(fixture.opened.length).toBeGreaterThanOrEqual(8);
     // Each new stream reports the last frame the previous one carried.
-    const reported = fixture.opened.map((c) => c.ext?.ackFrames as number);
+    const reported = fixture.opened.map((c) => c.ext?.ack as number);
     expect(reported.slice(1).every((n, i) => n > (reported[i] as number))).toBe(true);
     expect(states).toEqual([]);
   });
