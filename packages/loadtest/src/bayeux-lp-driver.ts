@@ -1,8 +1,10 @@
 /**
- * Bayeux long-polling for many simulated clients. Each client has its own connection for
- * its held /meta/connect (re-sent as soon as the response comes back) and keeps the
- * browser cookie the server gave it, as a browser would. Handshakes, subscribes and
- * publishes are pipelined over a small shared pool of connections.
+ * Bayeux long-polling for many simulated clients: handshake, subscribe, a /meta/connect
+ * re-sent as soon as its response comes back (the first asking for an immediate answer),
+ * publish, disconnect. Each client keeps the browser cookie the server gave it, as a browser
+ * would. How requests travel is lp-http.ts's: by default (`bayeuxLongPolling`) each client's
+ * held poll has a connection of its own and everything else is pipelined over a small shared
+ * pool; the bench's browser-like generators run this same conversation over browser tabs.
  */
 import {
   EXT_RECORD_KIND,
@@ -13,29 +15,28 @@ import {
   META_SUBSCRIBE,
   type Message,
 } from '@bayou/protocol';
-import { type Driver, type DriverOptions, deliverPayload, handshakeExt, toHttpUrl } from './driver.js';
-import { HttpConnection, type HttpResponse } from './http-connection.js';
+import {
+  type Driver,
+  type DriverFactory,
+  type DriverOptions,
+  deliverPayload,
+  handshakeExt,
+  toHttpUrl,
+} from './driver.js';
+import type { HttpResponse } from './http-connection.js';
+import { type LpHttp, type LpHttpFactory, leanHttp } from './lp-http.js';
 
-/** Shared connections for everything but the held polls. */
-const POOL_SIZE = 16;
-
-interface LpClient {
+interface LpClient<R> {
   index: number;
   clientId: string;
+  /** The handshake's cookie, sent back on every request (undefined when the transport keeps cookies). */
   cookie: string | undefined;
-  poll: HttpConnection;
   open: boolean;
-  driver: BayeuxLpDriver;
-}
-
-function parseReply(error: Error | undefined, res: HttpResponse | undefined): Message[] {
-  if (error) throw error;
-  if (res!.status !== 200) throw new Error(`HTTP ${res!.status}`);
-  return JSON.parse(res!.body) as Message[];
+  driver: BayeuxLpDriver<R>;
 }
 
 /** Hands the deliveries of a response to the sink (or the record sink, for client `index`). */
-function deliverAll(driver: BayeuxLpDriver, index: number, messages: Message[]): boolean {
+function deliverAll<R>(driver: BayeuxLpDriver<R>, index: number, messages: Message[]): boolean {
   let connectOk = true;
   let carried = false;
   const records = driver.options.records;
@@ -51,11 +52,12 @@ function deliverAll(driver: BayeuxLpDriver, index: number, messages: Message[]):
   return connectOk;
 }
 
-function onConnectResponse(c: LpClient, error: Error | undefined, res: HttpResponse | undefined): void {
-  if (c.driver.closing || !c.open) return;
+function onConnectResponse<R>(c: LpClient<R>, error: Error | undefined, res: R | undefined): void {
+  const d = c.driver;
+  if (d.closing || !c.open) return;
   let ok = false;
   try {
-    ok = deliverAll(c.driver, c.index, parseReply(error, res));
+    ok = error === undefined && res !== undefined && deliverAll(d, c.index, d.http.replies(res));
   } catch {
     ok = false;
   }
@@ -64,75 +66,73 @@ function onConnectResponse(c: LpClient, error: Error | undefined, res: HttpRespo
     return;
   }
   c.open = false;
-  c.driver.options.onSessionLost?.(c.index);
+  d.options.onSessionLost?.(c.index);
 }
 
-function onPublishResponse(
-  driver: BayeuxLpDriver,
-  error: Error | undefined,
-  res: HttpResponse | undefined,
-): void {
+function onPublishResponse<R>(driver: BayeuxLpDriver<R>, error: Error | undefined, res: R | undefined): void {
+  if (error !== undefined || res === undefined) return;
+  let replies: Message[];
+  try {
+    replies = driver.http.replies(res);
+  } catch {
+    return;
+  }
   // A server may answer a publish with deliveries queued for the publisher.
-  if (!error && res?.status === 200) deliverAll(driver, -1, JSON.parse(res.body) as Message[]);
+  deliverAll(driver, -1, replies);
 }
 
-function sendConnect(c: LpClient, first: boolean): void {
+function sendConnect<R>(c: LpClient<R>, first: boolean): void {
   // The first connect asks for an immediate answer, as CometD clients do; later ones are held.
   const advice = first ? ',"advice":{"timeout":0}' : '';
   const body = `[{"channel":"${META_CONNECT}","clientId":"${c.clientId}","connectionType":"long-polling"${advice}}]`;
-  c.poll.request(body, c.cookie, onConnectResponse, c);
+  c.driver.http.poll(c.index, body, c.cookie, onConnectResponse, c);
 }
 
-export class BayeuxLpDriver implements Driver {
+/** Settles the promise of a setup or teardown request (`ctx`). */
+function settle<R>(
+  ctx: { resolve: (res: R) => void; reject: (error: Error) => void },
+  error: Error | undefined,
+  res: R | undefined,
+): void {
+  if (error !== undefined || res === undefined) ctx.reject(error ?? new Error('no response'));
+  else ctx.resolve(res);
+}
+
+/** The Bayeux long-polling conversation of many simulated clients, over a transport `R` (lp-http.ts). */
+export class BayeuxLpDriver<R> implements Driver {
   readonly options: DriverOptions;
+  readonly http: LpHttp<R>;
   closing = false;
-  private readonly url: URL;
-  private readonly pool: HttpConnection[];
-  private readonly clients: (LpClient | undefined)[] = [];
+  private readonly clients: (LpClient<R> | undefined)[] = [];
   private readonly handshake: string;
 
-  constructor(options: DriverOptions) {
+  constructor(options: DriverOptions, http: LpHttpFactory<R>) {
     this.options = options;
     const ext = handshakeExt(options);
     this.handshake = `[{"channel":"${META_HANDSHAKE}","version":"1.0","minimumVersion":"1.0","supportedConnectionTypes":["long-polling"],"id":"1"${ext}}]`;
-    this.url = new URL(toHttpUrl(options.url));
-    this.pool = Array.from(
-      { length: POOL_SIZE },
-      (_, i) => new HttpConnection(this.url, this.addressFor(i), options.headers),
-    );
+    this.http = http(new URL(toHttpUrl(options.url)), options);
   }
 
-  private addressFor(index: number): string | undefined {
-    const addrs = this.options.localAddresses;
-    return addrs.length > 0 ? addrs[index % addrs.length] : undefined;
-  }
-
-  private request(index: number, body: string, cookie: string | undefined): Promise<HttpResponse> {
-    return new Promise((resolve, reject) => {
-      this.pool[index % POOL_SIZE]!.request(
-        body,
-        cookie,
-        (_ctx: null, error, res) => (error ? reject(error) : resolve(res!)),
-        null,
-      );
-    });
+  private request(index: number, body: string, cookie: string | undefined): Promise<R> {
+    return new Promise((resolve, reject) => this.http.send(index, body, cookie, settle, { resolve, reject }));
   }
 
   async open(index: number): Promise<void> {
-    const res = await this.request(index, this.handshake, undefined);
-    const [reply] = parseReply(undefined, res);
-    if (!reply?.successful || typeof reply.clientId !== 'string') {
-      throw new Error(`handshake failed: ${reply?.error ?? 'no reply'}`);
+    let clientId: string;
+    let cookie: string | undefined;
+    try {
+      const res = await this.request(index, this.handshake, undefined);
+      const [reply] = this.http.replies(res);
+      if (!reply?.successful || typeof reply.clientId !== 'string') {
+        throw new Error(`handshake failed: ${reply?.error ?? 'no reply'}`);
+      }
+      clientId = reply.clientId;
+      cookie = this.http.cookie(res);
+    } catch (error) {
+      this.http.drop(index);
+      throw error;
     }
-    const poll = new HttpConnection(this.url, this.addressFor(index), this.options.headers);
-    const c: LpClient = {
-      index,
-      clientId: reply.clientId,
-      cookie: res.cookie,
-      poll,
-      open: true,
-      driver: this,
-    };
+    const c: LpClient<R> = { index, clientId, cookie, open: true, driver: this };
     this.clients[index] = c;
     sendConnect(c, true);
   }
@@ -143,7 +143,7 @@ export class BayeuxLpDriver implements Driver {
     const body = channels.map(
       (ch) => `{"channel":"${META_SUBSCRIBE}","clientId":"${c.clientId}","subscription":"${ch}"}`,
     );
-    const replies = parseReply(undefined, await this.request(index, `[${body.join(',')}]`, c.cookie));
+    const replies = this.http.replies(await this.request(index, `[${body.join(',')}]`, c.cookie));
     // A server may put deliveries (a record's snapshot, say) into any response.
     deliverAll(this, index, replies);
     const failed = replies.find((m) => m.channel === META_SUBSCRIBE && !m.successful);
@@ -154,7 +154,7 @@ export class BayeuxLpDriver implements Driver {
     const c = this.clients[index];
     if (!c?.open) return;
     const body = `[{"channel":"${channel}","clientId":"${c.clientId}","data":${dataJson}}]`;
-    this.pool[index % POOL_SIZE]!.request(body, c.cookie, onPublishResponse, this);
+    this.http.send(index, body, c.cookie, onPublishResponse, this);
   }
 
   connected(): number {
@@ -164,7 +164,7 @@ export class BayeuxLpDriver implements Driver {
   }
 
   async close(): Promise<void> {
-    const open = this.clients.filter((c): c is LpClient => c?.open === true);
+    const open = this.clients.filter((c): c is LpClient<R> => c?.open === true);
     // Set first: the held polls that the disconnects end are not lost sessions.
     this.closing = true;
     // Disconnect politely, in slices, so a server is not hit by thousands of requests at once.
@@ -184,12 +184,17 @@ export class BayeuxLpDriver implements Driver {
     for (const c of this.clients) {
       if (!c) continue;
       c.open = false;
-      c.poll.close();
+      this.http.drop(c.index);
     }
-    for (const conn of this.pool) conn.close();
+    this.http.close();
   }
 }
 
+/** A driver factory for the long-polling conversation over another transport (the bench's browser-like generators). */
+export function longPollingOver<R>(http: LpHttpFactory<R>): DriverFactory {
+  return (options) => new BayeuxLpDriver(options, http);
+}
+
 export function bayeuxLongPolling(options: DriverOptions): Driver {
-  return new BayeuxLpDriver(options);
+  return new BayeuxLpDriver<HttpResponse>(options, leanHttp);
 }

@@ -1,14 +1,15 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+// @ts-expect-error faye ships no type declarations
+import faye from 'faye';
 import { afterEach, describe, expect, it } from 'vitest';
-// @ts-expect-error: a plain ES module of the bench, without declarations
-import { StandardClient, StandardLpDriver } from '../bench/generators/standard-lp.mjs';
-// @ts-expect-error: a plain ES module of the bench, without declarations
-import { UndiciClient, UndiciLpDriver } from '../bench/generators/undici-lp.mjs';
+import { runWithGenerator } from '../bench/generators/run-generator.mjs';
+import { browserHeaders, StandardTab } from '../bench/generators/standard-lp.mjs';
+import { UndiciTab } from '../bench/generators/undici-lp.mjs';
 
 const CLIENTS = [
-  { name: 'node:http', Driver: StandardLpDriver, Client: StandardClient },
-  { name: 'undici', Driver: UndiciLpDriver, Client: UndiciClient },
+  { name: 'node:http', Tab: StandardTab, generator: 'standard' },
+  { name: 'undici', Tab: UndiciTab, generator: 'undici' },
 ];
 
 let server: http.Server | undefined;
@@ -39,33 +40,57 @@ async function serve(kind: (typeof CLIENTS)[number], drop: (requestOnSocket: num
   });
   await new Promise<void>((r) => server?.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
-  const driver = new kind.Driver({ url: `http://127.0.0.1:${port}/bayeux`, localAddresses: [] });
-  return { driver, client: new kind.Client(driver, 0) };
+  const url = new URL(`http://127.0.0.1:${port}/bayeux`);
+  return new kind.Tab(url, browserHeaders(url), undefined);
 }
 
 describe.each(CLIENTS)('the standard long-polling generator on $name', (kind) => {
   it('keeps the cookie it was given and sends it back', async () => {
-    const { client } = await serve(kind, () => false);
-    expect(await client.post('[]')).toEqual([{ n: 1, cookie: null }]);
-    expect(await client.post('[]')).toEqual([{ n: 2, cookie: 'seen=1' }]);
-    await client.agent.destroy();
+    const tab = await serve(kind, () => false);
+    expect(await tab.post('[]')).toEqual([{ n: 1, cookie: null }]);
+    expect(await tab.post('[]')).toEqual([{ n: 2, cookie: 'seen=1' }]);
+    tab.close();
   });
 
   it('sends a request again, once, when its reused keep-alive socket was closed under it', async () => {
-    const { driver, client } = await serve(kind, (n) => n === 2);
-    expect(await client.post('[]')).toEqual([{ n: 1, cookie: null }]);
+    const tab = await serve(kind, (n) => n === 2);
+    expect(await tab.post('[]')).toEqual([{ n: 1, cookie: null }]);
     // Idle for a moment, as between a tab's publishes: the pool then reuses that connection.
     await new Promise((r) => setTimeout(r, 20));
     // The second request goes out on the kept-alive socket, which the server drops.
-    expect(await client.post('[]')).toEqual([{ n: 2, cookie: 'seen=1' }]);
-    expect(driver.staleRetries).toBe(1);
-    await client.agent.destroy();
+    expect(await tab.post('[]')).toEqual([{ n: 2, cookie: 'seen=1' }]);
+    expect(tab.staleRetries).toBe(1);
+    tab.close();
   });
 
   it('fails a request whose fresh socket was dropped, as that server did see it', async () => {
-    const { driver, client } = await serve(kind, () => true);
-    await expect(client.post('[]')).rejects.toThrow();
-    expect(driver.staleRetries).toBe(0);
-    await client.agent.destroy();
+    const tab = await serve(kind, () => true);
+    await expect(tab.post('[]')).rejects.toThrow();
+    expect(tab.staleRetries).toBe(0);
+    tab.close();
+  });
+
+  it('runs the chat scenario through the shared long-polling conversation (src), with zero loss', async () => {
+    server = http.createServer();
+    new faye.NodeAdapter({ mount: '/bayeux', timeout: 25 }).attach(server);
+    await new Promise<void>((r) => server?.listen(0, '127.0.0.1', r));
+    const { port } = server.address() as AddressInfo;
+    const r = await runWithGenerator(kind.generator, 'chat', {
+      url: `http://127.0.0.1:${port}/bayeux`,
+      transport: 'long-polling',
+      clients: 20,
+      rooms: 4,
+      roomsPerClient: 2,
+      batches: 10,
+      batchSize: 5,
+      pause: 5,
+      drain: 5000,
+    });
+    expect(r.sessions.connected).toBe(20);
+    expect(r.messages.sent).toBe(50);
+    expect(r.messages.received).toBe(r.messages.expected);
+    expect(r.messages.expected).toBeGreaterThan(50 * 5);
+    expect(r.messages.lost + r.messages.duplicated + r.sessions.lost).toBe(0);
+    server.closeAllConnections();
   });
 });

@@ -1,3 +1,4 @@
+// @ts-check
 // Runs a loadtest scenario with a chosen long-polling generator: `lean` is the loadtest's
 // own driver (runScenario), `standard` the browser-like node:http one (standard-lp.mjs) and
 // `undici` the same browser tab on undici (undici-lp.mjs), both run in this process
@@ -10,6 +11,9 @@ import { runPart } from '../../dist/run-part.js';
 import { standardLongPolling } from './standard-lp.mjs';
 import { undiciLongPolling } from './undici-lp.mjs';
 
+/** @import { LoadtestOptions, RunHooks, RunResult, Scenario } from '../../dist/index.js' */
+
+/** The long-polling generators by the name `--lp-generators` takes, with what each is. */
 export const GENERATORS = {
   lean: 'lean driver (raw sockets, pipelined, pre-formatted requests)',
   standard: 'standard client (node:http, keep-alive agent of 2 per client, cookie jar, Chrome headers)',
@@ -18,13 +22,22 @@ export const GENERATORS = {
 
 const FACTORIES = { standard: standardLongPolling, undici: undiciLongPolling };
 
+/**
+ * Runs `scenario` with `generator`'s clients (`runScenario` for the lean one).
+ * @param {string} generator lean, standard or undici
+ * @param {Scenario} scenario
+ * @param {Partial<LoadtestOptions>} partial
+ * @param {RunHooks} [hooks]
+ * @returns {Promise<RunResult>}
+ */
 export async function runWithGenerator(generator, scenario, partial, hooks = {}) {
   if (generator === 'lean') return runScenario(scenario, partial, hooks);
-  const factory = FACTORIES[generator];
-  if (factory === undefined)
+  if (generator !== 'standard' && generator !== 'undici')
     throw new Error(`unknown generator ${generator} (${Object.keys(GENERATORS).join('|')})`);
+  const factory = FACTORIES[generator];
   const options = resolveOptions({ ...partial, metricsUrl: 'off' });
   if (options.workers !== 1) throw new Error(`the ${generator} generator runs in one process (workers 1)`);
+  /** @type {Promise<void>[]} */
   const pending = [];
   const startedAt = new Date();
   const part = await runPart(

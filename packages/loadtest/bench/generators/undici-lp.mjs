@@ -1,29 +1,47 @@
+// @ts-check
 // The standard-client long-polling generator on undici, the HTTP client under Node's own
 // `fetch`: each simulated client is a browser tab as in standard-lp.mjs (its own keep-alive
 // connection pool of at most 2, its own cookie jar, a current Chrome's request headers, the
-// same minimal Bayeux), but requests go through undici's `Pool.request` instead of
-// `http.request`. Only the connections (`createAgent`) and `post()` differ; the Bayeux
-// conversation and the statistics are standard-lp.mjs's.
+// load tester's own Bayeux conversation), but requests go through undici's `Pool.request`
+// instead of `http.request`. Only the tab differs.
 
 import { Pool } from 'undici';
-import { decode, StandardClient, StandardLpDriver } from './standard-lp.mjs';
+import { CookieJar } from './cookie-jar.mjs';
+import { browserLongPolling, decode } from './standard-lp.mjs';
 
 /**
  * Whether a request failed on a keep-alive connection the server had just closed: undici's
  * socket error says what the connection had read, and a connection that had read a response
  * before this request's failed had carried an earlier request (node:http's `reusedSocket`).
+ * @param {unknown} error
  */
 function staleSocketError(error) {
-  const socket = error.socket ?? error.cause?.socket;
+  const e =
+    /** @type {{ code?: string, socket?: { bytesRead?: number }, cause?: { socket?: { bytesRead?: number } } }} */ (
+      error
+    );
+  const socket = e.socket ?? e.cause?.socket;
   return (
-    (error.code === 'UND_ERR_SOCKET' || error.code === 'ECONNRESET' || error.code === 'EPIPE') &&
-    socket?.bytesRead > 0
+    (e.code === 'UND_ERR_SOCKET' || e.code === 'ECONNRESET' || e.code === 'EPIPE') &&
+    (socket?.bytesRead ?? 0) > 0
   );
 }
 
-export class UndiciClient extends StandardClient {
-  createAgent(localAddress) {
-    return new Pool(this.driver.url.origin, {
+/** One simulated browser tab on undici. */
+export class UndiciTab {
+  /** Requests sent again after their reused connection turned out closed. */
+  staleRetries = 0;
+  jar = new CookieJar();
+
+  /**
+   * @param {URL} url the Bayeux endpoint (http:)
+   * @param {Record<string, string>} headers sent on every request
+   * @param {string | undefined} localAddress
+   */
+  constructor(url, headers, localAddress) {
+    this.url = url;
+    this.headers = headers;
+    this.agent = new Pool(url.origin, {
       connections: 2,
       pipelining: 1,
       localAddress,
@@ -34,26 +52,29 @@ export class UndiciClient extends StandardClient {
   }
 
   /**
-   * POSTs a Bayeux batch; resolves with the parsed reply array. Like a browser (and like
+   * POSTs a Bayeux batch; resolves with the parsed reply. Like a browser (and like
    * standard-lp.mjs), it sends the request again, once, when it failed on a reused connection
    * before any response came.
+   * @param {string} body
+   * @param {boolean} [retried]
+   * @returns {Promise<unknown>}
    */
   async post(body, retried = false) {
-    const d = this.driver;
-    const headers = { ...d.headers };
-    const cookie = this.jar.header(d.url.pathname);
+    /** @type {Record<string, string>} */
+    const headers = { ...this.headers };
+    const cookie = this.jar.header(this.url.pathname);
     if (cookie) headers.cookie = cookie;
     let res;
     try {
       res = await this.agent.request({
         method: 'POST',
-        path: `${d.url.pathname}${d.url.search}`,
+        path: `${this.url.pathname}${this.url.search}`,
         headers,
         body,
       });
     } catch (error) {
       if (!retried && staleSocketError(error)) {
-        d.staleRetries++;
+        this.staleRetries++;
         return this.post(body, true);
       }
       throw error;
@@ -61,17 +82,16 @@ export class UndiciClient extends StandardClient {
     const raw = Buffer.from(await res.body.arrayBuffer());
     this.jar.store(res.headers['set-cookie']);
     if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}`);
-    return JSON.parse(decode(res.headers['content-encoding'], raw).toString('utf8'));
+    const encoding = res.headers['content-encoding'];
+    return JSON.parse(decode(typeof encoding === 'string' ? encoding : undefined, raw).toString('utf8'));
   }
-}
 
-export class UndiciLpDriver extends StandardLpDriver {
-  newClient(index) {
-    return new UndiciClient(this, index);
+  close() {
+    void this.agent.destroy();
   }
 }
 
 /** A DriverFactory (src/driver.ts) for the loadtest's scenarios. */
-export function undiciLongPolling(options) {
-  return new UndiciLpDriver(options);
-}
+export const undiciLongPolling = browserLongPolling(
+  (url, headers, localAddress) => new UndiciTab(url, headers, localAddress),
+);
