@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import { SignJWT } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventually } from './interop-helpers.js';
+import { TestClient } from './test-client.js';
 import { WebhookReceiver } from './webhook-receiver.js';
 
 const cli = resolve(import.meta.dirname, '../dist/cli.js');
@@ -68,25 +69,10 @@ function run(args: string[], env: Record<string, string> = {}): Running {
   };
 }
 
-const handshake = (ext?: Record<string, unknown>) => ({
-  channel: '/meta/handshake',
-  version: '1.0',
-  supportedConnectionTypes: ['long-polling'],
-  ...(ext ? { ext } : {}),
-});
-
-/** The `BAYEUX_BROWSER` cookie, kept like a browser would: with tokens, a session needs it. */
-let browserCookie: string | null = null;
-
-async function bayeux(url: string, messages: unknown[]): Promise<Record<string, unknown>[]> {
-  const r = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...(browserCookie ? { cookie: browserCookie } : {}) },
-    body: JSON.stringify(messages),
-  });
-  const set = r.headers.get('set-cookie');
-  if (set !== null) browserCookie = set.split(';')[0] as string;
-  return (await r.json()) as Record<string, unknown>[];
+/** A long-polling client of the server at `base` (endpoint `path`); it keeps the browser cookie. */
+function lp(base: string | undefined, path = '/bayeux', headers: Record<string, string> = {}): TestClient {
+  if (base === undefined) throw new Error('the server printed no URL');
+  return new TestClient(base, 'long-polling', headers, path);
 }
 
 describe('bayou CLI', () => {
@@ -133,14 +119,7 @@ describe('bayou CLI', () => {
         if (m) res(m[1] as string);
       });
     });
-    const r = await fetch(`${base}/cometd`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify([
-        { channel: '/meta/handshake', version: '1.0', supportedConnectionTypes: ['long-polling'] },
-      ]),
-    });
-    expect(((await r.json()) as { successful: boolean }[])[0]?.successful).toBe(true);
+    expect((await lp(base, '/cometd').handshake()).successful).toBe(true);
     child.kill('SIGTERM');
     expect(await new Promise((res) => child.on('exit', res))).toBe(0);
   });
@@ -152,13 +131,10 @@ describe('bayou CLI', () => {
     const [, base] = await server.waitFor(/listening on (http:\/\/\S+) /);
     let cookie: string | null = null;
     const from = async (ip: string) => {
-      const r = await fetch(`${base}/bayeux`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-forwarded-for': ip, 'x-forwarded-proto': 'https' },
-        body: JSON.stringify([handshake()]),
-      });
-      cookie = r.headers.get('set-cookie');
-      return ((await r.json()) as Record<string, unknown>[])[0];
+      const c = lp(base, '/bayeux', { 'x-forwarded-for': ip, 'x-forwarded-proto': 'https' });
+      const reply = await c.handshake();
+      cookie = c.lastSetCookie;
+      return reply;
     };
     expect((await from('203.0.113.7'))?.successful).toBe(true);
     // The proxy said the client came over https: the browser cookie is Secure.
@@ -203,7 +179,7 @@ describe('bayou CLI', () => {
     );
     const fromEnv = run(['start', '--config', config], { BAYOU_PATH: '/env' });
     const [, base] = await fromEnv.waitFor(/listening on (http:\/\/\S+) \(Bayeux endpoint \S+\/env\)/);
-    expect((await bayeux(`${base}/env`, [handshake()]))[0]?.successful).toBe(true);
+    expect((await lp(base, '/env').handshake()).successful).toBe(true);
     const line = (await fromEnv.waitFor(/^\{.*OPEN server.*\}$/m))[0];
     expect(JSON.parse(line)).toMatchObject({ level: 30, msg: expect.stringContaining('localhost only') });
     fromEnv.child.kill('SIGTERM');
@@ -230,15 +206,14 @@ describe('bayou CLI', () => {
       BAYOU_API_KEY: 'api-key-0123456789',
     });
     const [, base] = await server.waitFor(/listening on (http:\/\/\S+)/);
-    const url = `${base}/bayeux`;
-    expect((await bayeux(url, [handshake()]))[0]).toMatchObject({ error: '403::handshake_denied' });
+    expect(await lp(base).handshake()).toMatchObject({ error: '403::handshake_denied' });
     const token = await new SignJWT({ sub: 'ada', exp: Math.floor(Date.now() / 1000) + 60 })
       .setProtectedHeader({ alg: 'HS256' })
       .sign(new TextEncoder().encode(secret));
-    const [hs] = await bayeux(url, [handshake({ auth: { token } })]);
-    expect(hs).toMatchObject({ successful: true });
-    const clientId = hs?.clientId;
-    const replies = await bayeux(url, [
+    const ada = lp(base);
+    expect(await ada.handshake({ auth: { token } })).toMatchObject({ successful: true });
+    const clientId = ada.clientId;
+    const replies = await ada.send([
       { channel: '/chat/room', clientId, data: 1, id: 'a' },
       { channel: '/chat/muted', clientId, data: 1, id: 'b' },
       { channel: '/news', clientId, data: 1, id: 'c' },
@@ -272,7 +247,9 @@ describe('bayou CLI', () => {
     ] as const) {
       const server = run(['start', '--config', config, '--shutdown-timeout', '300']);
       const [, base] = await server.waitFor(/listening on (http:\/\/\S+)/);
-      const stuck = bayeux(`${base}/bayeux`, [handshake()]).catch(() => null);
+      const stuck = lp(base)
+        .handshake()
+        .catch(() => null);
       await server.waitFor(/hook called/);
       for (const s of signals) {
         server.child.kill(s);
@@ -316,22 +293,22 @@ describe('bayou CLI', () => {
         { BAYOU_WEBHOOK_SECRET: 'cli-webhook-secret' },
       );
       const [, base] = await server.waitFor(/listening on (http:\/\/\S+) /);
-      expect((await bayeux(`${base}/bayeux`, [handshake({ pw: 'no' })]))[0]).toMatchObject({
+      expect(await lp(base).handshake({ pw: 'no' })).toMatchObject({
         successful: false,
         error: '403::wrong_pw',
       });
-      const [hello] = await bayeux(`${base}/bayeux`, [handshake({ pw: 'ok' })]);
-      expect(hello?.successful).toBe(true);
+      const hello = await lp(base).handshake({ pw: 'ok' });
+      expect(hello.successful).toBe(true);
       await eventually(() => hooks.unique('session.connected').length === 1);
       expect(hooks.unique('session.connected')[0]).toMatchObject({
-        clientId: hello?.clientId,
+        clientId: hello.clientId,
         user: 'cli-user',
       });
       server.child.kill('SIGTERM');
       expect(await server.exit).toBe(0);
       // The graceful shutdown delivered the session's end before the process exited.
       expect(hooks.unique('session.disconnected')[0]).toMatchObject({
-        clientId: hello?.clientId,
+        clientId: hello.clientId,
         reason: 'shutdown',
       });
       expect(hooks.posts.every((p) => p.valid)).toBe(true);

@@ -8,6 +8,7 @@ import { resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServer, MemoryEngine } from '../src/index.js';
 import { eventually, redisPerFile, requireRedis } from './cluster-helpers.js';
+import { nodeIdAt } from './test-client.js';
 
 requireRedis('cluster CLI');
 
@@ -48,18 +49,6 @@ function start(args: string[], env: Record<string, string> = {}) {
     return m;
   };
   return { child, exit, waitFor, out: () => out };
-}
-
-async function handshake(url: string): Promise<string> {
-  const r = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify([
-      { channel: '/meta/handshake', version: '1.0', supportedConnectionTypes: ['long-polling'] },
-    ]),
-  });
-  const [reply] = (await r.json()) as { clientId: string }[];
-  return (reply as { clientId: string }).clientId;
 }
 
 afterEach(() => {
@@ -110,9 +99,8 @@ describe('bayou start with Redis', () => {
   it('--workers 2 --redis runs two nodes on one port and stops them all on SIGTERM', async () => {
     const s = start(['--host', '127.0.0.1', '--port', '0', '--workers', '2', '--redis', redis().url]);
     const [, base] = await s.waitFor(/Bayou listening on (http:\/\/[^\s]+) .*with 2 workers/);
-    const url = `${base}/bayeux`;
     const nodes = new Set<string>();
-    for (let i = 0; i < 20 && nodes.size < 2; i++) nodes.add((await handshake(url)).split('.')[0] as string);
+    for (let i = 0; i < 20 && nodes.size < 2; i++) nodes.add(await nodeIdAt(`${base}`));
     expect(nodes.size).toBe(2);
     expect((await fetch(`${base}/readyz`)).status).toBe(200);
     s.child.kill('SIGTERM');

@@ -62,12 +62,8 @@ export function clusterScenario(name: string, backend: () => Promise<ClusterBack
       const [a, bNode, c] = await cluster();
       const owner = new TestClient(a!.base, 'long-polling');
       clients.push(owner);
-      const hs = await owner.request({
-        channel: '/meta/handshake',
-        version: '1.0',
-        supportedConnectionTypes: ['long-polling'],
-      });
-      const clientId = hs.clientId as string;
+      expect((await owner.handshake()).successful).toBe(true);
+      const clientId = owner.clientId;
       const via = (node: Started) => {
         const t = new TestClient(node.base, 'long-polling');
         t.clientId = clientId;

@@ -15,6 +15,7 @@ import { type BayouProcess, startBayou } from './bayou-process.js';
 import { disconnectAll, eventually, numberedStream, redisPerFile, requireRedis } from './cluster-helpers.js';
 import { freePort } from './programs.js';
 import { RoundRobinBalancer } from './round-robin-balancer.js';
+import { nodeIdAt } from './test-client.js';
 
 requireRedis('rolling restart of a cluster of bayou processes');
 
@@ -80,19 +81,6 @@ const nodeArgs = (port: number, url: string, prefix: string): string[] =>
     'warn',
   ]);
 
-/** The node id of the process listening on `port` (a handshake there names it). */
-async function nodeIdAt(port: number): Promise<string> {
-  const r = await fetch(`http://127.0.0.1:${port}/bayeux`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify([
-      { channel: '/meta/handshake', version: '1.0', supportedConnectionTypes: ['long-polling'] },
-    ]),
-  });
-  const [reply] = (await r.json()) as { clientId: string }[];
-  return String(reply?.clientId).split('.')[0] as string;
-}
-
 /** What a failed expectation says about `s`: its transport, state, sessions and what it misses. */
 function describeOf(s: Subscriber, n: number): string {
   const got = new Set(s.received);
@@ -130,7 +118,7 @@ describe('rolling restart of three bayou processes (SIGTERM, then start again)',
 
     for (const [i, port] of ports.entries()) {
       const victim = processes[i] as BayouProcess;
-      const victimId = await nodeIdAt(port);
+      const victimId = await nodeIdAt(`http://127.0.0.1:${port}`);
       const moved = subs.filter((s) => ownerOf(s) === victimId);
       expect(moved.length).toBeGreaterThan(0);
       const before = new Map(moved.map((s) => [s, s.handshakes.length]));

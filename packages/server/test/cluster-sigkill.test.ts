@@ -11,6 +11,7 @@ import WebSocket from 'ws';
 import { startBayou } from './bayou-process.js';
 import { disconnectAll, eventually, numberedStream, redisPerFile, requireRedis } from './cluster-helpers.js';
 import { RoundRobinBalancer } from './round-robin-balancer.js';
+import { nodeIdAt } from './test-client.js';
 
 requireRedis('cluster of bayou processes killed with SIGKILL');
 
@@ -83,15 +84,7 @@ describe.each(['long-polling', 'websocket'] as const)('SIGKILL of a bayou proces
     // Which process is which node: a handshake on each port names its node id.
     const idOf = new Map<string, number>();
     for (const [i, candidate] of nodes.entries()) {
-      const r = await fetch(`http://127.0.0.1:${candidate.port}/bayeux`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify([
-          { channel: '/meta/handshake', version: '1.0', supportedConnectionTypes: ['long-polling'] },
-        ]),
-      });
-      const [reply] = (await r.json()) as { clientId: string }[];
-      idOf.set(String(reply?.clientId).split('.')[0] as string, i);
+      idOf.set(await nodeIdAt(`http://127.0.0.1:${candidate.port}`), i);
     }
     const nodeOf = (c: BayouClient) => idOf.get(String(c.clientId).split('.')[0] as string) as number;
     // The publisher talks to node 2 directly; the victim is another node owning subscribers.

@@ -153,19 +153,12 @@ describe('handshakeTimeout for requests (createServer)', () => {
 
   it("leaves a held long-poll alone: its request arrived whole, the wait is the server's", async () => {
     started = await startServer({ handshakeTimeout: 1000, sweepInterval: 20, timeout: 3000 });
-    const post = async (body: unknown) =>
-      (await fetch(`${started?.base}/bayeux`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      }).then((r) => r.json())) as Record<string, unknown>[];
-    const [hs] = await post([
-      { channel: '/meta/handshake', version: '1.0', supportedConnectionTypes: ['long-polling'] },
-    ]);
-    const connect = { channel: '/meta/connect', clientId: hs?.clientId, connectionType: 'long-polling' };
-    await post([connect]);
+    const c = new TestClient(started.base, 'long-polling');
+    await c.handshake();
+    const connect = { channel: '/meta/connect', clientId: c.clientId, connectionType: 'long-polling' };
+    await c.request(connect);
     const since = Date.now();
-    const [held] = await post([connect]);
+    const held = await c.request(connect);
     expect(held).toMatchObject({ channel: '/meta/connect', successful: true });
     // Held for the connect timeout (3 s), three times the handshake timeout.
     expect(Date.now() - since).toBeGreaterThanOrEqual(2500);

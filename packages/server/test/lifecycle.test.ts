@@ -13,13 +13,11 @@ async function post(base: string, messages: unknown, headers: Record<string, str
   return { status: r.status, headers: r.headers, body: (await r.json()) as Record<string, unknown>[] };
 }
 
+/** A long-polling session's clientId: the test then speaks for it with `post`. */
 async function handshake(base: string, headers: Record<string, string> = {}): Promise<string> {
-  const r = await post(
-    base,
-    [{ channel: '/meta/handshake', version: '1.0', supportedConnectionTypes: ['long-polling'] }],
-    headers,
-  );
-  return r.body[0]?.clientId as string;
+  const c = new TestClient(base, 'long-polling', headers);
+  expect((await c.handshake()).successful).toBe(true);
+  return c.clientId;
 }
 
 const connect = (clientId: string) => ({
@@ -65,13 +63,12 @@ describe('long-poll connects', () => {
 
   it('advises multiple-clients when one browser holds more long-polls than allowed', async () => {
     const { server, base } = await startServer({ timeout: 3000, maxSessionsPerBrowser: 1 });
-    const first = await post(base, [
-      { channel: '/meta/handshake', version: '1.0', supportedConnectionTypes: ['long-polling'] },
-    ]);
-    const cookie = String(first.headers.get('set-cookie')).split(';')[0] as string;
+    const first = new TestClient(base, 'long-polling');
+    await first.handshake();
+    const cookie = String(first.cookie);
     expect(cookie).toMatch(/^BAYEUX_BROWSER=/);
-    expect(String(first.headers.get('set-cookie'))).toMatch(/HttpOnly/);
-    const tab1 = first.body[0]?.clientId as string;
+    expect(first.lastSetCookie).toMatch(/HttpOnly/);
+    const tab1 = first.clientId;
     const tab2 = await handshake(base, { cookie });
     await post(base, [connect(tab1)], { cookie });
     await post(base, [connect(tab2)], { cookie });

@@ -25,30 +25,37 @@ export class TestClient {
   cookie: string | null = null;
   /** Keep and send back cookies (long-polling). */
   keepCookies = true;
+  /** The `Set-Cookie` header of the last long-polling reply, attributes and all (null: none). */
+  lastSetCookie: string | null = null;
 
   constructor(
     readonly base: string,
     readonly transport: Transport,
     readonly headers: Record<string, string> = {},
+    readonly path = '/bayeux',
   ) {}
 
   get endpoint(): string {
-    return `${this.base}/bayeux`;
+    return `${this.base}${this.path}`;
   }
 
   /** Handshake and start the connect loop. */
   async connect(ext?: Record<string, unknown>): Promise<Msg> {
-    if (this.transport === 'websocket') await this.openSocket();
+    const reply = await this.handshake(ext);
+    if (reply.successful) this.startConnectLoop();
+    return reply;
+  }
+
+  /** Handshake only (the test sends its own connects); keeps the clientId of a success. */
+  async handshake(ext?: Record<string, unknown>): Promise<Msg> {
+    if (this.transport === 'websocket' && this.ws === null) await this.openSocket();
     const reply = await this.request({
       channel: '/meta/handshake',
       version: '1.0',
       supportedConnectionTypes: [this.transport],
       ...(ext ? { ext } : {}),
     });
-    if (reply.successful) {
-      this.clientId = reply.clientId as string;
-      this.startConnectLoop();
-    }
+    if (reply.successful) this.clientId = reply.clientId as string;
     return reply;
   }
 
@@ -86,6 +93,7 @@ export class TestClient {
       body: text,
     });
     const set = r.headers.get('set-cookie');
+    this.lastSetCookie = set;
     if (set !== null) this.cookie = set.split(';')[0] as string;
     const body = await r.text();
     if (r.ok) for (const m of JSON.parse(body) as Msg[]) this.dispatch(m);
@@ -188,6 +196,14 @@ export class TestClient {
     // Reject nothing: pending replies of a closed client are simply dropped.
     this.pending.clear();
   }
+}
+
+/** The node id of the server at `base`: what precedes the dot in the clientId of a handshake there. */
+export async function nodeIdAt(base: string): Promise<string> {
+  const c = new TestClient(base, 'long-polling');
+  const reply = await c.handshake();
+  if (!reply.successful) throw new Error(`handshake at ${base} failed: ${JSON.stringify(reply)}`);
+  return c.clientId.split('.')[0] as string;
 }
 
 // The repository's one polling wait; prefer `waitFor` (an arriving message) or `drained`.
