@@ -8,11 +8,9 @@ import { EventEmitter } from 'node:events';
 import { parseChannel, type StreamPosition } from '@bayou/protocol';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Extension } from './bayeux/extensions.js';
-import type { Engine, PresenceMember } from './engine/engine.js';
+import type { Engine, MaybePromise, PresenceMember } from './engine/engine.js';
 import { BayouConfigError } from './errors.js';
 import type { BayouEvents, ServiceHandler } from './kernel/events.js';
-import { Kernel } from './kernel/kernel.js';
-import type { ResolvedOptions } from './options.js';
 import type { Provider } from './records/provider-registry.js';
 import type { ServerSession } from './session/session.js';
 import type { RemovalReason } from './types.js';
@@ -36,26 +34,42 @@ export interface BayouStats {
   readonly handshakes: Readonly<{ accepted: number; denied: number; failed: number }>;
 }
 
-const kernels = new WeakMap<BayouApp, Kernel>();
-
-/** The kernel behind a facade: for the plugin and the transports, not exported by the package. */
-export function kernelOf(app: BayouApp): Kernel {
-  return kernels.get(app) as Kernel;
+/**
+ * What the facade may ask of its node: a narrow port the composition root
+ * (`kernel/create-node.ts`) builds from the node's collaborators. The facade never sees
+ * the kernel, its sessions' internals or its queues.
+ */
+export interface AppPort {
+  readonly nodeId: string;
+  readonly log: FastifyBaseLogger;
+  publish(channel: string, data: unknown): MaybePromise<StreamPosition | null>;
+  updateRecord(subject: string, fields: Record<string, unknown>): MaybePromise<void>;
+  deliverTo(clientId: string, channel: string, data: unknown): MaybePromise<boolean>;
+  isRecordSubject(channel: string): boolean;
+  recordImage(subject: string): Readonly<Record<string, unknown>> | null;
+  readonly services: { has(channel: string): boolean; set(channel: string, handler: ServiceHandler): void };
+  readonly providers: { has(pattern: string): boolean; add(pattern: string, provider: Provider): void };
+  addExtension(extension: Extension): void;
+  subscriberCount(channel: string): number;
+  /** The engine's cluster-wide member lists. */
+  readonly presence: Engine['presence'];
+  session(clientId: string): ServerSession | undefined;
+  readonly sessionCount: number;
+  stats(): BayouStats;
 }
 
 export class BayouApp extends EventEmitter<BayouEvents> {
-  private readonly kernel: Kernel;
+  /** Given by the composition root that made this facade. */
+  private readonly port: AppPort;
 
-  constructor(options: ResolvedOptions, log: FastifyBaseLogger, engine: Engine) {
+  constructor(port: AppPort) {
     super();
-    this.kernel = new Kernel(options, log, engine, this);
-    this.kernel.app = this;
-    kernels.set(this, this.kernel);
+    this.port = port;
   }
 
   /** This node's id (the prefix of the clientIds it issues). */
   get nodeId(): string {
-    return this.kernel.nodeId;
+    return this.port.nodeId;
   }
 
   /**
@@ -70,13 +84,13 @@ export class BayouApp extends EventEmitter<BayouEvents> {
         `cannot publish to "${channel}": not a broadcast channel`,
       );
     }
-    if (this.kernel.isRecordSubject(channel)) {
+    if (this.port.isRecordSubject(channel)) {
       throw new BayouConfigError(
         'BAYOU_ERR_INVALID_CHANNEL',
         `"${channel}" is a record subject: use updateRecord()`,
       );
     }
-    return this.settled(() => this.kernel.publish(channel, data), 'publish');
+    return this.settled(() => this.port.publish(channel, data), 'publish');
   }
 
   /**
@@ -91,7 +105,7 @@ export class BayouApp extends EventEmitter<BayouEvents> {
     } catch (err) {
       p = Promise.reject(err);
     }
-    p.catch((err: unknown) => this.kernel.log.warn({ err }, `${what} failed`));
+    p.catch((err: unknown) => this.port.log.warn({ err }, `${what} failed`));
     return p;
   }
 
@@ -101,7 +115,7 @@ export class BayouApp extends EventEmitter<BayouEvents> {
    */
   deliver(session: ServerSession | string, channel: string, data: unknown): Promise<boolean> {
     const clientId = typeof session === 'string' ? session : session.id;
-    return this.settled(() => this.kernel.deliverTo(clientId, channel, data), 'deliver');
+    return this.settled(() => this.port.deliverTo(clientId, channel, data), 'deliver');
   }
 
   /** Serves a `/service/...` channel (or pattern); the handler's result is the reply. */
@@ -113,13 +127,13 @@ export class BayouApp extends EventEmitter<BayouEvents> {
         `service channel "${channel}" must start with /service/`,
       );
     }
-    if (this.kernel.services.has(channel)) {
+    if (this.port.services.has(channel)) {
       throw new BayouConfigError(
         'BAYOU_ERR_DUPLICATE_SERVICE',
         `a handler for "${channel}" is already registered`,
       );
     }
-    this.kernel.services.set(channel, handler as ServiceHandler);
+    this.port.services.set(channel, handler as ServiceHandler);
     return this;
   }
 
@@ -129,15 +143,15 @@ export class BayouApp extends EventEmitter<BayouEvents> {
    * their throttle. Resolves once the engine has the update.
    */
   updateRecord(subject: string, fields: Record<string, unknown>): Promise<void> {
-    if (!this.kernel.isRecordSubject(subject) || parseChannel(subject)?.wildcard !== null) {
+    if (!this.port.isRecordSubject(subject) || parseChannel(subject)?.wildcard !== null) {
       throw new BayouConfigError('BAYOU_ERR_INVALID_CHANNEL', `"${subject}" matches no records pattern`);
     }
-    return this.settled(() => this.kernel.updateRecord(subject, fields), 'updateRecord');
+    return this.settled(() => this.port.updateRecord(subject, fields), 'updateRecord');
   }
 
   /** The latest image of a record subject as this node holds it, or `null`. */
   recordImage(subject: string): Readonly<Record<string, unknown>> | null {
-    return this.kernel.records.image(subject);
+    return this.port.recordImage(subject);
   }
 
   /** Feeds record subjects matching `pattern` on demand (first subscriber → `onRequest`). */
@@ -149,30 +163,30 @@ export class BayouApp extends EventEmitter<BayouEvents> {
         `provider pattern "${pattern}" is not a broadcast channel`,
       );
     }
-    if (this.kernel.providers.has(pattern)) {
+    if (this.port.providers.has(pattern)) {
       throw new BayouConfigError(
         'BAYOU_ERR_DUPLICATE_SERVICE',
         `a provider for "${pattern}" is already registered`,
       );
     }
-    this.kernel.providers.add(pattern, provider);
+    this.port.providers.add(pattern, provider);
     return this;
   }
 
   /** Adds a server extension to the pipeline (after the built-in ones). */
   addExtension(extension: Extension): this {
-    this.kernel.extensions.add(extension);
+    this.port.addExtension(extension);
     return this;
   }
 
   /** Subscribers of `channel` on this node, plain and record. */
   subscriberCount(channel: string): number {
-    return this.kernel.subscriberCount(channel);
+    return this.port.subscriberCount(channel);
   }
 
   /** Subscribers of a record subject in the whole cluster (as reported by the engine's presence). */
   clusterSubscriberCount(channel: string): Promise<number> {
-    return this.kernel.engine.presence.count(channel);
+    return this.port.presence.count(channel);
   }
 
   /** Cluster-wide member lists of a channel: join on behalf of a session, leave, read. */
@@ -181,7 +195,7 @@ export class BayouApp extends EventEmitter<BayouEvents> {
     leave(channel: string, session: ServerSession): Promise<void>;
     members(channel: string): Promise<PresenceMember[]>;
   } {
-    const presence = this.kernel.engine.presence;
+    const presence = this.port.presence;
     return {
       join: (channel, session, info) =>
         presence.join(channel, { clientId: session.id, ...(info ? { info } : {}) }),
@@ -192,34 +206,14 @@ export class BayouApp extends EventEmitter<BayouEvents> {
 
   /** A session of this node by clientId. */
   session(clientId: string): ServerSession | undefined {
-    return this.kernel.findSession(clientId);
+    return this.port.session(clientId);
   }
 
   get sessionCount(): number {
-    return this.kernel.registry.size;
+    return this.port.sessionCount;
   }
 
   stats(): BayouStats {
-    const k = this.kernel;
-    let heldLongPolls = 0;
-    let subscriptions = 0;
-    for (const s of k.registry.values()) {
-      if (s.held?.poll) heldLongPolls++;
-      subscriptions += s.subscriptions.size;
-    }
-    return {
-      sessions: k.registry.size,
-      messagesIn: k.stats.messagesIn,
-      publishes: k.stats.publishes,
-      slowConsumers: k.stats.slowConsumers,
-      engineErrors: k.stats.engineErrors,
-      messagesOut: k.outbound.stats.messagesOut,
-      bytesOut: k.outbound.stats.bytesOut,
-      frames: k.outbound.stats.frames,
-      heldLongPolls,
-      subscriptions,
-      removed: { ...k.stats.removed },
-      handshakes: { ...k.stats.handshakes },
-    };
+    return this.port.stats();
   }
 }

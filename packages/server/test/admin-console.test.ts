@@ -10,9 +10,9 @@ import { BayouClient, type WebSocketConstructor, websocket } from '@bayou/client
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { AdminCredential, TOKEN_TTL_MS } from '../src/admin/admin-token.js';
-import { kernelOf } from '../src/bayou-app.js';
 import { ADMIN_NEEDS_PASSWORD } from '../src/config/build-server.js';
 import { adminConsole, type BayouServer, createServer } from '../src/index.js';
+import { operationsOf } from '../src/kernel/node-operations.js';
 import { cliPath } from './bayou-process.js';
 import { disconnectAll, eventually } from './cluster-helpers.js';
 import { presenceAuth, token } from './presence-helpers.js';
@@ -158,16 +158,16 @@ describe('the console on one node', () => {
   });
 
   it('runs no timer and counts nothing while no console watches', async () => {
-    const k = kernelOf(server.bayou);
+    const taps = operationsOf(server.app).taps;
     // The previous test's console has left: its node stops watching within WATCH_MS.
-    await eventually(() => expect(k.countPublish).toBeNull(), 8000);
+    await eventually(() => expect(taps.countingPublishes).toBe(false), 8000);
     const admin = client(`${base}/bayeux`, new AdminCredential(PASSWORD).issue());
     await admin.connect();
     const sub = admin.subscribe('/bayou/admin/stats', () => undefined);
     await sub.ready;
-    await eventually(() => expect(k.countPublish).not.toBeNull());
+    await eventually(() => expect(taps.countingPublishes).toBe(true));
     sub.unsubscribe();
-    await eventually(() => expect(k.countPublish).toBeNull(), 8000);
+    await eventually(() => expect(taps.countingPublishes).toBe(false), 8000);
   });
 });
 

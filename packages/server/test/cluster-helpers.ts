@@ -6,8 +6,8 @@
 import type { Socket } from 'node:net';
 import type { BayouClient } from '@bayou/client';
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { kernelOf } from '../src/bayou-app.js';
 import { type BayouServer, type CreateServerOptions, createServer, type RedisEngine } from '../src/index.js';
+import { operationsOf } from '../src/kernel/node-operations.js';
 import { ci, RedisServer, redisServerPath } from './redis-server.js';
 import { RoundRobinBalancer } from './round-robin-balancer.js';
 
@@ -106,7 +106,7 @@ export async function startCluster(
       socket.once('close', () => sockets.delete(socket));
     });
     const base = await server.listen();
-    const engine = kernelOf(server.bayou).engine as RedisEngine;
+    const engine = operationsOf(server.app).engine as RedisEngine;
     const port = Number(new URL(base).port);
     nodes.push({ name: `node${i}`, server, base, port, engine, killed: false, sockets });
   }

@@ -7,8 +7,8 @@ import { BayouClient, longPolling, type WebSocketConstructor, websocket } from '
 import Faye from 'faye';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { kernelOf } from '../src/bayou-app.js';
 import type { MemoryEngine, PresenceMember } from '../src/index.js';
+import { operationsOf } from '../src/kernel/node-operations.js';
 import { eventually, Inbox, TRANSPORTS, type Transport, within } from './interop-helpers.js';
 import { presenceAuth, token } from './presence-helpers.js';
 import { type Started, startServer } from './start-server.js';
@@ -130,7 +130,7 @@ describe.each(TRANSPORTS)('presence with real clients over %s', (transport: Tran
   });
 
   it('drops the member maps of a channel when its last member left (node and engine)', async () => {
-    const kernel = kernelOf(started.server.bayou);
+    const kernel = operationsOf(started.server.app);
     const engine = kernel.engine as MemoryEngine;
     const users = ['u1', 'u2', 'u3'].map((u) => bayouClient(u));
     const subs = users.map((u, i) => u.subscribe(`/chat/evict${i % 2}`, () => undefined));

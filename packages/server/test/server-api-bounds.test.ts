@@ -4,7 +4,7 @@
  * `timeout`, the longest a client may take to come back.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { kernelOf } from '../src/bayou-app.js';
+import { operationsOf } from '../src/kernel/node-operations.js';
 import { type Started, startServer } from './start-server.js';
 import { eventually, TestClient } from './test-client.js';
 
@@ -17,11 +17,11 @@ afterEach(async () => {
 describe('sessions ended by the server API', () => {
   it('are told not to reconnect, and forgotten once their client could no longer come back', async () => {
     started = await startServer({ timeout: 100, maxInterval: 200, sweepInterval: 20 });
-    const kernel = kernelOf(started.server.bayou);
+    const node = operationsOf(started.server.app);
     const a = new TestClient(started.base, 'long-polling');
     await a.connect();
-    expect(kernel.admin.run({ op: 'disconnect', target: { clientId: a.clientId } })).toBe(1);
-    expect(kernel.admin.rememberedCount).toBe(1);
+    expect(node.admin.run({ op: 'disconnect', target: { clientId: a.clientId } })).toBe(1);
+    expect(node.admin.rememberedCount).toBe(1);
     const late = await a.request({
       channel: '/meta/connect',
       clientId: a.clientId,
@@ -35,11 +35,11 @@ describe('sessions ended by the server API', () => {
     await a.close();
 
     // Past maxInterval + timeout the entry is stale; the next one pushes it out.
-    await eventually(() => !kernel.admin.kicked(a.clientId), 2000);
+    await eventually(() => !node.admin.kicked(a.clientId), 2000);
     const b = new TestClient(started.base, 'long-polling');
     await b.connect();
-    expect(kernel.admin.run({ op: 'disconnect', target: { clientId: b.clientId } })).toBe(1);
-    expect(kernel.admin.rememberedCount).toBe(1);
+    expect(node.admin.run({ op: 'disconnect', target: { clientId: b.clientId } })).toBe(1);
+    expect(node.admin.rememberedCount).toBe(1);
     const unknown = await new TestClient(started.base, 'long-polling').request({
       channel: '/meta/connect',
       clientId: a.clientId,

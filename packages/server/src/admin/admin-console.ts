@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { kernelOf } from '../bayou-app.js';
+import { operationsOf } from '../kernel/node-operations.js';
 import { AdminFeed } from './admin-feed.js';
 import { consolePage, loginPage } from './admin-pages.js';
 import { AdminCredential, TOKEN_TTL_MS } from './admin-token.js';
@@ -65,13 +65,13 @@ function passwordOf(body: unknown): unknown {
 
 export async function adminConsole(app: FastifyInstance, options: AdminConsoleOptions): Promise<void> {
   const credential = new AdminCredential(options.password);
-  const feed = new AdminFeed(app.bayou, credential);
-  const watch = new NodeWatch(app.bayou);
+  const ops = operationsOf(app);
+  const feed = new AdminFeed(app.bayou, ops, credential);
+  const watch = new NodeWatch(app.bayou, ops);
   app.bayou.addExtension(feed);
-  const k = kernelOf(app.bayou);
-  k.nodeStats = () => watch.read();
-  k.consoleGate = feed.gate;
+  const detach = [ops.taps.serveStats(() => watch.read()), ops.taps.openConsole(feed.gate)];
   app.addHook('onClose', async () => {
+    for (const off of detach) off();
     feed.close();
     watch.stop();
   });

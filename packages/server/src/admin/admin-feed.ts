@@ -10,9 +10,9 @@ import { META_HANDSHAKE, META_SUBSCRIBE, META_UNSUBSCRIBE, type Message } from '
 import type { Extension, Refusal, Reply } from '../bayeux/extensions.js';
 import type { ConsoleGate } from '../bayeux/kernel-api.js';
 import type { BayouApp } from '../bayou-app.js';
-import { kernelOf } from '../bayou-app.js';
 import { onTargets } from '../http/server-api.js';
 import type { Target } from '../kernel/cluster-control.js';
+import type { NodeOperations } from '../kernel/node-operations.js';
 import type { ServerSession } from '../session/session.js';
 import { adminServices } from './admin-services.js';
 import type { AdminCredential } from './admin-token.js';
@@ -57,10 +57,11 @@ export class AdminFeed implements Extension {
   private closed = false;
 
   constructor(
-    private readonly app: BayouApp,
+    app: BayouApp,
+    private readonly ops: NodeOperations,
     private readonly credential: AdminCredential,
   ) {
-    for (const [channel, handler] of adminServices(app, (target: Target) => this.disconnect(target)))
+    for (const [channel, handler] of adminServices(app, ops, (target: Target) => this.disconnect(target)))
       app.service(`${ADMIN_SERVICES}${channel}`, handler);
   }
 
@@ -120,7 +121,7 @@ export class AdminFeed implements Extension {
     this.timer = null;
     if (this.watchers.size === 0) return;
     this.ticking = true;
-    const k = kernelOf(this.app);
+    const k = this.ops;
     try {
       const answers = await k.control.askAll<NodeStats | null>({ op: 'stats' });
       const snapshot: ClusterSnapshot = {
@@ -143,7 +144,7 @@ export class AdminFeed implements Extension {
 
   /** Ends the target's sessions wherever they live, as `POST /api/disconnect` does. */
   private disconnect(target: Target): Promise<number> {
-    const k = kernelOf(this.app);
+    const k = this.ops;
     return onTargets(k, target, (nodeId) => k.control.ask<number>(nodeId, { op: 'disconnect', target }));
   }
 }

@@ -5,10 +5,10 @@
  */
 import { parseChannel } from '@bayou/protocol';
 import type { BayouApp } from '../bayou-app.js';
-import { kernelOf } from '../bayou-app.js';
 import { BayeuxReplyError } from '../errors.js';
 import type { Target } from '../kernel/cluster-control.js';
 import type { ServiceHandler } from '../kernel/events.js';
+import type { NodeOperations } from '../kernel/node-operations.js';
 
 /** Messages of a channel's history the console shows. */
 export const INSPECT_HISTORY = 20;
@@ -38,8 +38,7 @@ function targetOf(data: Record<string, unknown>): Target {
   throw bad('give a "clientId" or a "user"');
 }
 
-async function history(app: BayouApp, channel: string): Promise<{ data: unknown; position: unknown }[]> {
-  const k = kernelOf(app);
+async function history(k: NodeOperations, channel: string): Promise<{ data: unknown; position: unknown }[]> {
   const latest = await k.engine.history.latest(channel);
   const kept = Math.min(INSPECT_HISTORY, k.historyFor(channel).size);
   if (kept === 0 || latest.offset === 0) return [];
@@ -56,6 +55,7 @@ async function history(app: BayouApp, channel: string): Promise<{ data: unknown;
 
 export function adminServices(
   app: BayouApp,
+  ops: NodeOperations,
   disconnect: (target: Target) => Promise<number>,
 ): [string, Handler][] {
   return [
@@ -64,7 +64,7 @@ export function adminServices(
       async (data) => {
         const f = fields(data);
         const channel = channelOf(f.channel);
-        if (kernelOf(app).isRecordSubject(channel)) throw bad(`${channel} is a record subject`);
+        if (ops.isRecordSubject(channel)) throw bad(`${channel} is a record subject`);
         const position = await app.publish(channel, f.data);
         return { published: true, position };
       },
@@ -74,9 +74,8 @@ export function adminServices(
       'inspect',
       async (data) => {
         const channel = channelOf(fields(data).channel);
-        const k = kernelOf(app);
-        const presence = k.presence.covers(channel) ? await k.presence.members(channel) : null;
-        return { channel, history: await history(app, channel), presence };
+        const presence = ops.presence.covers(channel) ? await ops.presence.members(channel) : null;
+        return { channel, history: await history(ops, channel), presence };
       },
     ],
   ];

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kernelOf } from '../bayou-app.js';
 import { type BayouServer, createServer } from '../index.js';
+import { operationsOf } from '../kernel/node-operations.js';
 import { MAX_COUNTED, NodeWatch, TOP } from './node-stats.js';
 
 describe('NodeWatch', () => {
@@ -11,11 +11,13 @@ describe('NodeWatch', () => {
   afterAll(() => server.close());
 
   it('counts publishes per channel only while watched, at most MAX_COUNTED channels, emptied by each read', () => {
-    const k = kernelOf(server.bayou);
-    const watch = new NodeWatch(server.bayou);
-    expect(k.countPublish).toBeNull();
+    const ops = operationsOf(server.app);
+    const taps = ops.taps;
+    const watch = new NodeWatch(server.bayou, ops);
+    expect(taps.countingPublishes).toBe(false);
     watch.read();
-    const count = k.countPublish as (channel: string) => void;
+    expect(taps.countingPublishes).toBe(true);
+    const count = (channel: string) => taps.published(channel);
     for (let i = 0; i < 50; i++) count('/hot');
     // A flood of new names past the bound is not counted; a channel already counted still is.
     for (let i = 0; i < MAX_COUNTED + 500; i++) count(`/flood/${i}`);
@@ -26,7 +28,7 @@ describe('NodeWatch', () => {
     expect(stats.byRate[0]?.[0]).toBe('/hot');
     expect(watch.countedChannels).toBe(0);
     watch.stop();
-    expect(k.countPublish).toBeNull();
+    expect(taps.countingPublishes).toBe(false);
     expect(watch.watching).toBe(false);
   });
 });

@@ -8,7 +8,7 @@
  */
 import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
 import type { BayouApp } from '../bayou-app.js';
-import { kernelOf } from '../bayou-app.js';
+import type { NodeOperations } from '../kernel/node-operations.js';
 import type { LimiterStats } from '../limits/limiter.js';
 import type { WebhookStats } from '../webhooks/webhook-sender.js';
 
@@ -84,7 +84,13 @@ export class NodeWatch {
   private stopTimer: NodeJS.Timeout | null = null;
   private watchedUntil = 0;
 
-  constructor(private readonly app: BayouApp) {}
+  /** Detaches the publish counter while watched. */
+  private uncount: (() => void) | null = null;
+
+  constructor(
+    private readonly app: BayouApp,
+    private readonly ops: NodeOperations,
+  ) {}
 
   get watching(): boolean {
     return this.lag !== null;
@@ -100,7 +106,7 @@ export class NodeWatch {
     const now = Date.now();
     this.watchedUntil = now + WATCH_MS;
     if (this.lag === null) this.start(now);
-    const k = kernelOf(this.app);
+    const k = this.ops;
     const s = this.app.stats();
     const src = sources.get(this.app);
     const lag = this.lag as IntervalHistogram;
@@ -132,7 +138,7 @@ export class NodeWatch {
       engineReady: k.engine.ready(),
       engineReconnects: (k.engine as { stats?: { reconnects?: number } }).stats?.reconnects ?? 0,
       webhookFailures: src?.webhooks ? src.webhooks.failed + src.webhooks.dropped : 0,
-      bySubscribers: top(k.index.counts()),
+      bySubscribers: top(k.channelCounts()),
       byRate,
     };
     lag.reset();
@@ -145,18 +151,19 @@ export class NodeWatch {
     this.lag?.disable();
     this.lag = null;
     this.counts.clear();
-    kernelOf(this.app).countPublish = null;
+    this.uncount?.();
+    this.uncount = null;
   }
 
   private start(now: number): void {
     this.lag = monitorEventLoopDelay({ resolution: LAG_RESOLUTION_MS });
     this.lag.enable();
     this.countedSince = now;
-    kernelOf(this.app).countPublish = (channel) => {
+    this.uncount = this.ops.taps.countPublishes((channel) => {
       const n = this.counts.get(channel);
       if (n !== undefined) this.counts.set(channel, n + 1);
       else if (this.counts.size < MAX_COUNTED) this.counts.set(channel, 1);
-    };
+    });
     this.armStop();
   }
 

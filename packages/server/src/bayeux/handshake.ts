@@ -7,14 +7,7 @@ import type { KernelApi } from './kernel-api.js';
 type AuthResult = boolean | undefined | Record<string, unknown>;
 type HandshakeKernel = Pick<
   KernelApi,
-  | 'options'
-  | 'consoleGate'
-  | 'log'
-  | 'reply'
-  | 'createSession'
-  | 'emitSafe'
-  | 'removeSession'
-  | 'handshakeDone'
+  'options' | 'taps' | 'log' | 'reply' | 'createSession' | 'emitSafe' | 'removeSession' | 'stats'
 >;
 
 export function handleHandshake(
@@ -30,7 +23,7 @@ export function handleHandshake(
   if (!Array.isArray(types) || !types.some((t) => (offered as string[]).includes(t))) {
     return refuse(k, ctx, message, formatError('connectionTypeUnsupported', offered));
   }
-  const consoleAuth = k.consoleGate?.handshake(message) ?? null;
+  const consoleAuth = k.taps.consoleGate?.handshake(message) ?? null;
   if (consoleAuth !== null) return accept(k, message, ctx, consoleAuth);
   const hook = k.options.authenticate;
   if (hook === undefined) return accept(k, message, ctx, true);
@@ -54,7 +47,7 @@ function refuse(
   error: string,
   advice: Readonly<Record<string, unknown>> = NONE,
 ): void {
-  k.handshakeDone(error.startsWith('403:') ? 'denied' : 'failed');
+  k.stats.handshakeDone(error.startsWith('403:') ? 'denied' : 'failed');
   k.reply(ctx, null, message, { successful: false, error, advice });
 }
 
@@ -78,6 +71,6 @@ function accept(k: HandshakeKernel, message: Message, ctx: BatchContext, auth: A
     successful: true,
     advice: { reconnect: 'retry', interval, timeout },
   };
-  k.handshakeDone('accepted');
+  k.stats.handshakeDone('accepted');
   k.reply(ctx, session, message, fields, 0);
 }

@@ -39,9 +39,17 @@ export interface ConsoleGate {
 
 export interface KernelApi {
   readonly options: HandlerOptions;
-  readonly consoleGate: ConsoleGate | null;
+  /** Where the operator's console taps in: its gate past the hooks, `null` without a console. */
+  readonly taps: { readonly consoleGate: ConsoleGate | null };
   readonly log: FastifyBaseLogger;
-  readonly stats: { messagesIn: number };
+  /** The kernel's counters (`kernel/kernel-stats.ts`). */
+  readonly stats: {
+    messagesIn: number;
+    /** Records how long a service call took (for metrics). */
+    serviceTimed(seconds: number): void;
+    /** Counts a handshake's outcome (for metrics). */
+    handshakeDone(result: 'accepted' | 'denied' | 'failed'): void;
+  };
   /** The facade, handed to services as `ctx.bayou`. */
   readonly app: unknown;
   readonly connects: {
@@ -76,9 +84,5 @@ export interface KernelApi {
   publish(channel: string, data: unknown): MaybePromise<StreamPosition | null>;
   engineCall(call: () => MaybePromise<unknown>, undo: () => void): MaybePromise<string | undefined>;
   serviceFor(channel: string): ServiceHandler | undefined;
-  /** Records how long a service call took (for metrics). */
-  serviceTimed(seconds: number): void;
-  /** Counts a handshake's outcome (for metrics). */
-  handshakeDone(result: 'accepted' | 'denied' | 'failed'): void;
   removeSession(session: Session, reason: RemovalReason): void;
 }

@@ -20,7 +20,7 @@ type PublishKernel = Pick<
   | 'engineCall'
   | 'serviceFor'
   | 'isRecordSubject'
-  | 'serviceTimed'
+  | 'stats'
 >;
 
 export function handlePublish(
@@ -90,7 +90,7 @@ function callService(
   );
   return settle(
     andThen(outcome, (o) => {
-      k.serviceTimed((performance.now() - started) / 1000);
+      k.stats.serviceTimed((performance.now() - started) / 1000);
       if (!o.ok) {
         const error =
           o.error === formatError('internalError')

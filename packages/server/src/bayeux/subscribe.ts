@@ -14,7 +14,7 @@ import { readSubscriptions } from './subscription-list.js';
 type SubscribeKernel = Pick<
   KernelApi,
   | 'options'
-  | 'consoleGate'
+  | 'taps'
   | 'log'
   | 'sessionFor'
   | 'reply'
@@ -40,7 +40,7 @@ export function handleSubscribe(
   }
   const hook = k.options.canSubscribe;
   if (hook === undefined) return subscribeAll(k, ctx, session, message, names);
-  const gate = k.consoleGate;
+  const gate = k.taps.consoleGate;
   if (gate !== null && names.every((n) => gate.subscribe(session, n)))
     return subscribeAll(k, ctx, session, message, names);
   const outcomes = names.map((n) => guard(() => hook(session, n, message), k.log, 'canSubscribe hook'));

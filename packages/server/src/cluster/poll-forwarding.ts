@@ -29,7 +29,7 @@ export class PollForwarder {
 
   /** The node owning the session the batch names, when that is not this one. */
   ownerOf(poll: PollRequest): string | null {
-    return this.kernel.ownedElsewhere((poll.messages[0] as { clientId?: unknown } | null)?.clientId);
+    return this.kernel.cluster.ownedElsewhere((poll.messages[0] as { clientId?: unknown } | null)?.clientId);
   }
 
   /** Hands the batch to `owner`; a dead owner's sessions are unknown here. */
@@ -56,12 +56,12 @@ export class PollForwarder {
       if (!reply.sent) run(poll);
     };
     try {
-      if (!(await kernel.isAlive(owner))) return local();
+      if (!(await kernel.cluster.isAlive(owner))) return local();
       const headers: Record<string, string> = {};
       for (const [name, value] of Object.entries(poll.info.headers)) {
         if (typeof value === 'string') headers[name] = value;
       }
-      const answer = await kernel.forward(owner, {
+      const answer = await kernel.cluster.forward(owner, {
         body: poll.text,
         transport: 'long-polling',
         url: poll.info.url,
@@ -73,7 +73,7 @@ export class PollForwarder {
       // Unless shutdown answered first: then the owner's ack extension resends what this carried.
       if (!reply.sent) reply.send(answer.status, answer.body);
     } catch (err) {
-      if (!kernel.engineReady()) {
+      if (!kernel.cluster.engineReady()) {
         // Redis is away, not (as far as anyone knows) the owner: answering here would tell the
         // client its living session is unknown (402), and a subscribe in the batch would fail
         // on a fresh session too. 503: the client sends the batch again on the same session.

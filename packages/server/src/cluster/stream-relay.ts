@@ -163,13 +163,13 @@ class Relay {
       browserId: this.info.browserId ?? null,
     };
     try {
-      if (!(await this.kernel.isAlive(this.owner))) return this.unknown();
-      const answer = await this.kernel.forward(this.owner, request);
+      if (!(await this.kernel.cluster.isAlive(this.owner))) return this.unknown();
+      const answer = await this.kernel.cluster.forward(this.owner, request);
       if (answer.status !== 200) throw new Error(`owner answered ${answer.status}`);
       return JSON.parse(answer.body) as Reply[];
     } catch (err) {
       // The owner died with the connect held there: its sessions are unknown now.
-      if (this.kernel.engineReady() && !(await this.ownerAlive())) return this.unknown();
+      if (this.kernel.cluster.engineReady() && !(await this.ownerAlive())) return this.unknown();
       this.kernel.log.warn({ err, owner: this.owner }, 'relaying a stream failed; ending it');
       if (!this.closing) this.link.end();
       return null;
@@ -178,7 +178,7 @@ class Relay {
 
   private async ownerAlive(): Promise<boolean> {
     try {
-      return await this.kernel.isAlive(this.owner);
+      return await this.kernel.cluster.isAlive(this.owner);
     } catch {
       return true;
     }

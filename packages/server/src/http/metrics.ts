@@ -5,9 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { BayouApp } from '../bayou-app.js';
-import { kernelOf } from '../bayou-app.js';
 import type { Engine, HistoryStats } from '../engine/engine.js';
-import { SERVICE_BUCKETS } from '../kernel/kernel.js';
+import { SERVICE_BUCKETS } from '../kernel/kernel-stats.js';
 import type { LimiterStats } from '../limits/limiter.js';
 import type { RemovalReason } from '../types.js';
 import { type HookStats, hookMetrics } from './hook-metrics.js';
@@ -66,6 +65,8 @@ function hasStats(engine: Engine | undefined): engine is Engine & EngineWithStat
 
 export function createMetrics(
   bayou: BayouApp,
+  /** Calls `observe` with each service call's duration (`KernelStats.observeServiceTimes`). */
+  serviceTimes: (observe: (seconds: number) => void) => unknown,
   connections: ConnectionCounts,
   security: SecurityCounts,
   shared?: Registry,
@@ -267,7 +268,7 @@ export function createMetrics(
     buckets: [...SERVICE_BUCKETS],
     registers: [registry],
   });
-  kernelOf(bayou).onServiceTime = (seconds) => serviceTime.observe(seconds);
+  serviceTimes((seconds) => serviceTime.observe(seconds));
   new Gauge({
     name: 'bayou_build_info',
     help: 'Bayou build: version of @bayou/server and of Node.js (value is always 1)',

@@ -13,7 +13,7 @@ import fp from 'fastify-plugin';
 import type { RedisOptions } from 'ioredis';
 import { registerSources } from '../admin/node-stats.js';
 import { type AuthOptions, createAuthHooks } from '../auth/auth-hooks.js';
-import { BayouApp, kernelOf } from '../bayou-app.js';
+import type { BayouApp } from '../bayou-app.js';
 import { OrderedLongPolling } from '../cluster/ordered-long-polling.js';
 import type { Engine } from '../engine/engine.js';
 import { MemoryEngine } from '../engine/memory/memory-engine.js';
@@ -22,7 +22,9 @@ import type { RedisEngineOptions } from '../engine/redis/redis-options.js';
 import { BayouConfigError, BayouEngineError } from '../errors.js';
 import { AuthExtension } from '../extensions/auth-extension.js';
 import { LimitsExtension } from '../extensions/limits-extension.js';
+import { createNode } from '../kernel/create-node.js';
 import type { ServiceHandler } from '../kernel/events.js';
+import { NODE_OPERATIONS } from '../kernel/node-operations.js';
 import { Limiter } from '../limits/limiter.js';
 import { optionProblem } from '../option-errors.js';
 import { type BayouOptions, defaultOptions, type ResolvedOptions, resolveOptions } from '../options.js';
@@ -205,13 +207,15 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
   if (readyPath !== false && (typeof readyPath !== 'string' || !readyPath.startsWith('/')))
     optionProblem('option "readyPath" must be a path or false');
   const engine = engineFrom({ engine: given, redis, redisEngine }, options);
-  const bayou = new BayouApp(options, app.log, engine);
-  const kernel = kernelOf(bayou);
+  const node = createNode(options, app.log, engine);
+  const { app: bayou, kernel } = node;
   // Behind a balancer, two responses of one long-polling session may cross: deliver in connect replies only.
   if (!(engine instanceof MemoryEngine)) bayou.addExtension(new OrderedLongPolling());
   app.decorate('bayou', bayou);
+  // The server API and the console (registered after this plugin) find the node's operations here.
+  app.decorate(NODE_OPERATIONS, node.operations);
   const webhooks =
-    options.webhooks === undefined ? null : new WebhookSender(options.webhooks, kernel.nodeId, app.log);
+    options.webhooks === undefined ? null : new WebhookSender(options.webhooks, bayou.nodeId, app.log);
   if (webhooks !== null) attachWebhooks(bayou, webhooks);
   // The rpc backend answers what no handler of the app serves (the more specific one wins).
   if (proxied.rpc !== undefined) bayou.service('/service/**', proxied.rpc);
@@ -236,8 +240,12 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
         })
       : null;
   if (auth !== null) bayou.addExtension(auth);
+  // Long-polling also carries the POSTs of streaming sessions, and runs the batches other nodes forward here.
+  const longPolling = options.transports.some((t) => t !== 'websocket')
+    ? createLongPolling(kernel, options)
+    : null;
   try {
-    await kernel.start();
+    await node.start(longPolling?.forwarded ?? null);
   } catch (err) {
     const where = typeof redis === 'string' ? redis.replace(/\/\/[^@/]*@/, '//***@') : 'Redis';
     if (engine instanceof RedisEngine)
@@ -259,9 +267,7 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
   // The HTTP transports, asked in order for each POST to the endpoint (long-polling last: it
   // takes the rest). Streams send everything but their deliveries on long-polling POSTs.
   const httpTransports =
-    options.transports.includes('long-polling') || streams !== null
-      ? [...(streams?.streaming ? [streams.streaming] : []), createLongPolling(kernel, options)]
-      : [];
+    longPolling === null ? [] : [...(streams?.streaming ? [streams.streaming] : []), longPolling];
   const http = httpTransports.length > 0 ? createHttpEndpoint(kernel, options, httpTransports) : null;
   // Connections past maxConnections are refused; idle ones closed by a shared sweep.
   const connections = guardConnections(app, options, (now) => ws?.sweep(now));
@@ -316,6 +322,7 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
   if (options.metricsPath !== false || options.metricsRegistry !== undefined) {
     const registry = createMetrics(
       bayou,
+      (observe) => kernel.stats.observeServiceTimes(observe),
       { websocket: () => ws?.connections ?? 0, streams: () => streams?.hub.counts() ?? NO_STREAMS },
       security,
       options.metricsRegistry,
@@ -334,7 +341,7 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
     draining = true;
     clearInterval(securitySweep);
     connections.stop();
-    kernel.drainForShutdown();
+    node.drainForShutdown();
     http?.drain();
     streams?.hub.close();
     ws?.closeAll(1001, 'server shutting down');
@@ -342,7 +349,7 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
   app.addHook('onClose', async () => {
     connections.stop();
     await ws?.close();
-    await kernel.close();
+    await node.close();
     // After the kernel: its sessions' ends and vacated channels are the last events.
     await webhooks?.close();
   });

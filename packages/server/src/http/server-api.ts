@@ -16,9 +16,8 @@
 import { readFileSync } from 'node:fs';
 import { parseChannel } from '@bayou/protocol';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { kernelOf } from '../bayou-app.js';
 import type { Answer, NodeInfo, Target } from '../kernel/cluster-control.js';
-import type { Kernel } from '../kernel/kernel.js';
+import { type NodeOperations, operationsOf } from '../kernel/node-operations.js';
 import { ownerOf } from '../session/session-registry.js';
 import { apiKeyDigests, requireBearerKey } from './publish-api.js';
 
@@ -87,7 +86,7 @@ function bodyOf(request: FastifyRequest): Record<string, unknown> {
 
 /** Runs a targeted operation where its sessions live: the owner of a clientId, else every node. */
 export async function onTargets(
-  k: Kernel,
+  k: NodeOperations,
   target: Target,
   run: (nodeId: string) => Promise<number>,
 ): Promise<number> {
@@ -103,7 +102,11 @@ export async function onTargets(
 }
 
 /** `GET /api/history`: the last `limit` messages the channel's history still holds. */
-async function historyReply(k: Kernel, query: Record<string, unknown>, maxHistory: number): Promise<unknown> {
+async function historyReply(
+  k: NodeOperations,
+  query: Record<string, unknown>,
+  maxHistory: number,
+): Promise<unknown> {
   const channel = channelParam(query.channel);
   const limit = limitParam(query.limit, maxHistory, 100);
   const latest = await k.engine.history.latest(channel);
@@ -122,7 +125,7 @@ async function historyReply(k: Kernel, query: Record<string, unknown>, maxHistor
 
 /** `GET /api/channels`: the busiest channels over every node that answers. */
 async function channelsReply(
-  k: Kernel,
+  k: NodeOperations,
   query: Record<string, unknown>,
   maxChannels: number,
 ): Promise<unknown> {
@@ -142,7 +145,7 @@ export async function serverApi(app: FastifyInstance, options: ServerApiOptions)
   const keys = apiKeyDigests(options.apiKey);
   const maxHistory = options.maxHistory ?? 1000;
   const maxChannels = options.maxChannels ?? 1000;
-  const k = kernelOf(app.bayou);
+  const k = operationsOf(app);
   const started = Date.now();
   const ver = version();
 

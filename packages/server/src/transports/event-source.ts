@@ -60,7 +60,7 @@ export class EventSourceTransport {
     const link = startStream(reply, 'eventsource', this.hub, EVENT_SOURCE_HEADERS, EVENT_SOURCE_PADDING);
     if (link === null) return;
     const info = requestInfo('eventsource', req, ip, browserId, secure);
-    const owner = this.kernel.ownedElsewhere(clientId);
+    const owner = this.kernel.cluster.ownedElsewhere(clientId);
     if (owner !== null && this.relay !== null) {
       this.relay(owner, link, clientId, null, info);
       return;

@@ -10,6 +10,7 @@
 import type { ServerResponse } from 'node:http';
 import { type BatchContext, createBatchContext } from '../bayeux/batch-context.js';
 import { PollForwarder, runForwarded } from '../cluster/poll-forwarding.js';
+import type { ForwardRequest, ForwardResponse } from '../engine/engine.js';
 import type { ResolvedOptions } from '../options.js';
 import { RandomIds } from '../random-ids.js';
 import type { Session } from '../session/session.js';
@@ -70,13 +71,19 @@ function onPollClosed(this: TaggedResponse): void {
   exchange.kernel.connects.pollAborted(exchange.session, exchange);
 }
 
+/** The long-polling transport: the endpoint's catch-all, and where batches forwarded to this node run. */
+export interface LongPollingTransport extends HttpTransport {
+  /** Runs a batch another node forwarded for a session of this one (handed to the node at its start). */
+  forwarded(request: ForwardRequest): Promise<ForwardResponse>;
+}
+
 /** The long-polling transport, as the endpoint's catch-all `HttpTransport`. */
-export function createLongPolling(kernel: TransportKernel, options: LongPollOptions): HttpTransport {
+export function createLongPolling(kernel: TransportKernel, options: LongPollOptions): LongPollingTransport {
   const run = (poll: PollRequest): void => runPoll(kernel, poll);
   const forwarder = new PollForwarder(kernel, run);
-  kernel.forwardHandler = (request) => runForwarded(request, options.maxBatchMessages, run);
   const browserIds = new RandomIds(12);
   return {
+    forwarded: (request) => runForwarded(request, options.maxBatchMessages, run),
     accepts: () => true,
     serve(post: HttpPost): void {
       const poll = pollRequest('long-polling', post, options.maxBatchMessages, browserIds);

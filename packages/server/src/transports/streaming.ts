@@ -77,7 +77,7 @@ export class StreamingTransport implements HttpTransport {
     }
     const link = startStream(post.reply, 'streaming', this.hub, STREAM_HEADERS, STREAM_PADDING);
     if (link === null) return;
-    const owner = this.kernel.ownedElsewhere(connect.clientId);
+    const owner = this.kernel.cluster.ownedElsewhere(connect.clientId);
     if (owner !== null && this.relay !== null) {
       this.relay(owner, link, String(connect.clientId), connect, poll.info);
       return;

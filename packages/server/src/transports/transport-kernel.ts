@@ -17,6 +17,12 @@ export interface TransportKernel {
   /** The live session of this node a clientId names. */
   findSession(clientId: unknown): Session | undefined;
   readonly outbound: { countResponse(messages: number, bytes: number): void };
+  /** This node's place in the cluster: owners of clientIds, forwarding to them. */
+  readonly cluster: ClusterView;
+}
+
+/** What forwarding needs to know of the cluster (`kernel/cluster-link.ts`). */
+export interface ClusterView {
   /** The node owning a clientId when it is not this one. */
   ownedElsewhere(clientId: unknown): string | null;
   /** Whether that node is alive (its sessions can be reached by forwarding). */
@@ -24,6 +30,4 @@ export interface TransportKernel {
   forward(nodeId: string, request: ForwardRequest): Promise<ForwardResponse>;
   /** Whether the engine can serve now (Redis reachable): a forward that failed without it says nothing of the owner. */
   engineReady(): boolean;
-  /** Where batches forwarded by other nodes are run. */
-  forwardHandler: ((request: ForwardRequest) => Promise<ForwardResponse>) | null;
 }

@@ -1,0 +1,310 @@
+/**
+ * The composition root of one node: builds every collaborator of the kernel once, in
+ * dependency order, and hands each what it needs through its constructor. No object here
+ * is changed after it is built; where two collaborators need each other (a session's
+ * host ends it, and ending it reaches the registry that made it), the later one is
+ * reached through a closure of this function, not a field written afterwards.
+ *
+ * The plugin (`http/plugin.ts`) calls `createNode`, builds the transports on `node.kernel`,
+ * and starts the node with the long-polling transport's handler for forwarded batches.
+ */
+import { randomBytes } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import { presencePatterns } from '../auth/channel-rules.js';
+import { ExtensionPipeline } from '../bayeux/extensions.js';
+import { type AppPort, BayouApp, type BayouStats } from '../bayou-app.js';
+import { SubscriptionIndex } from '../channels/subscription-index.js';
+import type { Engine } from '../engine/engine.js';
+import { AckExtension } from '../extensions/ack-extension.js';
+import { ReplayExtension } from '../extensions/replay-extension.js';
+import type { ResolvedOptions } from '../options.js';
+import { ProviderRegistry } from '../records/provider-registry.js';
+import { RecordStore } from '../records/record-store.js';
+import { Outbound } from '../session/outbound.js';
+import type { Session } from '../session/session.js';
+import { SessionRegistry } from '../session/session-registry.js';
+import { AdminOps } from './admin-ops.js';
+import { ChannelOccupancy } from './channel-occupancy.js';
+import { ClusterControl } from './cluster-control.js';
+import { ClusterLink, inboxOf } from './cluster-link.js';
+import { Connects } from './connects.js';
+import { Guards } from './guards.js';
+import { HistoryRules } from './history-rules.js';
+import { Kernel } from './kernel.js';
+import { KernelStats } from './kernel-stats.js';
+import { type ForwardHandler, NodeInbound } from './node-inbound.js';
+import type { NodeOperations } from './node-operations.js';
+import { NodeTaps } from './node-taps.js';
+import { PRESENCE_SERVICE, presenceService } from './presence-service.js';
+import { PresenceTracker } from './presence-tracker.js';
+import { Publisher } from './publisher.js';
+import { ServiceRegistry } from './service-registry.js';
+import { SessionEnds } from './session-ends.js';
+import { Subscriptions } from './subscriptions.js';
+
+/** One node, built: its facade, its kernel (for the transports), its operator surface. */
+export interface BayouNode {
+  readonly app: BayouApp;
+  readonly kernel: Kernel;
+  readonly operations: NodeOperations;
+  /** Joins the engine; `forwarded` runs batches other nodes forward here (none without long-polling). */
+  start(forwarded: ForwardHandler | null): Promise<void>;
+  /** Graceful shutdown, first step: every session of this node ends now (see `SessionEnds`). */
+  drainForShutdown(): void;
+  /** Last step: leaves the engine once the sessions' presence and channels are settled. */
+  close(): Promise<void>;
+}
+
+/** The collaborators every stage below shares, built first (they need nothing of the sessions). */
+interface Base {
+  readonly options: ResolvedOptions;
+  readonly log: FastifyBaseLogger;
+  readonly engine: Engine;
+  readonly nodeId: string;
+  readonly stats: KernelStats;
+  readonly taps: NodeTaps;
+  readonly cluster: ClusterLink;
+  readonly extensions: ExtensionPipeline;
+  readonly services: ServiceRegistry;
+  readonly index: SubscriptionIndex;
+  readonly records: RecordStore;
+  readonly providers: ProviderRegistry;
+  readonly publisher: Publisher;
+  /** A live session of this node (reaches the registry built later). */
+  findSession(clientId: unknown): Session | undefined;
+}
+
+export function createNode(options: ResolvedOptions, log: FastifyBaseLogger, engine: Engine): BayouNode {
+  const base = buildBase(options, log, engine, (clientId) => sessions.findSession(clientId));
+  const app = new BayouApp(appPort(base, () => sessions));
+  const guards = new Guards(log, app, base.stats);
+  const presence = new PresenceTracker(presencePatterns(options.auth?.channels), {
+    engine,
+    log,
+    engineCall: (call, undo) => guards.engineCall(call, undo),
+    emitSafe: (run) => guards.emitSafe(run),
+  });
+  if (presence.enabled) base.services.set(PRESENCE_SERVICE, presenceService(presence, options.canSubscribe));
+  const occupancy =
+    options.webhooks === undefined
+      ? null
+      : new ChannelOccupancy(
+          engine.presence,
+          (change, channel) => guards.emitSafe((e) => e.emit(`channel:${change}`, channel)),
+          log,
+          options.webhooks.deadNodeSweep,
+        );
+  const { index, records, providers, extensions, broker } = { ...base, broker: engine.broker };
+  const subscriptions = new Subscriptions(index, records, providers, broker, extensions, guards, occupancy);
+  const sessions = buildSessions(base, { guards, presence, subscriptions });
+  const kernel: Kernel = new Kernel({
+    ...base,
+    ...sessions,
+    ...{ app, guards, presence, subscriptions },
+    kicked: (clientId) => operator.admin.kicked(clientId),
+  });
+  const operator = buildOperator(base, sessions, {
+    presence,
+    guards,
+    unsubscribe: (s, name) => kernel.unsubscribe(s, name),
+  });
+  return {
+    app,
+    kernel,
+    operations: operator.operations,
+    async start(forwarded) {
+      const { cluster } = base;
+      const control = operator.control;
+      const findSession = base.findSession;
+      await engine.start(
+        new NodeInbound({ cluster, control, records, index, presence, findSession, forwarded }),
+      );
+      await engine.broker.subscribe(cluster.inbox);
+      sessions.registry.startSweeping(options.sweepInterval, sessions.ends);
+      providers.startRenewing();
+      occupancy?.start();
+    },
+    drainForShutdown: () => sessions.ends.drainForShutdown(),
+    async close() {
+      operator.control.close();
+      sessions.registry.stopSweeping();
+      providers.close();
+      for (const session of [...sessions.registry.values()]) sessions.ends.removeSession(session, 'shutdown');
+      // The channels this node's sessions held are vacated (and reported) before it leaves.
+      await occupancy?.close();
+      records.close();
+      // Members of the sessions just ended leave (and are announced) while the engine is up.
+      await presence.settle();
+      await engine.close();
+    },
+  };
+}
+
+function buildBase(
+  options: ResolvedOptions,
+  log: FastifyBaseLogger,
+  engine: Engine,
+  findSession: (clientId: unknown) => Session | undefined,
+): Base {
+  const nodeId = randomBytes(6).toString('base64url');
+  const stats = new KernelStats();
+  const taps = new NodeTaps();
+  const cluster = new ClusterLink(nodeId, engine);
+  const history = new HistoryRules(options);
+  const records = new RecordStore(new Map(options.records.map((p) => [p.pattern, p])));
+  const providers = new ProviderRegistry(
+    { lingerMs: options.providerLinger, leaseMs: options.providerLease },
+    engine.leases,
+    engine.presence,
+    log,
+    (subject) => {
+      records.discarded(subject);
+      void engine.broker.dropRecord(subject).catch(() => undefined);
+    },
+  );
+  const publisher = new Publisher({
+    broker: engine.broker,
+    records,
+    history,
+    stats,
+    taps,
+    cluster,
+    findSession,
+  });
+  return {
+    ...{ options, log, engine, nodeId, stats, taps, cluster, records, providers, publisher, findSession },
+    extensions: new ExtensionPipeline(),
+    services: new ServiceRegistry(),
+    index: new SubscriptionIndex(),
+  };
+}
+
+/** The sessions and their way out: registry, ends, the flusher, connects, and the ack extension between them. */
+interface Sessions {
+  readonly registry: SessionRegistry;
+  readonly ends: SessionEnds;
+  readonly outbound: Outbound;
+  readonly connects: Connects;
+  findSession(clientId: unknown): Session | undefined;
+}
+
+function buildSessions(
+  base: Base,
+  more: { guards: Guards; presence: PresenceTracker; subscriptions: Subscriptions },
+): Sessions {
+  const { options, log, stats, extensions } = base;
+  // A session's host ends it, and ending it reaches the registry that made it: closures close the loop.
+  const ends: SessionEnds = new SessionEnds({
+    ...{ options, log, stats, extensions, ...more },
+    registry: () => registry,
+    connects: () => connects,
+    outbound: () => outbound,
+  });
+  const registry = new SessionRegistry(ends, options.maxInterval, base.nodeId);
+  const ack = new AckExtension(
+    (s) => queueMicrotask(() => ends.dropSlowConsumer(s as Session)),
+    options.maxQueuedMessages,
+  );
+  extensions.add(ack);
+  extensions.add(new ReplayExtension(base.engine.history));
+  const outbound: Outbound = new Outbound(
+    (s) => connects.complete(s),
+    (s) => ends.dropSlowConsumer(s),
+    options.maxBufferedBytes,
+    options.longPollDelay,
+    (s, messages) => ack.frameMarker(s, messages),
+  );
+  const connects = new Connects(options, outbound, extensions);
+  const findSession = (clientId: unknown): Session | undefined => {
+    const session = registry.get(clientId);
+    return session?.state === 'removed' ? undefined : session;
+  };
+  return { registry, ends, outbound, connects, findSession };
+}
+
+/** The server API's side of the node: its own operations, the path between nodes, and what operators may call. */
+function buildOperator(
+  base: Base,
+  sessions: Sessions,
+  more: {
+    presence: PresenceTracker;
+    guards: Guards;
+    unsubscribe: (session: Session, name: string) => void;
+  },
+): { admin: AdminOps; control: ClusterControl; operations: NodeOperations } {
+  const { options, engine, nodeId, index, taps, publisher } = base;
+  const { presence, guards, unsubscribe } = more;
+  const admin = new AdminOps(
+    {
+      ...{ nodeId, index, unsubscribe },
+      ...{ registry: sessions.registry, connects: sessions.connects, outbound: sessions.outbound },
+      findSession: sessions.findSession,
+      removeSession: (s, reason) => sessions.ends.removeSession(s, reason),
+      emitSafe: (run) => guards.emitSafe(run),
+    },
+    options.maxInterval + options.timeout,
+  );
+  const control = new ClusterControl({
+    nodeId,
+    nodes: () => engine.directory.nodes(),
+    send: (channel, payload, policy) => engine.broker.publish(channel, payload, policy),
+    inboxOf,
+    run: (request) => (request.op === 'stats' ? taps.stats() : admin.run(request)),
+  });
+  const operations: NodeOperations = {
+    ...{ nodeId, log: base.log, engine, control, admin, taps, presence },
+    historyFor: (channel) => publisher.historyFor(channel),
+    isRecordSubject: (channel) => base.records.patternFor(channel) !== undefined,
+    deliverTo: (clientId, channel, data) => publisher.deliverTo(clientId, channel, data),
+    channelCounts: () => index.counts(),
+  };
+  return { admin, control, operations };
+}
+
+/** The facade's port: closures over the collaborators (called only once the node is built). */
+function appPort(base: Base, sessions: () => Sessions): AppPort {
+  const { publisher, records, index, extensions } = base;
+  return {
+    nodeId: base.nodeId,
+    log: base.log,
+    publish: (channel, data) => publisher.publish(channel, data),
+    updateRecord: (subject, fields) => publisher.updateRecord(subject, fields),
+    deliverTo: (clientId, channel, data) => publisher.deliverTo(clientId, channel, data),
+    isRecordSubject: (channel) => records.patternFor(channel) !== undefined,
+    recordImage: (subject) => records.image(subject),
+    services: base.services,
+    providers: base.providers,
+    addExtension: (extension) => extensions.add(extension),
+    subscriberCount: (channel) => index.subscriberCount(channel) + records.subscriberCount(channel),
+    presence: base.engine.presence,
+    session: (clientId) => base.findSession(clientId),
+    get sessionCount() {
+      return sessions().registry.size;
+    },
+    stats: () => nodeStats(base.stats, sessions()),
+  };
+}
+
+function nodeStats(stats: KernelStats, sessions: Sessions): BayouStats {
+  let heldLongPolls = 0;
+  let subscriptionCount = 0;
+  for (const s of sessions.registry.values()) {
+    if (s.held?.poll) heldLongPolls++;
+    subscriptionCount += s.subscriptions.size;
+  }
+  const out = sessions.outbound.stats;
+  return {
+    sessions: sessions.registry.size,
+    messagesIn: stats.messagesIn,
+    publishes: stats.publishes,
+    slowConsumers: stats.slowConsumers,
+    engineErrors: stats.engineErrors,
+    messagesOut: out.messagesOut,
+    bytesOut: out.bytesOut,
+    frames: out.frames,
+    heldLongPolls,
+    subscriptions: subscriptionCount,
+    removed: { ...stats.removed },
+    handshakes: { ...stats.handshakes },
+  };
+}

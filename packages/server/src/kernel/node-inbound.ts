@@ -1,0 +1,72 @@
+/**
+ * This node as the engine sees it (`EngineNode`): publications from the cluster for its
+ * subscribers, direct deliveries and control requests on its inbox, long-poll batches
+ * other nodes forwarded for its sessions, and presence members of nodes found dead.
+ */
+import type {
+  EngineNode,
+  ForwardRequest,
+  ForwardResponse,
+  LostMember,
+  Publication,
+} from '../engine/engine.js';
+import type { RecordStore } from '../records/record-store.js';
+import type { Session } from '../session/session.js';
+import { ClusterControl } from './cluster-control.js';
+import type { ClusterLink } from './cluster-link.js';
+import type { PresenceTracker } from './presence-tracker.js';
+
+/** Runs a batch another node forwarded (the long-polling transport's), or `null` without long-polling. */
+export type ForwardHandler = (request: ForwardRequest) => Promise<ForwardResponse>;
+
+export interface NodeInboundParts {
+  readonly cluster: ClusterLink;
+  readonly control: ClusterControl;
+  readonly records: RecordStore;
+  readonly index: { deliver(publication: Publication): number };
+  readonly presence: PresenceTracker;
+  findSession(clientId: unknown): Session | undefined;
+  readonly forwarded: ForwardHandler | null;
+}
+
+export class NodeInbound implements EngineNode {
+  readonly nodeId: string;
+
+  constructor(private readonly p: NodeInboundParts) {
+    this.nodeId = p.cluster.nodeId;
+  }
+
+  /** A publication from the engine, for this node's subscribers. */
+  deliver(publication: Publication): void {
+    if (publication.channel === this.p.cluster.inbox) {
+      if (ClusterControl.owns(publication.payload)) {
+        this.p.control.receive(publication.payload);
+        return;
+      }
+      const { to, message } = JSON.parse(publication.payload) as { to: string; message: string };
+      this.p.findSession(to)?.enqueue(message);
+      return;
+    }
+    if (publication.record === true) {
+      this.p.records.apply(publication.channel, JSON.parse(publication.payload) as Record<string, unknown>);
+      return;
+    }
+    this.p.index.deliver(publication);
+  }
+
+  /** A long-poll batch another node received for a session of this node. */
+  async forwarded(request: ForwardRequest): Promise<ForwardResponse> {
+    if (this.p.forwarded === null) return { status: 503, body: '[]' };
+    return this.p.forwarded(request);
+  }
+
+  /** Members of a node found dead, for this node to announce (the engine picked it). */
+  membersLost(lost: readonly LostMember[]): void {
+    this.p.presence.lost(lost);
+  }
+
+  /** This node's members, written again after the cluster took it for dead: announced as joins. */
+  membersRestored(members: readonly LostMember[]): void {
+    this.p.presence.restored(members);
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * What leaves this node towards the engine: broadcasts, record updates, and deliveries to
+ * one session wherever in the cluster it lives. The facade's `publish`, `updateRecord` and
+ * `deliver`, and the `/meta/publish` handler, all come here.
+ */
+import type { Engine, HistoryPolicy, MaybePromise, StreamPosition } from '../engine/engine.js';
+import type { RecordStore } from '../records/record-store.js';
+import type { Session } from '../session/session.js';
+import { type ClusterLink, inboxOf } from './cluster-link.js';
+import type { HistoryRules } from './history-rules.js';
+import type { KernelStats } from './kernel-stats.js';
+import type { NodeTaps } from './node-taps.js';
+
+const NO_HISTORY: HistoryPolicy = { size: 0, ttlMs: 0 };
+
+export interface PublisherParts {
+  readonly broker: Engine['broker'];
+  readonly records: RecordStore;
+  readonly history: HistoryRules;
+  readonly stats: KernelStats;
+  readonly taps: NodeTaps;
+  readonly cluster: ClusterLink;
+  /** A live session of this node. */
+  findSession(clientId: unknown): Session | undefined;
+}
+
+export class Publisher {
+  constructor(private readonly p: PublisherParts) {}
+
+  /** Hands a broadcast to the engine; resolves with its position once the engine has it. */
+  publish(channel: string, data: unknown): MaybePromise<StreamPosition | null> {
+    this.p.stats.publishes++;
+    this.p.taps.published(channel);
+    return this.p.broker.publish(channel, JSON.stringify({ channel, data }), this.historyFor(channel));
+  }
+
+  /** Merges `fields` into record `subject` cluster-wide; resolves once the engine has it. */
+  updateRecord(subject: string, fields: Record<string, unknown>): MaybePromise<void> {
+    const changed = this.p.records.diff(subject, fields);
+    if (changed === null) return undefined;
+    return this.p.broker.publishRecord(subject, JSON.stringify(changed));
+  }
+
+  /** How much history `channel` keeps: the first matching `history` rule, else the defaults. */
+  historyFor(channel: string): HistoryPolicy {
+    return this.p.history.policyFor(channel);
+  }
+
+  /**
+   * Sends `data` on `channel` to one session only (a private message, a notice), on
+   * whichever node owns it: directly when it is here, else through the engine to its node.
+   */
+  deliverTo(clientId: string, channel: string, data: unknown): MaybePromise<boolean> {
+    const json = JSON.stringify({ channel, data });
+    const local = this.p.findSession(clientId);
+    if (local !== undefined) {
+      local.enqueue(json);
+      return true;
+    }
+    const owner = this.p.cluster.ownedElsewhere(clientId);
+    if (owner === null) return false;
+    const payload = JSON.stringify({ to: clientId, message: json });
+    const sent = this.p.broker.publish(inboxOf(owner), payload, NO_HISTORY);
+    return sent instanceof Promise ? sent.then(() => true) : true;
+  }
+}

@@ -1,0 +1,141 @@
+/**
+ * How sessions end, and the two things that end them without a request: a queue past its
+ * bounds (a slow consumer) and the shared sweep (a held connect's deadline, an expired
+ * session). It is the sessions' `SessionHost` and the registry's `SweepHandler`.
+ */
+import { formatError } from '@bayou/protocol';
+import type { FastifyBaseLogger } from 'fastify';
+import type { ExtensionPipeline } from '../bayeux/extensions.js';
+import type { ResolvedOptions } from '../options.js';
+import type { Outbound } from '../session/outbound.js';
+import type { ServerSession, Session, SessionHost } from '../session/session.js';
+import { transition } from '../session/session-lifecycle.js';
+import type { SessionRegistry, SweepHandler } from '../session/session-registry.js';
+import type { RemovalReason } from '../types.js';
+import type { Connects } from './connects.js';
+import type { Guards } from './guards.js';
+import type { KernelStats } from './kernel-stats.js';
+import type { PresenceTracker } from './presence-tracker.js';
+import type { Subscriptions } from './subscriptions.js';
+
+/** Advice to a session that ended: handshake again (after a shutdown, at once). */
+const HANDSHAKE = Object.freeze({ reconnect: 'handshake' });
+const HANDSHAKE_NOW = Object.freeze({ reconnect: 'handshake', interval: 0 });
+const SHUTDOWN_ERROR = formatError('sessionUnknown');
+
+export interface SessionEndsParts {
+  readonly options: Pick<ResolvedOptions, 'maxInterval' | 'maxQueuedMessages' | 'maxQueuedBytes'>;
+  readonly log: FastifyBaseLogger;
+  readonly stats: KernelStats;
+  readonly registry: () => SessionRegistry;
+  readonly connects: () => Connects;
+  readonly outbound: () => Outbound;
+  readonly subscriptions: Subscriptions;
+  readonly presence: PresenceTracker;
+  readonly extensions: ExtensionPipeline;
+  readonly guards: Guards;
+}
+
+export class SessionEnds implements SessionHost, SweepHandler {
+  readonly maxQueuedMessages: number;
+  readonly maxQueuedBytes: number;
+
+  constructor(private readonly p: SessionEndsParts) {
+    this.maxQueuedMessages = p.options.maxQueuedMessages;
+    this.maxQueuedBytes =
+      p.options.maxQueuedBytes === 0 ? Number.POSITIVE_INFINITY : p.options.maxQueuedBytes;
+  }
+
+  removeSession(session: Session, reason: RemovalReason): void {
+    if (session.state === 'removed') return;
+    const held = session.held !== null;
+    const connects = this.p.connects();
+    if (held) {
+      // A node going away refuses the connect (402 + handshake): the client handshakes on
+      // another node and recovers from the engine's history what it had not received.
+      if (reason === 'shutdown') connects.complete(session, HANDSHAKE_NOW, true, SHUTDOWN_ERROR);
+      else connects.complete(session, HANDSHAKE);
+    }
+    // On a streaming WebSocket the reply was queued: send it, and on shutdown whatever was
+    // queued, before the queue is dropped (not to a reader already too slow). Sending may
+    // itself find the reader slow and remove the session: then that removal was the whole of it.
+    if (
+      (held || reason === 'shutdown') &&
+      reason !== 'slow-consumer' &&
+      session.socket !== null &&
+      session.queue.length > 0
+    ) {
+      this.p.outbound().flush(session);
+      const live = this.p.registry().get(session.id);
+      if (live !== session || live.state === 'removed') return;
+    }
+    transition(session, { type: 'remove' }, Date.now(), this.p.options.maxInterval);
+    this.p.stats.removed[reason]++;
+    this.p.registry().delete(session);
+    for (const name of [...session.subscriptions]) {
+      if (this.p.presence.enabled) this.p.presence.leave(session, name);
+      this.p.subscriptions.drop(session, name);
+    }
+    session.drain();
+    this.p.extensions.removed(session);
+    this.p.guards.emitSafe((e) => e.emit('session:removed', session as ServerSession, reason));
+  }
+
+  scheduleFlush(session: Session): void {
+    this.p.outbound().schedule(session);
+  }
+
+  overflow(session: Session): boolean {
+    if (session.socket !== null) {
+      // A WebSocket drains every turn; a burst larger than the queue goes out early, and
+      // the socket's own buffer (maxBufferedBytes) decides whether the reader is slow.
+      this.p.outbound().flush(session);
+      if (
+        session.state !== 'removed' &&
+        session.queue.length < this.maxQueuedMessages &&
+        session.queuedBytes < this.maxQueuedBytes
+      )
+        return true;
+      if (session.state !== 'removed') this.dropSlowConsumer(session);
+      return false;
+    }
+    this.dropSlowConsumer(session);
+    return false;
+  }
+
+  dropSlowConsumer(session: Session): void {
+    if (session.state === 'removed') return;
+    this.p.stats.slowConsumers++;
+    this.p.log.warn(
+      { clientId: session.id, queued: session.queue.length, queuedBytes: session.queuedBytes },
+      'slow consumer: queue limit reached, session dropped',
+    );
+    // What it could not take is dropped; a held connect is told to handshake again.
+    session.drain();
+    session.socket?.end(1008, 'slow consumer');
+    this.removeSession(session, 'slow-consumer');
+  }
+
+  connectTimedOut(session: Session): void {
+    this.p.connects().complete(session);
+  }
+
+  sessionExpired(session: Session): void {
+    this.removeSession(session, 'timeout');
+  }
+
+  /**
+   * Graceful shutdown, first step (the app stops taking requests meanwhile): every session
+   * of this node ends now. What is queued goes out where a carrier can take it (a held
+   * long-poll's reply, a WebSocket), then the session's held connect, or its next one, is
+   * answered `402::session_unknown` with `reconnect: handshake`, so its client handshakes
+   * again on another node and resubscribes from the last position it received. What it had
+   * not received yet was published through the engine: with history on the channel (shared
+   * in Redis), the replay extension sends it again; with the memory engine it is lost.
+   */
+  drainForShutdown(): void {
+    const registry = this.p.registry();
+    registry.stopSweeping();
+    for (const session of [...registry.values()]) this.removeSession(session, 'shutdown');
+  }
+}
