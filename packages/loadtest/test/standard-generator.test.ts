@@ -4,11 +4,11 @@ import type { AddressInfo } from 'node:net';
 import faye from 'faye';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runWithGenerator } from '../bench/generators/run-generator.mjs';
-import { browserHeaders, StandardTab } from '../bench/generators/standard-lp.mjs';
 import { UndiciTab } from '../bench/generators/undici-lp.mjs';
+import { BrowserTab } from '../src/browser-tab.js';
 
 const CLIENTS = [
-  { name: 'node:http', Tab: StandardTab, generator: 'standard' },
+  { name: 'node:http', Tab: BrowserTab, generator: 'standard' },
   { name: 'undici', Tab: UndiciTab, generator: 'undici' },
 ];
 
@@ -41,7 +41,7 @@ async function serve(kind: (typeof CLIENTS)[number], drop: (requestOnSocket: num
   await new Promise<void>((r) => server?.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
   const url = new URL(`http://127.0.0.1:${port}/bayeux`);
-  return new kind.Tab(url, browserHeaders(url), undefined);
+  return new kind.Tab(url, undefined, {});
 }
 
 describe.each(CLIENTS)('the standard long-polling generator on $name', (kind) => {

@@ -6,8 +6,9 @@
 // instead of `http.request`. Only the tab differs.
 
 import { Pool } from 'undici';
-import { CookieJar } from './cookie-jar.mjs';
-import { browserLongPolling, decode } from './standard-lp.mjs';
+import { decode, fetchPostHeaders } from '../../dist/browser-tab.js';
+import { CookieJar } from '../../dist/cookie-jar.js';
+import { browserLongPolling } from './standard-lp.mjs';
 
 /**
  * Whether a request failed on a keep-alive connection the server had just closed: undici's
@@ -35,12 +36,13 @@ export class UndiciTab {
 
   /**
    * @param {URL} url the Bayeux endpoint (http:)
-   * @param {Record<string, string>} headers sent on every request
    * @param {string | undefined} localAddress
+   * @param {Readonly<Record<string, string>>} extraHeaders the run's `--header`s
    */
-  constructor(url, headers, localAddress) {
+  constructor(url, localAddress, extraHeaders) {
     this.url = url;
-    this.headers = headers;
+    /** Chrome's headers for a fetch POST, and the run's. */
+    this.headers = { ...fetchPostHeaders(url), ...extraHeaders };
     this.agent = new Pool(url.origin, {
       connections: 2,
       pipelining: 1,
@@ -93,5 +95,5 @@ export class UndiciTab {
 
 /** A DriverFactory (src/driver.ts) for the loadtest's scenarios. */
 export const undiciLongPolling = browserLongPolling(
-  (url, headers, localAddress) => new UndiciTab(url, headers, localAddress),
+  (url, localAddress, headers) => new UndiciTab(url, localAddress, headers),
 );
