@@ -140,20 +140,14 @@ function killableBody(res: Response, done: () => void): Response {
   return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
 }
 
-export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
-  const started = performance.now();
-  const random = seededRandom(options.seed);
-  const groups = assignGroups(options.clients, options.rooms, options.roomsPerClient, options.seed);
-  const clients = groups.map((g) => new ChaosClient(options, Array.from(g)));
-  /** room → the next seq to publish (1-based); rises as the publisher goes. */
-  const next = new Array<number>(options.rooms).fill(1);
-
+/** Connects every client and subscribes it to its rooms; each room counts from the seq next then. */
+async function subscribeAll(clients: readonly ChaosClient[], prefix: string, next: number[]): Promise<void> {
   await Promise.all(
     clients.map(async (c) => {
       await c.client.connect();
       await Promise.all(
         c.rooms.map((room) => {
-          const sub = c.client.subscribe(`${options.prefix}${room}`, (m: { data?: unknown }) => {
+          const sub = c.client.subscribe(`${prefix}${room}`, (m: { data?: unknown }) => {
             const seq = (m.data as { seq?: unknown } | undefined)?.seq;
             if (typeof seq === 'number') c.receive(room, seq);
           });
@@ -164,28 +158,77 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       );
     }),
   );
+}
+
+/**
+ * Kills a random client's links at exponentially spaced times (an outage for a fraction of
+ * them) until `stop()`, which resolves to the counts.
+ */
+function startChaos(
+  clients: readonly ChaosClient[],
+  options: ChaosOptions,
+): { stop(): Promise<{ kills: number; outages: number }> } {
+  const random = seededRandom(options.seed);
+  const counts = { kills: 0, outages: 0 };
+  let stopped = false;
+  const loop = (async () => {
+    if (options.chaosInterval <= 0) return;
+    while (!stopped) {
+      const wait = -Math.log(1 - random()) * options.chaosInterval;
+      await sleep(Math.min(wait, options.duration));
+      if (stopped) break;
+      const victim = clients[Math.floor(random() * clients.length)] as ChaosClient;
+      const down = random() < options.outageFraction;
+      victim.kill(down ? options.outageMs : 0);
+      counts.kills++;
+      if (down) counts.outages++;
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await loop;
+      return counts;
+    },
+  };
+}
+
+/** What each client should have received since it subscribed, against what it did. */
+function tally(clients: readonly ChaosClient[], next: readonly number[]) {
+  const t = { expected: 0, delivered: 0, lost: 0, duplicated: 0 };
+  for (const c of clients) {
+    for (const r of c.rooms) {
+      const from = c.from.get(r) ?? (next[r] as number);
+      const seen = c.got.get(r) ?? new Map<number, number>();
+      for (let seq = from; seq < (next[r] as number); seq++) {
+        t.expected++;
+        const n = seen.get(seq) ?? 0;
+        if (n === 0) t.lost++;
+        else {
+          t.delivered++;
+          t.duplicated += n - 1;
+        }
+      }
+    }
+  }
+  return t;
+}
+
+const isConnected = (c: ChaosClient) => (c.client as unknown as { state: string }).state === 'connected';
+
+export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
+  const started = performance.now();
+  const groups = assignGroups(options.clients, options.rooms, options.roomsPerClient, options.seed);
+  const clients = groups.map((g) => new ChaosClient(options, Array.from(g)));
+  /** room → the next seq to publish (1-based); rises as the publisher goes. */
+  const next = new Array<number>(options.rooms).fill(1);
+  await subscribeAll(clients, options.prefix, next);
 
   const publisher = new BayouClient(options.url, {
     WebSocket: WebSocket as unknown as typeof globalThis.WebSocket,
   } as ConstructorParameters<typeof BayouClient>[1]);
   await publisher.connect();
-
-  let kills = 0;
-  let outages = 0;
-  let stopChaos = false;
-  const chaos = (async () => {
-    if (options.chaosInterval <= 0) return;
-    while (!stopChaos) {
-      const wait = -Math.log(1 - random()) * options.chaosInterval;
-      await sleep(Math.min(wait, options.duration));
-      if (stopChaos) break;
-      const victim = clients[Math.floor(random() * clients.length)] as ChaosClient;
-      const down = random() < options.outageFraction;
-      victim.kill(down ? options.outageMs : 0);
-      kills++;
-      if (down) outages++;
-    }
-  })();
+  const chaos = startChaos(clients, options);
 
   let published = 0;
   const end = Date.now() + options.duration;
@@ -203,36 +246,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     await Promise.all(batch);
     await sleep(10);
   }
-  stopChaos = true;
-  await chaos;
+  const { kills, outages } = await chaos.stop();
 
   // Everyone comes back: wait for outages to end and the stream to drain.
   const deadline = Date.now() + options.outageMs + options.drainMs;
-  const connected = (c: ChaosClient) => (c.client as unknown as { state: string }).state === 'connected';
-  while (Date.now() < deadline && !(complete(clients, next) && clients.every(connected))) await sleep(100);
+  while (Date.now() < deadline && !(complete(clients, next) && clients.every(isConnected))) await sleep(100);
 
-  let expected = 0;
-  let delivered = 0;
-  let lost = 0;
-  let duplicated = 0;
-  for (const c of clients) {
-    for (const r of c.rooms) {
-      const from = c.from.get(r) ?? (next[r] as number);
-      const seen = c.got.get(r) ?? new Map<number, number>();
-      for (let seq = from; seq < (next[r] as number); seq++) {
-        expected++;
-        const n = seen.get(seq) ?? 0;
-        if (n === 0) lost++;
-        else {
-          delivered++;
-          duplicated += n - 1;
-        }
-      }
-    }
-  }
-  const stranded = clients.filter(
-    (c) => (c.client as unknown as { state: string }).state !== 'connected',
-  ).length;
+  const counts = tally(clients, next);
+  const stranded = clients.filter((c) => !isConnected(c)).length;
   const onTransport: Record<string, number> = {};
   for (const c of clients) {
     const name = c.client.transport ?? 'none';
@@ -245,10 +266,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   ]);
   return {
     published,
-    expected,
-    delivered,
-    lost,
-    duplicated,
+    ...counts,
     kills,
     outages,
     gaps,
