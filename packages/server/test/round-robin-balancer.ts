@@ -41,6 +41,11 @@ export class RoundRobinBalancer {
         (upstream: IncomingMessage) => {
           res.writeHead(upstream.statusCode ?? 502, upstream.headers);
           upstream.pipe(res);
+          // A response cut by the node (it died, its connections were closed) is cut for the
+          // client too, as nginx does: a held stream must not look open when it is not.
+          upstream.once('close', () => {
+            if (!upstream.complete) res.destroy();
+          });
         },
       );
       proxied.on('error', () => {

@@ -86,6 +86,23 @@ describe('a stream on a node that does not own its session', () => {
     expect(data(second, '/acked')).toEqual(['two', 'three']);
   });
 
+  it('resends after a cut as well when the client reports in ext.ackFrames (as @bayou/client does)', async () => {
+    cluster = await startCluster(redis());
+    const [a, b, c] = cluster.nodes as [Cluster['nodes'][0], Cluster['nodes'][0], Cluster['nodes'][0]];
+    const client = await streamingClient(a.base, 'streaming', { ack: true, bayou: { ackFrames: true } });
+    await client.subscribe('/frames');
+    const first = await stream(b.base, client);
+    await a.server.bayou.publish('/frames', 1);
+    await first.waitFor((m) => m.data === 1);
+    const reported = ((first.frames.at(-1)?.at(-1) as Msg).ext as { ack: number }).ack;
+    await a.server.bayou.publish('/frames', 2);
+    await first.waitFor((m) => m.data === 2);
+    first.cut();
+    const second = await stream(c.base, client, { ackFrames: reported });
+    await second.until(() => data(second, '/frames').includes(2));
+    expect(data(second, '/frames')).toEqual([2]);
+  });
+
   it('is recycled past streamMaxAge without losing what is published meanwhile', async () => {
     cluster = await startCluster(redis(), 3, { streamMaxAge: 1000 });
     const [a, b] = cluster.nodes as [Cluster['nodes'][0], Cluster['nodes'][0]];

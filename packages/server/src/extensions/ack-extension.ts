@@ -122,8 +122,9 @@ export class AckExtension implements Extension {
       const got = reportedAck(message.ext, EXT_ACK_FRAMES);
       // A connect that opens a stream starts a new link, whichever field reports the last frame
       // received: what went down with the older stream comes again on it (@bayou/client says
-      // `ext.ackFrames` there, as after a WebSocket reconnect another client says `ext.ack`).
-      if (got !== undefined && streams && type === 'streaming') session.requeue(state.acknowledge(got));
+      // `ext.ackFrames` there, as after a WebSocket reconnect another client says `ext.ack`),
+      // also when the stream is relayed from another node (the relay's own polls say neither).
+      if (got !== undefined && type === 'streaming') session.requeue(state.acknowledge(got));
       else if (got !== undefined) state.forget(got);
     }
     const acked = reportedAck(message.ext);
