@@ -94,7 +94,8 @@ describe('a stream on a node that does not own its session', () => {
     const first = await stream(b.base, client);
     await a.server.bayou.publish('/frames', 1);
     await first.waitFor((m) => m.data === 1);
-    const reported = ((first.frames.at(-1)?.at(-1) as Msg).ext as { ack: number }).ack;
+    const marker = first.frames.at(-1)?.at(-1) as Msg;
+    const reported = (marker.ext as { ack: number }).ack;
     await a.server.bayou.publish('/frames', 2);
     await first.waitFor((m) => m.data === 2);
     first.cut();
