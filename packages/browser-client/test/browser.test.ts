@@ -32,6 +32,7 @@ type Started = Awaited<ReturnType<typeof startBayou>>;
 interface PageLog {
   received: unknown[];
   transports: string[];
+  reasons: string[];
   states: string[];
   errors: string[];
   multipleClients: boolean;
@@ -84,6 +85,36 @@ describe('in headless Chromium', () => {
   const transport = (page: Page) =>
     page.evaluate(() => (window as unknown as { client: { transport: string | null } }).client.transport);
   const received = async (page: Page) => (await log(page)).received;
+
+  /**
+   * Publishes 1, 2, 3... on `/feed` every 25 ms until stopped; `stop` publishes one more
+   * and returns the last number.
+   */
+  function stream(server: Started): { stop(): number } {
+    let n = 0;
+    const timer = setInterval(() => server.bayou.publish('/feed', ++n), 25);
+    return {
+      stop() {
+        clearInterval(timer);
+        server.bayou.publish('/feed', ++n);
+        return n;
+      },
+    };
+  }
+
+  /** Waits for `count` more messages than the page has now: the stream runs that long. */
+  async function flowing(page: Page, count: number): Promise<void> {
+    const now = (await received(page)).length;
+    await waitFor(async () => (await received(page)).length >= now + count, 25_000, `${count} messages`);
+  }
+
+  /** Every number 1…n once: waits for the last one (nothing comes after it), then counts. */
+  async function exactlyOnce(page: Page, n: number): Promise<void> {
+    await waitFor(async () => (await received(page)).includes(n), 25_000, `message ${n}`);
+    const got = (await received(page)) as number[];
+    expect(got.length).toBe(n);
+    expect([...got].sort((x, y) => x - y)).toEqual(Array.from({ length: n }, (_, i) => i + 1));
+  }
 
   it('1. uses WebSocket: subscribe, publish, receive', async () => {
     const { page } = await setup('pass');
@@ -194,36 +225,6 @@ describe('in headless Chromium', () => {
   });
 
   describe('a link that dies mid-session (default deadLinkTimeout: 20 s)', () => {
-    /**
-     * Publishes 1, 2, 3... on `/feed` every 25 ms until stopped; `stop` publishes one more
-     * and returns the last number.
-     */
-    function stream(server: Started): { stop(): number } {
-      let n = 0;
-      const timer = setInterval(() => server.bayou.publish('/feed', ++n), 25);
-      return {
-        stop() {
-          clearInterval(timer);
-          server.bayou.publish('/feed', ++n);
-          return n;
-        },
-      };
-    }
-
-    /** Waits for `count` more messages than the page has now: the stream runs that long. */
-    async function flowing(page: Page, count: number): Promise<void> {
-      const now = (await received(page)).length;
-      await waitFor(async () => (await received(page)).length >= now + count, 25_000, `${count} messages`);
-    }
-
-    /** Every number 1…n once: waits for the last one (nothing comes after it), then counts. */
-    async function exactlyOnce(page: Page, n: number): Promise<void> {
-      await waitFor(async () => (await received(page)).includes(n), 25_000, `message ${n}`);
-      const got = (await received(page)) as number[];
-      expect(got.length).toBe(n);
-      expect([...got].sort((x, y) => x - y)).toEqual(Array.from({ length: n }, (_, i) => i + 1));
-    }
-
     /** Waits until the page is connected on the fallback, streaming; returns how long that took. */
     async function backOnFallback(page: Page, since: number): Promise<number> {
       await waitFor(
@@ -288,6 +289,67 @@ describe('in headless Chromium', () => {
       await flowing(page, 40);
       await exactlyOnce(page, feed.stop());
       expect((await log(page)).transports.at(-1)).toBe('streaming');
+    }, 60_000);
+  });
+  describe('the streaming transport through real proxies (issue #23)', () => {
+    it('(a) a proxy refusing WebSocket: the page ends on streaming and a numbered stream arrives exactly once', async () => {
+      const { server, proxy, page } = await setup('refuse-upgrade');
+      await start(page);
+      expect(await transport(page)).toBe('streaming');
+      expect((await log(page)).reasons).toEqual(['failed']);
+      await subscribe(page, '/feed');
+      const feed = stream(server);
+      await flowing(page, 80);
+      await exactlyOnce(page, feed.stop());
+      // One response carried the whole stream (the server recycles after 60 s).
+      expect(proxy.streams).toBe(1);
+      expect((await log(page)).transports).toEqual(['streaming']);
+    }, 60_000);
+
+    it('(a) ... and through the recycles of a server that ends each stream after 4 KB', async () => {
+      const { server, proxy, page } = await setup('refuse-upgrade', { streamMaxBytes: 4096 });
+      await start(page);
+      await subscribe(page, '/feed');
+      const feed = stream(server);
+      await flowing(page, 80);
+      await exactlyOnce(page, feed.stop());
+      expect(proxy.streams).toBeGreaterThan(2);
+      expect((await log(page)).states.filter((s) => s === 'reconnecting')).toEqual([]);
+    }, 60_000);
+
+    it('(b) a proxy that buffers response bodies: the page detects it and ends on long-polling, which works', async () => {
+      const { server, proxy, page } = await setup('refuse-upgrade');
+      proxy.bufferBodies = true;
+      const t0 = Date.now();
+      await start(page);
+      // The stream's first bytes never came within streamSenseTimeout (3 s by default).
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(3000);
+      expect(await transport(page)).toBe('long-polling');
+      expect((await log(page)).reasons).toEqual(['buffered']);
+      expect(proxy.streams).toBe(1);
+      await subscribe(page, '/feed');
+      const feed = stream(server);
+      await flowing(page, 40);
+      await exactlyOnce(page, feed.stop());
+      expect(proxy.streams).toBe(1);
+    }, 60_000);
+
+    it('(d) streams cut mid-flight by the proxy (both sides dropped) lose nothing and repeat nothing', async () => {
+      const { server, proxy, page } = await setup('refuse-upgrade');
+      await start(page);
+      await subscribe(page, '/feed');
+      const feed = stream(server);
+      for (let cut = 0; cut < 3; cut++) {
+        await flowing(page, 20);
+        expect(proxy.cutStreams()).toBe(1);
+      }
+      await flowing(page, 20);
+      await exactlyOnce(page, feed.stop());
+      expect(proxy.streams).toBe(4);
+      // Each cut is a reconnect (on streaming again, the same session), and only that.
+      const l = await log(page);
+      expect(l.states.filter((s) => s === 'reconnecting')).toHaveLength(3);
+      expect(l.transports).toEqual(['streaming', 'streaming', 'streaming', 'streaming']);
     }, 60_000);
   });
 });

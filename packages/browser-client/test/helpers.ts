@@ -1,7 +1,7 @@
 /**
  * Servers for the integration and browser tests: a Faye server, the real Bayou server,
- * and a small HTTP proxy that can refuse WebSocket upgrades or black-hole their frames,
- * and that also serves the test page and the IIFE bundle (so page and endpoint share an
+ * and a small HTTP proxy that can refuse WebSocket upgrades or black-hole their frames, hold
+ * HTTP responses until they end (a buffering proxy) and cut open streams, and that also serves the test page and the IIFE bundle (so page and endpoint share an
  * origin, as in a real deployment behind a proxy).
  */
 import { readFileSync } from 'node:fs';
@@ -68,10 +68,10 @@ export type ProxyMode = 'pass' | 'refuse-upgrade' | 'blackhole' | 'one-frame' | 
 const PAGE = `<!doctype html><meta charset="utf-8"><title>bayou test</title>
 <script src="/test/bayou.min.js"></script>
 <script>
-  window.log = { received: [], transports: [], states: [], errors: [], multipleClients: false };
+  window.log = { received: [], transports: [], reasons: [], states: [], errors: [], multipleClients: false };
   window.startClient = function (options) {
     var client = new Bayou.BayouClient('/bayeux', options);
-    client.on('transport', function (t) { log.transports.push(t); });
+    client.on('transport', function (t, previous, reason) { log.transports.push(t); log.reasons.push(reason); });
     client.on('state', function (s) { log.states.push(s); });
     client.on('error', function (e) { log.errors.push(e.code); });
     client.use({ incoming: function (m) {
@@ -96,6 +96,11 @@ export class TestProxy {
   private readonly server: http.Server;
   private readonly sockets = new Set<Socket>();
   upgrades = 0;
+  /** Hold every HTTP response (headers and body) until its body ends: a buffering proxy. */
+  bufferBodies = false;
+  /** Streams opened through the proxy (`POST …/stream`), and the ones still open. */
+  streams = 0;
+  private readonly openStreams = new Set<{ client: Socket; upstream: http.ClientRequest }>();
   /** While true, every connection is cut and new ones are dropped (a network outage). */
   private down = false;
 
@@ -121,6 +126,17 @@ export class TestProxy {
     if (down) for (const s of this.sockets) s.destroy();
   }
 
+  /** Drops the connections of every open stream, both sides, mid-flight; returns how many. */
+  cutStreams(): number {
+    const open = [...this.openStreams];
+    this.openStreams.clear();
+    for (const { client, upstream } of open) {
+      client.destroy();
+      upstream.destroy();
+    }
+    return open.length;
+  }
+
   async close(): Promise<void> {
     for (const s of this.sockets) s.destroy();
     await new Promise((r) => this.server.close(r));
@@ -143,10 +159,18 @@ export class TestProxy {
     const upstream = http.request(
       { host, port: Number(port), method: req.method, path: req.url, headers: req.headers },
       (up) => {
+        res.on('close', () => up.destroy());
+        if (this.bufferBodies) return holdUntilEnd(up, res);
         res.writeHead(up.statusCode ?? 502, up.headers);
         up.pipe(res);
       },
     );
+    if (req.url?.split('?')[0]?.endsWith('/stream')) {
+      this.streams++;
+      const open = { client: req.socket, upstream };
+      this.openStreams.add(open);
+      res.on('close', () => this.openStreams.delete(open));
+    }
     upstream.on('error', () => {
       if (!res.headersSent) res.writeHead(502).end();
       else res.destroy();
@@ -205,6 +229,18 @@ export class TestProxy {
       if (up) upstream.write(chunk);
     });
   }
+}
+
+/** Sends `up` on `res` once it has ended, whole, with a `Content-Length`. */
+function holdUntilEnd(up: http.IncomingMessage, res: http.ServerResponse): void {
+  const chunks: Buffer[] = [];
+  up.on('data', (c: Buffer) => chunks.push(c));
+  up.on('end', () => {
+    const body = Buffer.concat(chunks);
+    const headers = { ...up.headers, 'content-length': String(body.length) };
+    delete headers['transfer-encoding'];
+    res.writeHead(up.statusCode ?? 502, headers).end(body);
+  });
 }
 
 /**
