@@ -12,6 +12,7 @@ import { buildServer } from './config/build-server.js';
 import { UsageError, usage } from './config/flags.js';
 import { type ResolvedCli, resolveCli } from './config/resolve-config.js';
 import { tuneRuntime } from './runtime-tuning.js';
+import { STANDALONE_DEFAULTS } from './server-defaults.js';
 
 export const WORKERS_NEED_REDIS =
   '--workers needs --redis (or BAYOU_REDIS_URL): each worker is a separate node with its own sessions, ' +
@@ -49,12 +50,12 @@ async function main(): Promise<void> {
     fail(cli.command ? `unknown command "${cli.command}"; the command is "start"` : 'missing command', true);
   const worker = isWorker();
   if (!worker) for (const w of cli.warnings) process.stderr.write(`bayou: warning: ${w}\n`);
-  const workers = cli.config.workers ?? 1;
+  const workers = cli.config.workers ?? STANDALONE_DEFAULTS.workers;
   if (workers > 1 && cli.config.redis === undefined) fail(WORKERS_NEED_REDIS, false);
   if (workers > 1 && !worker) {
     await runWorkers({
       count: workers,
-      shutdownTimeout: cli.config.shutdownTimeout ?? 10_000,
+      shutdownTimeout: cli.config.shutdownTimeout ?? STANDALONE_DEFAULTS.shutdownTimeout,
       say: (line) => process.stdout.write(`${line}\n`),
       warn: (line) => process.stderr.write(`bayou: ${line}\n`),
     });

@@ -5,6 +5,7 @@ import { type BayouPluginOptions, bayou } from './http/plugin.js';
 import { resolveTrustProxy, type TrustProxy } from './http/trust-proxy.js';
 import { defaultOptions } from './options.js';
 import { DEMO_PATTERN, DemoFeed, type DemoFeedOptions } from './records/demo-feed.js';
+import { STANDALONE_DEFAULTS } from './server-defaults.js';
 
 export interface CreateServerOptions extends BayouPluginOptions {
   /** Interface to listen on. Default `'0.0.0.0'`. */
@@ -51,8 +52,8 @@ function requestDeadline(handshakeTimeout: unknown): { timeout: number; every: n
 
 export async function createServer(options: CreateServerOptions = {}): Promise<BayouServer> {
   const {
-    host = '0.0.0.0',
-    port = 8080,
+    host = STANDALONE_DEFAULTS.host,
+    port = STANDALONE_DEFAULTS.port,
     logger = false,
     https,
     demoFeed,
@@ -85,8 +86,8 @@ export async function createServer(options: CreateServerOptions = {}): Promise<B
       pluginOptions.records = [...records, { pattern: DEMO_PATTERN }];
   }
   // A standalone server answers health and readiness checks; an embedding app opts in.
-  pluginOptions.healthPath ??= '/healthz';
-  pluginOptions.readyPath ??= '/readyz';
+  pluginOptions.healthPath ??= STANDALONE_DEFAULTS.healthPath;
+  pluginOptions.readyPath ??= STANDALONE_DEFAULTS.readyPath;
   await app.register(bayou, pluginOptions);
   if (demoFeed) {
     const feed = new DemoFeed(app.bayou, demoFeed === true ? {} : demoFeed);

@@ -8,10 +8,9 @@ import { DEFAULTS, type Message, parseChannel } from '@bayou/protocol';
 import type { Registry } from 'prom-client';
 import type { ChannelPermissions } from './auth/channel-rules.js';
 import type { TokenOptions } from './auth/token-verifier.js';
-import { BayouConfigError } from './errors.js';
 import { defaultLimits, type LimitOptions, resolveLimits } from './limits/limiter.js';
 import { defaultMaxConnections } from './open-file-limit.js';
-import { invalidOption } from './option-errors.js';
+import { invalidOption, rejectUnknownKeys } from './option-errors.js';
 import { type ProxyOptions, type ResolvedProxyOptions, resolveProxyOptions } from './proxy/proxy-options.js';
 import {
   type RecordPattern,
@@ -180,6 +179,11 @@ export interface BayouOptions {
    */
   healthPath?: string | false;
   /**
+   * Path of the readiness check (503 while the engine cannot serve), or `false`. Opt-in in
+   * your own app (default `false`); `createServer` and `bayou start` serve `'/readyz'`.
+   */
+  readyPath?: string | false;
+  /**
    * A prom-client `Registry` of the host application to add Bayou's metrics to (without
    * the process metrics, which the application collects itself). Default: Bayou's own.
    */
@@ -264,6 +268,7 @@ export const defaultOptions: ResolvedOptions = Object.freeze({
   history: [] as HistoryRule[],
   metricsPath: '/metrics',
   healthPath: false,
+  readyPath: false,
   limits: defaultLimits,
   trustClientSession: true,
 });
@@ -334,7 +339,7 @@ function checkValues(o: ResolvedOptions): void {
   if (o.auth !== undefined && (o.auth === null || typeof o.auth !== 'object'))
     invalidOption('auth', 'an object { tokens?, channels?, allowAnonymous? }');
   if (typeof o.trustClientSession !== 'boolean') invalidOption('trustClientSession', 'a boolean');
-  for (const p of ['metricsPath', 'healthPath'] as const) {
+  for (const p of ['metricsPath', 'healthPath', 'readyPath'] as const) {
     if (o[p] !== false && (typeof o[p] !== 'string' || !(o[p] as string).startsWith('/')))
       invalidOption(p, 'a path or false');
   }
@@ -342,15 +347,7 @@ function checkValues(o: ResolvedOptions): void {
 }
 
 export function resolveOptions(input: BayouOptions = {}): ResolvedOptions {
-  const unknown = Object.keys(input).filter(
-    (k) =>
-      !(k in defaultOptions) &&
-      !(hooks as readonly string[]).includes(k) &&
-      !(extraKeys as readonly string[]).includes(k),
-  );
-  if (unknown.length > 0) {
-    throw new BayouConfigError('BAYOU_ERR_UNKNOWN_OPTION', `unknown option(s): ${unknown.join(', ')}`);
-  }
+  rejectUnknownKeys(input, [...Object.keys(defaultOptions), ...hooks, ...extraKeys]);
   const defined = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined));
   const merged = { ...defaultOptions, ...defined } as ResolvedOptions;
   // Cookies are checked by default once tokens identify users; metrics go to the app's registry.
@@ -384,12 +381,7 @@ function resolveHistoryRules(rules: unknown): Readonly<HistoryRule>[] {
       parseChannel(r.pattern) === null
     )
       invalidOption(`${where}.pattern`, 'a channel or pattern such as "/chat/**"');
-    const unknown = Object.keys(r).filter((k) => !['pattern', 'size', 'ttl'].includes(k));
-    if (unknown.length > 0)
-      throw new BayouConfigError(
-        'BAYOU_ERR_UNKNOWN_OPTION',
-        `unknown option(s) in ${where}: ${unknown.join(', ')}`,
-      );
+    rejectUnknownKeys(r, ['pattern', 'size', 'ttl'], where);
     for (const k of ['size', 'ttl'] as const) {
       const v = r[k];
       if (v !== undefined && (typeof v !== 'number' || !Number.isFinite(v) || v < 0))

@@ -11,6 +11,7 @@ import { type BayouServer, type CreateServerOptions, createServer } from '../cre
 import { publishApi } from '../http/publish-api.js';
 import { serverApi } from '../http/server-api.js';
 import { defaultOptions } from '../options.js';
+import { STANDALONE_DEFAULTS } from '../server-defaults.js';
 import { checkAllowedOrigins } from '../transports/request-info.js';
 import type { BayouConfig } from './define-config.js';
 import { configError } from './flags.js';
@@ -59,8 +60,8 @@ function readPem(path: string, what: string): Buffer {
 /** pino-pretty on a terminal (or when asked), JSON lines otherwise. */
 export function loggerFor(config: BayouConfig, isTTY: boolean): FastifyServerOptions['logger'] {
   if (config.logger !== undefined) return config.logger;
-  const level = config.logLevel ?? 'info';
-  const format = config.logFormat ?? 'auto';
+  const level = config.logLevel ?? STANDALONE_DEFAULTS.logLevel;
+  const format = config.logFormat ?? STANDALONE_DEFAULTS.logFormat;
   const pretty = format === 'pretty' || (format === 'auto' && isTTY);
   if (!pretty) return { level };
   // An absolute path: pino resolves a bare target from its own package, which may not see ours.
@@ -95,11 +96,12 @@ export async function buildServer(
   for (const key of OWN_KEYS) delete rest[key];
   // A connect backend decides who may connect, as tokens do: such a server is not open.
   const backendAuth = config.proxy?.connect !== undefined;
-  const host = config.host ?? (auth.tokensOn || backendAuth ? '0.0.0.0' : '127.0.0.1');
+  const host =
+    config.host ?? (auth.tokensOn || backendAuth ? STANDALONE_DEFAULTS.host : STANDALONE_DEFAULTS.openHost);
   const options: CreateServerOptions = {
     ...(rest as CreateServerOptions),
     host,
-    port: config.port ?? 8080,
+    port: config.port ?? STANDALONE_DEFAULTS.port,
     allowedOrigins,
     ...(Object.keys(authConfig).length > 0 ? { auth: { ...config.auth, ...authConfig } } : {}),
     logger: loggerFor(config, isTTY),
@@ -118,7 +120,7 @@ export async function buildServer(
     if (admin !== null)
       await server.app.register(adminConsole, {
         ...(admin.password !== undefined ? { password: admin.password } : {}),
-        path: config.path ?? '/bayeux',
+        path: config.path ?? defaultOptions.path,
       });
     await server.app.register(publishApi, {
       ...(config.publishApi ?? {}),
@@ -135,7 +137,7 @@ export async function buildServer(
     await server.close();
     throw err;
   }
-  const shutdownTimeout = config.shutdownTimeout ?? 10_000;
+  const shutdownTimeout = config.shutdownTimeout ?? STANDALONE_DEFAULTS.shutdownTimeout;
   const posture = backendAuth
     ? `handshakes decided by the connect backend${auth.tokensOn ? ' after the token check' : ''}; publish API ${config.apiKey ? 'on' : 'off'}`
     : auth.tokensOn

@@ -22,6 +22,10 @@ export interface FlagSpec {
   parse?: (raw: string) => unknown;
 }
 
+/** A default as the flag table shows it: a list comma-separated, like the flag's own value. */
+export const shown = (value: string | number | boolean | readonly string[]): string =>
+  Array.isArray(value) ? (value.length === 0 ? 'none' : value.join(',')) : String(value);
+
 export const portCheck = (v: unknown) =>
   Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 65535 ? null : 'must be 0-65535';
 export const positive = (v: unknown) => ((v as number) > 0 ? null : 'must be a positive number');

@@ -3,9 +3,14 @@
  * sets and its default — one table that drives parsing, `--help` and the README.
  * Precedence: flags > environment > config file > defaults.
  */
+
+import { REDIS_ENGINE_DEFAULTS } from '../engine/redis/redis-options.js';
 import { BayouConfigError, type BayouError } from '../errors.js';
+import { defaultOptions } from '../options.js';
+import { DEMO_FEED_DEFAULTS } from '../records/demo-feed.js';
+import { STANDALONE_DEFAULTS } from '../server-defaults.js';
 import { ADMIN_FLAGS } from './admin-flags.js';
-import { type FlagKind, type FlagSpec, nonNegative, oneOf, portCheck, positive } from './flag-spec.js';
+import { type FlagKind, type FlagSpec, nonNegative, oneOf, portCheck, positive, shown } from './flag-spec.js';
 import { HOOK_FLAGS } from './hook-flags.js';
 import { LIMIT_FLAGS } from './limit-flags.js';
 import { SECURITY_FLAGS } from './security-flags.js';
@@ -21,7 +26,7 @@ export const FLAGS: readonly FlagSpec[] = [
     kind: 'int',
     value: '<n>',
     help: 'port to listen on (0 picks a free port)',
-    default: '8080',
+    default: shown(STANDALONE_DEFAULTS.port),
     check: portCheck,
   },
   {
@@ -31,7 +36,7 @@ export const FLAGS: readonly FlagSpec[] = [
     kind: 'string',
     value: '<addr>',
     help: 'interface to listen on',
-    default: '127.0.0.1 without tokens, 0.0.0.0 with --jwt-secret/--jwks-url or --proxy-connect-url',
+    default: `${STANDALONE_DEFAULTS.openHost} without tokens, ${STANDALONE_DEFAULTS.host} with --jwt-secret/--jwks-url or --proxy-connect-url`,
   },
   {
     flag: 'path',
@@ -40,7 +45,7 @@ export const FLAGS: readonly FlagSpec[] = [
     kind: 'string',
     value: '<path>',
     help: 'Bayeux endpoint path',
-    default: '/bayeux',
+    default: shown(defaultOptions.path),
   },
   {
     flag: 'config',
@@ -67,7 +72,7 @@ export const FLAGS: readonly FlagSpec[] = [
     kind: 'list',
     value: '<list>',
     help: 'comma-separated connection types offered, in order: websocket,streaming,eventsource,long-polling',
-    default: 'websocket,streaming,eventsource,long-polling',
+    default: shown(defaultOptions.transports),
   },
   {
     flag: 'stream-max-bytes',
@@ -76,7 +81,7 @@ export const FLAGS: readonly FlagSpec[] = [
     kind: 'int',
     value: '<n>',
     help: 'bytes written into one streaming response before it is recycled (the client opens the next)',
-    default: '1048576',
+    default: shown(defaultOptions.streamMaxBytes),
     check: positive,
   },
   {
@@ -86,7 +91,7 @@ export const FLAGS: readonly FlagSpec[] = [
     kind: 'int',
     value: '<ms>',
     help: 'how long one streaming response stays open before it is recycled',
-    default: '60000',
+    default: shown(defaultOptions.streamMaxAge),
     check: positive,
   },
   ...SECURITY_FLAGS,
@@ -97,7 +102,7 @@ export const FLAGS: readonly FlagSpec[] = [
     kind: 'int',
     value: '<n>',
     help: 'largest WebSocket frame or HTTP body',
-    default: '65536',
+    default: shown(defaultOptions.maxPayloadBytes),
     check: positive,
   },
   ...LIMIT_FLAGS,
@@ -108,7 +113,7 @@ export const FLAGS: readonly FlagSpec[] = [
     kind: 'int',
     value: '<n>',
     help: 'messages of history each channel keeps for recovery (0 turns it off)',
-    default: '100',
+    default: shown(defaultOptions.historySize),
     check: nonNegative,
   },
   {
@@ -118,7 +123,7 @@ export const FLAGS: readonly FlagSpec[] = [
     kind: 'int',
     value: '<ms>',
     help: 'how long a message stays recoverable from history',
-    default: '120000',
+    default: shown(defaultOptions.historyTtl),
     check: nonNegative,
   },
   {
@@ -128,7 +133,7 @@ export const FLAGS: readonly FlagSpec[] = [
     kind: 'int',
     value: '<n>',
     help: 'most channels keeping history at once; past it the least recently published one loses its history',
-    default: '100000',
+    default: shown(defaultOptions.historyChannels),
     check: positive,
   },
   ...HOOK_FLAGS,
@@ -140,7 +145,7 @@ export const FLAGS: readonly FlagSpec[] = [
     kind: 'int',
     value: '<ms>',
     help: 'how long a graceful shutdown may take before the process exits anyway',
-    default: '10000',
+    default: shown(STANDALONE_DEFAULTS.shutdownTimeout),
     check: nonNegative,
   },
   {
@@ -164,7 +169,7 @@ export const FLAGS: readonly FlagSpec[] = [
     kind: 'string',
     value: '<prefix>',
     help: 'prefix of every Redis key and pub/sub name, so several clusters can share one Redis (with --redis)',
-    default: 'bayou:',
+    default: shown(REDIS_ENGINE_DEFAULTS.keyPrefix),
   },
   {
     flag: 'workers',
@@ -173,7 +178,7 @@ export const FLAGS: readonly FlagSpec[] = [
     kind: 'int',
     value: '<n>',
     help: 'run n worker processes on one port, each a cluster node (needs --redis)',
-    default: '1 (one process)',
+    default: `${STANDALONE_DEFAULTS.workers} (one process)`,
     check: (v) => ((v as number) >= 1 && (v as number) <= 256 ? null : 'must be 1-256'),
   },
   {
@@ -191,7 +196,7 @@ export const FLAGS: readonly FlagSpec[] = [
     kind: 'int',
     value: '<n>',
     help: 'symbols in the demo feed',
-    default: '2000',
+    default: shown(DEMO_FEED_DEFAULTS.symbols),
     check: positive,
   },
   {
@@ -201,7 +206,7 @@ export const FLAGS: readonly FlagSpec[] = [
     kind: 'number',
     value: '<n>',
     help: 'updates per second of each watched demo subject',
-    default: '1',
+    default: shown(DEMO_FEED_DEFAULTS.rate),
     check: positive,
   },
   {
@@ -211,7 +216,7 @@ export const FLAGS: readonly FlagSpec[] = [
     kind: 'string',
     value: '<level>',
     help: 'fatal|error|warn|info|debug|trace|silent',
-    default: 'info',
+    default: STANDALONE_DEFAULTS.logLevel,
     check: oneOf('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'),
   },
   {
@@ -221,7 +226,7 @@ export const FLAGS: readonly FlagSpec[] = [
     kind: 'string',
     value: '<fmt>',
     help: 'auto (pretty on a terminal, JSON otherwise) | pretty | json',
-    default: 'auto',
+    default: STANDALONE_DEFAULTS.logFormat,
     check: oneOf('auto', 'pretty', 'json'),
   },
 ];

@@ -4,7 +4,8 @@
  * Part of the one flag table (`FLAGS` in `flags.ts`); the rest of each (batching,
  * retries, per-hook timeouts and headers) lives in the config file.
  */
-import { type FlagSpec, positive } from './flag-spec.js';
+import { DEFAULT_PROXY_TIMEOUT } from '../proxy/proxy-options.js';
+import { type FlagSpec, positive, shown } from './flag-spec.js';
 
 const httpUrl = (v: unknown) =>
   /^https?:\/\/./.test(v as string) ? null : 'must be an http:// or https:// URL';
@@ -55,7 +56,7 @@ export const HOOK_FLAGS: readonly FlagSpec[] = [
     kind: 'int',
     value: '<ms>',
     help: 'how long a proxy backend has to answer before the client gets a Bayeux error (504:<hook>:backend_timeout)',
-    default: '5000',
+    default: shown(DEFAULT_PROXY_TIMEOUT),
     check: positive,
   },
 ];

@@ -19,7 +19,7 @@ import type { Engine } from '../engine/engine.js';
 import { MemoryEngine } from '../engine/memory/memory-engine.js';
 import { RedisEngine } from '../engine/redis/redis-engine.js';
 import type { RedisEngineOptions } from '../engine/redis/redis-options.js';
-import { BayouConfigError, BayouEngineError } from '../errors.js';
+import { BayouEngineError } from '../errors.js';
 import { AuthExtension } from '../extensions/auth-extension.js';
 import { LimitsExtension } from '../extensions/limits-extension.js';
 import { createNode } from '../kernel/create-node.js';
@@ -59,11 +59,6 @@ export interface BayouPluginOptions extends BayouOptions {
    * `nodeTtlMs`…; see docs/cluster.md). Default: the engine's defaults.
    */
   redisEngine?: Omit<RedisEngineOptions, 'url' | 'redis'>;
-  /**
-   * Path of the readiness check (503 while the engine cannot serve), or `false`. Opt-in in
-   * your own app (default `false`); `createServer` and `bayou start` serve `'/readyz'`.
-   */
-  readyPath?: string | false;
 }
 
 // Keys Fastify itself may pass along with register() options.
@@ -191,11 +186,10 @@ function guardConnections(
 }
 
 const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstance, opts) => {
-  const { engine: given, redis, redisEngine, readyPath = false, ...rest } = opts;
+  const { engine: given, redis, redisEngine, ...rest } = opts;
   if ((opts as { prefix?: unknown }).prefix !== undefined) {
     // fastify-plugin shares the parent's scope, where Fastify ignores `prefix` silently.
-    throw new BayouConfigError(
-      'BAYOU_ERR_INVALID_OPTION',
+    optionProblem(
       `the Bayou plugin does not take Fastify's "prefix" (got ${JSON.stringify((opts as { prefix?: unknown }).prefix)}): set its "path" option instead, e.g. { path: '/api/bayeux' }, and "metricsPath"/"healthPath" for the other routes`,
     );
   }
@@ -204,8 +198,6 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
   const hooks = authed.hooks;
   const proxied = withProxyHooks(authed.options);
   const options = proxied.options;
-  if (readyPath !== false && (typeof readyPath !== 'string' || !readyPath.startsWith('/')))
-    optionProblem('option "readyPath" must be a path or false');
   const engine = engineFrom({ engine: given, redis, redisEngine }, options);
   const node = createNode(options, app.log, engine);
   const { app: bayou, kernel } = node;
@@ -295,8 +287,8 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
       sessions: bayou.sessionCount,
     }));
   }
-  if (readyPath !== false) {
-    app.get(readyPath, { logLevel: ROUTE_LOG_LEVEL }, async (_req, reply) => {
+  if (options.readyPath !== false) {
+    app.get(options.readyPath, { logLevel: ROUTE_LOG_LEVEL }, async (_req, reply) => {
       const ready = !draining && engine.ready();
       reply.code(ready ? 200 : 503);
       return { status: ready ? 'ready' : draining ? 'shutting down' : 'engine unavailable' };

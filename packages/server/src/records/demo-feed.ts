@@ -21,6 +21,9 @@ export interface RecordPublisher {
 export const DEMO_PATTERN = DEMO_PRICES_PATTERN;
 const TICK_MS = 50;
 
+/** The demo feed's defaults (`--demo-symbols`, `--demo-rate`). */
+export const DEMO_FEED_DEFAULTS = Object.freeze({ symbols: 2000, rate: 1 });
+
 export interface DemoFeedOptions {
   /** How many symbols exist (AAA, AAB, …). Default `2000`. */
   symbols?: number;
@@ -50,9 +53,9 @@ export class DemoFeed {
     private readonly bayou: RecordPublisher,
     options: DemoFeedOptions = {},
   ) {
-    const count = Math.min(options.symbols ?? 2000, DEMO_SYMBOL_COUNT);
+    const count = Math.min(options.symbols ?? DEMO_FEED_DEFAULTS.symbols, DEMO_SYMBOL_COUNT);
     this.symbols = new Set(Array.from({ length: count }, (_, i) => demoSymbol(i)));
-    this.perMs = (options.rate ?? 1) / 1000;
+    this.perMs = (options.rate ?? DEMO_FEED_DEFAULTS.rate) / 1000;
     bayou.provide(DEMO_PATTERN, {
       onRequest: (subject) => this.start(subject),
       onDiscard: (subject) => this.active.delete(subject),

@@ -105,6 +105,9 @@ const defaults = Object.freeze({
   batchWindowMs: 1,
 });
 
+/** The Redis engine's defaults, for the flag table (`--redis-prefix`). */
+export const REDIS_ENGINE_DEFAULTS = defaults;
+
 const known = new Set([...Object.keys(defaults), 'redis', 'cluster', 'sharded']);
 
 const invalid: (name: string, expected: string) => never = scopedInvalid('redisEngine');
