@@ -9,6 +9,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { eventually } from '../../../scripts/eventually.mjs';
 import { freePort, programPath } from './programs.js';
 
 export const shippedConfig = resolve(import.meta.dirname, '../../../deploy/cluster/nginx.conf');
@@ -62,20 +63,18 @@ export class Nginx {
       stderr += d.toString();
     });
     const nginx = new Nginx(child, dir, port);
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`nginx exited with ${child.exitCode}: ${stderr}`);
-      try {
-        await fetch(`${nginx.base}/healthz`);
-        return nginx;
-      } catch {
-        if (Date.now() > deadline) {
-          await nginx.stop();
-          throw new Error(`nginx did not answer within 10 s: ${stderr}`);
-        }
-        await new Promise((done) => setTimeout(done, 50));
-      }
+    const answered = await eventually(
+      async () => child.exitCode !== null || (await fetch(`${nginx.base}/healthz`)).status > 0,
+      10_000,
+      'nginx to answer',
+      50,
+    ).catch(() => false);
+    if (child.exitCode !== null) throw new Error(`nginx exited with ${child.exitCode}: ${stderr}`);
+    if (!answered) {
+      await nginx.stop();
+      throw new Error(`nginx did not answer within 10 s: ${stderr}`);
     }
+    return nginx;
   }
 
   get base(): string {

@@ -10,6 +10,7 @@ import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { eventually } from '../../../scripts/eventually.mjs';
 import { freePort, programPath } from './programs.js';
 
 export const ci = process.env.CI === 'true' || process.env.CI === '1';
@@ -116,13 +117,15 @@ export class RedisServer {
       }),
     );
     this.child = child;
-    const deadline = Date.now() + 10_000;
-    while (!(await ping(this.port))) {
-      if (child.exitCode !== null || Date.now() > deadline) {
-        await this.kill();
-        throw new Error(`redis-server did not start on port ${this.port}: ${stderr.trim()}`);
-      }
-      await new Promise((r) => setTimeout(r, 25));
+    const up = await eventually(
+      async () => child.exitCode !== null || (await ping(this.port)),
+      10_000,
+      'redis-server to answer',
+      25,
+    ).catch(() => false);
+    if (!up || child.exitCode !== null) {
+      await this.kill();
+      throw new Error(`redis-server did not start on port ${this.port}: ${stderr.trim()}`);
     }
   }
 }
@@ -179,17 +182,19 @@ export class RedisClusterServers {
         await admin.call('CLUSTER', 'ADDSLOTSRANGE', i * per, Math.min(16383, (i + 1) * per - 1));
       }
       for (const s of this.servers.slice(1)) await admins[0]?.call('CLUSTER', 'MEET', '127.0.0.1', s.port);
-      const deadline = Date.now() + 20_000;
-      for (;;) {
-        const infos = await Promise.all(admins.map((a) => a.call('CLUSTER', 'INFO') as Promise<string>));
-        const ok = infos.every(
-          (info) =>
-            info.includes('cluster_state:ok') && info.includes(`cluster_known_nodes:${admins.length}`),
-        );
-        if (ok) return;
-        if (Date.now() > deadline) throw new Error(`Redis Cluster did not form: ${infos.join(' | ')}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      await eventually(
+        async () => {
+          const infos = await Promise.all(admins.map((a) => a.call('CLUSTER', 'INFO') as Promise<string>));
+          const ok = infos.every(
+            (info) =>
+              info.includes('cluster_state:ok') && info.includes(`cluster_known_nodes:${admins.length}`),
+          );
+          if (!ok) throw new Error(`Redis Cluster did not form: ${infos.join(' | ')}`);
+        },
+        20_000,
+        'the Redis Cluster',
+        100,
+      );
     } finally {
       for (const a of admins) a.disconnect();
     }
