@@ -9,6 +9,7 @@
  * kills one of its nodes. Under CI a missing redis-server fails the run (ChaosRedis.start throws).
  */
 import { describe, expect, it } from 'vitest';
+import { eventually } from '../../../scripts/eventually.mjs';
 import { startBalancer } from '../src/chaos/cluster-balancer.js';
 import { runClusterChaos } from '../src/chaos/cluster-chaos.js';
 import {
@@ -21,6 +22,14 @@ import {
 } from '../src/chaos/cluster-processes.js';
 
 const ci = process.env.CI === 'true' || process.env.CI === '1';
+
+/** The value of an unlabelled counter or gauge in the /metrics of the node on `port`. */
+async function metric(port: number, name: string): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  const line = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
+  if (line === null) throw new Error(`no ${name} in the /metrics of port ${port}`);
+  return Number(line[1]);
+}
 
 describe.runIf(redisServerPath() !== null || ci)('cluster chaos, bounded', () => {
   it('loses and duplicates nothing while nodes are SIGKILLed every 8 s and Redis restarts once', async () => {
@@ -90,8 +99,20 @@ describe.runIf(redisServerPath() !== null || ci)('cluster chaos, bounded', () =>
         target: `http://127.0.0.1:${balancer}/bayeux`,
         apiKey,
       });
-      // The operator's chaos: node a dies some seconds into the stream (after the clients connected).
-      await new Promise((r) => setTimeout(r, 10_000));
+      // The operator's chaos: node a dies once the 40 clients are connected and 200 more
+      // messages went out to them (the stream runs), as the nodes' /metrics count them.
+      const total = async (name: string) => {
+        const counts = await Promise.all(nodes.map((n) => metric(n.port, name)));
+        return counts.reduce((a, b) => a + b, 0);
+      };
+      await eventually(async () => (await total('bayou_sessions')) >= 40, 30_000, 'the 40 clients', 100);
+      const out = await total('bayou_messages_out_total');
+      await eventually(
+        async () => (await total('bayou_messages_out_total')) >= out + 200,
+        30_000,
+        'the stream',
+        100,
+      );
       await (nodes[0] as ChaosNode).stop('SIGKILL');
       const result = await run;
       expect(result.nodeRestarts).toBe(0);

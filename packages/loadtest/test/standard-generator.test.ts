@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 // @ts-expect-error faye ships no type declarations
 import faye from 'faye';
 import { afterEach, describe, expect, it } from 'vitest';
+import { eventually } from '../../../scripts/eventually.mjs';
 import { runWithGenerator } from '../bench/generators/run-generator.mjs';
 import { UndiciTab } from '../bench/generators/undici-lp.mjs';
 import { BrowserTab } from '../src/browser-tab.js';
@@ -11,6 +12,15 @@ const CLIENTS = [
   { name: 'node:http', Tab: BrowserTab, generator: 'standard' },
   { name: 'undici', Tab: UndiciTab, generator: 'undici' },
 ];
+
+/** Idle keep-alive connections in a tab's pool: node's `Agent.freeSockets`, undici's `Pool.stats.free`. */
+function idleConnections(tab: object): number {
+  const agent = (tab as { agent: { freeSockets?: Record<string, unknown[]>; stats?: { free: number } } })
+    .agent;
+  if (agent.freeSockets !== undefined) return Object.values(agent.freeSockets).flat().length;
+  if (agent.stats !== undefined) return agent.stats.free;
+  throw new Error('a pool with neither freeSockets nor stats');
+}
 
 let server: http.Server | undefined;
 afterEach(async () => {
@@ -55,8 +65,8 @@ describe.each(CLIENTS)('the standard long-polling generator on $name', (kind) =>
   it('sends a request again, once, when its reused keep-alive socket was closed under it', async () => {
     const tab = await serve(kind, (n) => n === 2);
     expect(await tab.post('[]')).toEqual([{ n: 1, cookie: null }]);
-    // Idle for a moment, as between a tab's publishes: the pool then reuses that connection.
-    await new Promise((r) => setTimeout(r, 20));
+    // Idle, as between a tab's publishes: once the connection is back in the pool, it is reused.
+    await eventually(() => idleConnections(tab) === 1, 5000, 'the connection back in the pool');
     // The second request goes out on the kept-alive socket, which the server drops.
     expect(await tab.post('[]')).toEqual([{ n: 2, cookie: 'seen=1' }]);
     expect(tab.staleRetries).toBe(1);
