@@ -89,6 +89,8 @@ describe.each([
     const queued = c.publish('/x', 1);
     await expect(c.connect()).rejects.toMatchObject({ code: ErrorCodes.HANDSHAKE_DENIED });
     await expect(queued).rejects.toMatchObject({ code: ErrorCodes.HANDSHAKE_DENIED });
+    // timed on purpose: a retry would come from the client's own timer (minReconnectDelay 100 ms),
+    // and nothing else travels that path after a denial to stand as a barrier.
     await new Promise((r) => setTimeout(r, 500));
     expect(calls).toBe(1);
     expect(c.state).toBe('disconnected');

@@ -87,6 +87,7 @@ describe('long-poll connects', () => {
 });
 
 describe('longPollDelay', () => {
+  const nextTurn = () => new Promise((r) => setImmediate(r));
   /** Keeps this process's event loop busy, as a saturated server's is. */
   const saturate = (ms: number) => {
     const until = performance.now() + ms;
@@ -111,9 +112,11 @@ describe('longPollDelay', () => {
     // The gauge reads utilization over windows of WINDOW_MS; two idle windows first, so the
     // handshake's work (or a loaded machine's test worker) is not what it reads.
     let { pending } = await held();
+    // timed on purpose: idle time is what the gauge reads; no event stands for it.
     await new Promise((r) => setTimeout(r, 2 * WINDOW_MS + 20));
-    server.bayou.publish('/d', 1);
-    await new Promise((r) => setTimeout(r, 30));
+    await server.bayou.publish('/d', 1);
+    // The next turn: the reply that carries 1 has gone at the end of this one.
+    await nextTurn();
     server.bayou.publish('/d', 2);
     expect((await pending).body.map((m) => m.data ?? m.channel)).toEqual([1, '/meta/connect']);
     // The second waited in the queue and answers the next connect at once.
@@ -125,8 +128,8 @@ describe('longPollDelay', () => {
     // A saturated loop: what arrives within the delay shares one response.
     ({ pending } = await held());
     saturate(500);
-    server.bayou.publish('/d', 3);
-    await new Promise((r) => setTimeout(r, 30));
+    await server.bayou.publish('/d', 3);
+    await nextTurn(); // a later turn, well inside the 300 ms delay
     server.bayou.publish('/d', 4);
     expect((await pending).body.map((m) => m.data ?? m.channel)).toEqual([3, 4, '/meta/connect']);
     await server.close();
