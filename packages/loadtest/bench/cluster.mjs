@@ -6,7 +6,8 @@
 //    delivered message, messages per frame, p50/p99, and Redis CPU, commands, bytes and
 //    socket reads/writes per publication;
 // 2. Redis commands per published message against the number of nodes and subscribers
-//    (INFO commandstats, the nodes' heartbeats measured while idle and subtracted);
+//    (cluster-commands.mjs: INFO commandstats, the nodes' heartbeats measured while idle
+//    and subtracted);
 // 3. long-polling through a round-robin balancer with no affinity, 3 nodes, against 1 node
 //    direct: server CPU per delivered message and latency percentiles.
 // Every server runs in its own process; CPU is utime+stime from /proc over the measured
@@ -14,32 +15,20 @@
 // `--engines memory,redis,redis-ap,redis-baseline` adds variants to the engines part
 // (ioredis auto-pipelining; another build's engine through BAYOU_BASELINE). `--idle N` (off by
 // default) adds N idle WebSocket sessions on `bayou start --workers <idle-workers> --redis`,
-// held `--idle-hold` ms: RSS per session, CPU while idle, Redis memory per session. Needs redis-server (REDIS_SERVER_PATH or PATH); without one it says so and exits 0.
-import { execFileSync, spawn } from 'node:child_process';
+// held `--idle-hold` ms: RSS per session, CPU while idle, Redis memory per session
+// (cluster-idle.mjs). Needs redis-server (REDIS_SERVER_PATH or PATH); without one it says so
+// and exits 0.
+import { execFileSync } from 'node:child_process';
 import { cpus } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import WebSocket from 'ws';
-import { parseAddresses, runScenario } from '../dist/index.js';
 import { median } from '../dist/stats.js';
-import {
-  childPids,
-  commandStats,
-  diff,
-  forkScript,
-  redisCommand,
-  redisMemory,
-  rssOf,
-  startNodes,
-  startRedis,
-  total,
-} from './cluster-processes.mjs';
+import { commandsPerPublish } from './cluster-commands.mjs';
+import { idleSessions } from './cluster-idle.mjs';
+import { forkScript, startNodes, startRedis } from './cluster-processes.mjs';
 import { enginesTable, measureEngines } from './engines.mjs';
 import { benchFlags } from './flags.mjs';
 import { runWithGenerator } from './generators/run-generator.mjs';
 import { cpuSeconds } from './lib.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
 const DEFAULTS = {
   rounds: 2,
   clients: 1000,
@@ -78,7 +67,6 @@ const QUICK = {
 // --quick shrinks every size the command line did not set itself.
 const flags = benchFlags('node bench/cluster.mjs', DEFAULTS, QUICK);
 const log = (text) => process.stderr.write(`${text}\n`);
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // ---- long-polling runs (the engines part is engines.mjs) -------------------------------
 
@@ -128,91 +116,6 @@ async function chatRun(
   };
 }
 
-// ---- 2. Redis commands per publish ---------------------------------------------------
-
-/** A raw WebSocket Bayeux client: handshake, connect loop, subscribe; counts deliveries. */
-function wsClient(url, channel) {
-  const ws = new WebSocket(url.replace(/^http/, 'ws'), { perMessageDeflate: false });
-  const c = { received: 0, ws, clientId: '', acks: 0 };
-  c.ready = new Promise((resolve, reject) => {
-    ws.on('error', reject);
-    ws.on('open', () =>
-      ws.send(
-        JSON.stringify([
-          { channel: '/meta/handshake', version: '1.0', supportedConnectionTypes: ['websocket'] },
-        ]),
-      ),
-    );
-    ws.on('message', (data) => {
-      for (const m of JSON.parse(data)) {
-        if (m.channel === '/meta/handshake') {
-          c.clientId = m.clientId;
-          const first = [{ channel: '/meta/connect', clientId: c.clientId, connectionType: 'websocket' }];
-          if (channel)
-            first.push({ channel: '/meta/subscribe', clientId: c.clientId, subscription: channel });
-          ws.send(JSON.stringify(first));
-          if (!channel) resolve();
-        } else if (m.channel === '/meta/connect') {
-          ws.send(
-            JSON.stringify([{ channel: '/meta/connect', clientId: c.clientId, connectionType: 'websocket' }]),
-          );
-        } else if (m.channel === '/meta/subscribe') resolve();
-        else if (m.successful === true) c.acks++;
-        else if (m.successful === undefined) c.received++;
-      }
-    });
-  });
-  return c;
-}
-
-async function commandsPerPublish(nodeCount, subscribers, redis) {
-  const nodes = await startNodes(nodeCount, redis);
-  const channel = '/bench/room/a';
-  const clients = [];
-  try {
-    for (let i = 0; i < subscribers; i++) clients.push(wsClient(nodes[i % nodes.length].url, channel));
-    await Promise.all(clients.map((c) => c.ready));
-    const publisher = wsClient(nodes[0].url, null);
-    await publisher.ready;
-    // Background (heartbeats) over an idle second.
-    const idle0 = total(await commandStats(redis.port));
-    const t0 = Date.now();
-    await sleep(1000);
-    const idle1 = total(await commandStats(redis.port));
-    const backgroundPerMs = (idle1 - idle0 - 1) / (Date.now() - t0); // minus the INFO itself
-    const before = await commandStats(redis.port);
-    const start = Date.now();
-    for (let sent = 0; sent < flags.publishes; sent += 10) {
-      const batch = [];
-      for (let k = 0; k < 10; k++)
-        batch.push({ channel, clientId: publisher.clientId, data: { n: sent + k } });
-      publisher.ws.send(JSON.stringify(batch));
-      while (publisher.acks < sent + 10) await sleep(1);
-    }
-    const deadline = Date.now() + 10_000;
-    while (clients.some((c) => c.received < flags.publishes) && Date.now() < deadline) await sleep(10);
-    const calls = diff(await commandStats(redis.port), before);
-    const elapsed = Date.now() - start;
-    const background = backgroundPerMs * elapsed;
-    const missing = clients.reduce((a, c) => a + Math.max(0, flags.publishes - c.received), 0);
-    publisher.ws.terminate();
-    return {
-      nodes: nodeCount,
-      subscribers,
-      perPublish: (total(calls) - background - 1) / flags.publishes,
-      byCommand: Object.fromEntries(
-        Object.entries(calls)
-          .filter(([, v]) => v >= flags.publishes / 2)
-          .map(([k, v]) => [k, Math.round((v / flags.publishes) * 100) / 100]),
-      ),
-      missing,
-    };
-  } finally {
-    for (const c of clients) c.ws.terminate();
-    for (const n of nodes) await n.stop();
-  }
-}
-
 // ---- 3. long-polling: 3 nodes behind the balancer vs 1 node direct --------------------
 
 async function longPolling(variant, redis) {
@@ -245,81 +148,6 @@ async function longPolling(variant, redis) {
   } finally {
     await balancer?.stop();
     for (const n of nodes) await n.stop();
-  }
-}
-
-// ---- 4. idle sessions across workers (opt-in) ------------------------------------------
-
-async function idleSessions(redis) {
-  const cli = join(here, '../../server/dist/cli.js');
-  const args = ['start', '--host', '127.0.0.1', '--port', '0', '--workers', String(flags.idleWorkers)];
-  const primary = spawn(process.execPath, [cli, ...args, '--redis', redis.url, '--redis-prefix', 'idle:'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, BAYOU_LOG_LEVEL: 'warn', BAYOU_LOG_FORMAT: 'json' },
-  });
-  try {
-    const base = await new Promise((resolve, reject) => {
-      let out = '';
-      primary.stdout.on('data', (d) => {
-        out += d;
-        const m = /Bayou listening on (http:\/\/\S+)/.exec(out);
-        if (m) resolve(m[1]);
-      });
-      primary.once('exit', (code) => reject(new Error(`bayou start exited with ${code}`)));
-    });
-    await sleep(1000);
-    const workers = childPids(primary.pid);
-    const rss0 = workers.reduce((a, p) => a + rssOf(p), 0);
-    const redis0 = await redisMemory(redis.port);
-    const keys0 = Number(/keys=(\d+)/.exec(await redisCommand(redis.port, 'INFO keyspace'))?.[1] ?? 0);
-    let held = null;
-    const r = await runScenario(
-      'connections',
-      {
-        url: `${base}/bayeux`,
-        clients: flags.idle,
-        ramp: 2000,
-        hold: flags.idleHold,
-        workers: Math.max(2, Math.ceil(flags.idle / 15000)),
-        localAddresses: parseAddresses('127.0.0.2-127.0.0.9'),
-        metricsUrl: 'off',
-      },
-      {
-        protocol: 'bayeux',
-        onWindow: async (event) => {
-          if (event !== 'open') {
-            held.cpu1 = workers.map((p) => cpuSeconds(p));
-            held.t1 = Date.now();
-            return;
-          }
-          await sleep(5000);
-          held = {
-            rss: workers.reduce((a, p) => a + rssOf(p), 0),
-            redis: await redisMemory(redis.port),
-            keys: Number(/keys=(\d+)/.exec(await redisCommand(redis.port, 'INFO keyspace'))?.[1] ?? 0),
-            cpu0: workers.map((p) => cpuSeconds(p)),
-            t0: Date.now(),
-          };
-        },
-      },
-    );
-    const n = r.sessions.connected;
-    const cpu = held.cpu1.reduce((a, c, i) => a + c - held.cpu0[i], 0);
-    return {
-      sessions: n,
-      failed: r.sessions.failed,
-      workers: workers.length,
-      rssPerSession: (held.rss - rss0) / n,
-      redisPerSession: (held.redis - redis0) / n,
-      redisKeys: held.keys - keys0,
-      idleCpuPercent: (cpu / ((held.t1 - held.t0) / 1000)) * 100,
-    };
-  } finally {
-    primary.kill('SIGTERM');
-    await new Promise((r) => {
-      if (primary.exitCode !== null) r();
-      else primary.once('exit', r);
-    });
   }
 }
 
@@ -357,12 +185,12 @@ try {
         [3, 1000],
       ]
     : []) {
-    const r = await commandsPerPublish(nodes, Math.min(subs, flags.clients), redis);
+    const r = await commandsPerPublish(nodes, Math.min(subs, flags.clients), redis, flags.publishes);
     log(`  commands: ${JSON.stringify(r)}`);
     commands.push(r);
   }
   if (flags.idle > 0) {
-    idle = await idleSessions(redis);
+    idle = await idleSessions(redis, flags);
     log(`  idle: ${JSON.stringify(idle)}`);
   }
 } finally {
