@@ -75,6 +75,28 @@ export function createMetrics(
 ): Registry {
   const registry = shared ?? new Registry();
   if (shared === undefined) collectDefaultMetrics({ register: registry });
+  securityMetrics(registry, security);
+  const stat = trafficMetrics(registry, bayou, connections);
+  const serviceTime = new Histogram({
+    name: 'bayou_service_seconds',
+    help: 'Time a /service handler took to answer',
+    buckets: [...SERVICE_BUCKETS],
+    registers: [registry],
+  });
+  serviceTimes((seconds) => serviceTime.observe(seconds));
+  new Gauge({
+    name: 'bayou_build_info',
+    help: 'Bayou build: version of @bayou/server and of Node.js (value is always 1)',
+    labelNames: ['version', 'node'],
+    registers: [registry],
+  }).set({ version: SERVER_VERSION, node: process.version }, 1);
+  engineMetrics(registry, stat, engine);
+  hookMetrics(registry, hooks);
+  return registry;
+}
+
+/** The limits' refusals, the connection guard's counts and the auth extension's. */
+function securityMetrics(registry: Registry, security: SecurityCounts): void {
   const refusals: [string, () => number][] = [
     ['publish', () => security.limits.publishRefused],
     ['sessions', () => security.limits.sessionsRefused],
@@ -154,6 +176,17 @@ export function createMetrics(
       () => auth.browserMismatch,
     );
   }
+}
+
+/**
+ * Sessions, connections and message counts, read from one `stats()` snapshot per scrape;
+ * returns the reader of that snapshot for the other counters.
+ */
+function trafficMetrics(
+  registry: Registry,
+  bayou: BayouApp,
+  connections: ConnectionCounts,
+): (read: (s: ReturnType<BayouApp['stats']>) => number) => () => number {
   new Gauge({
     name: 'bayou_sessions',
     help: 'Bayeux sessions on this node',
@@ -226,6 +259,12 @@ export function createMetrics(
     'Sessions dropped for exceeding their queue or buffer limit',
     stat((s) => s.slowConsumers),
   );
+  sessionCounters(registry, current);
+  return stat;
+}
+
+/** Sessions ended by reason, handshakes by result, subscriptions held. */
+function sessionCounters(registry: Registry, current: () => ReturnType<BayouApp['stats']>): void {
   const reported: Record<string, number> = {};
   /** Brings a labelled counter up to the totals kept by the kernel. */
   const sync = (counter: Counter<string>, label: string, now: Readonly<Record<string, number>>) => {
@@ -262,19 +301,14 @@ export function createMetrics(
       this.set(current().subscriptions);
     },
   });
-  const serviceTime = new Histogram({
-    name: 'bayou_service_seconds',
-    help: 'Time a /service handler took to answer',
-    buckets: [...SERVICE_BUCKETS],
-    registers: [registry],
-  });
-  serviceTimes((seconds) => serviceTime.observe(seconds));
-  new Gauge({
-    name: 'bayou_build_info',
-    help: 'Bayou build: version of @bayou/server and of Node.js (value is always 1)',
-    labelNames: ['version', 'node'],
-    registers: [registry],
-  }).set({ version: SERVER_VERSION, node: process.version }, 1);
+}
+
+/** The engine's failures, readiness, history bounds and backend (Redis) counters. */
+function engineMetrics(
+  registry: Registry,
+  stat: (read: (s: ReturnType<BayouApp['stats']>) => number) => () => number,
+  engine: Engine | undefined,
+): void {
   totalCounter(
     registry,
     'bayou_engine_errors_total',
@@ -292,7 +326,6 @@ export function createMetrics(
     });
   }
   if (engine?.historyStats !== undefined) historyMetrics(registry, engine.historyStats.bind(engine));
-  hookMetrics(registry, hooks);
   if (hasStats(engine)) {
     totalCounter(
       registry,
@@ -307,7 +340,6 @@ export function createMetrics(
       () => engine.stats.reconnects,
     );
   }
-  return registry;
 }
 
 /** The history an in-process engine keeps: its size now, and what the two bounds dropped. */
