@@ -2,9 +2,14 @@
  * Stream requests on both ways into the endpoint — the direct path, and Fastify when an app
  * hook must see them — and what each does with bad input: a clear 4xx, never a crash.
  */
+
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseEnv, parseFlags } from '../src/config/flags.js';
+import { resolveCli } from '../src/config/index.js';
 import { servedDirectly } from '../src/http/direct-endpoint.js';
 import { type BayouOptions, bayou, resolveOptions } from '../src/index.js';
 import { cookieOf, openStream, type StreamReader, streamConnect, streamingClient } from './stream-client.js';
@@ -140,6 +145,30 @@ describe('stream limits as options and flags', () => {
       streamMaxAge: 2000,
     });
     expect(() => parseFlags(['--stream-max-age', '-1'])).toThrow(/--stream-max-age/);
+  });
+
+  it('takes them from a config file under the flags and the environment', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bayou-streams-'));
+    const file = join(dir, 'bayou.json');
+    writeFileSync(
+      file,
+      JSON.stringify({ transports: ['streaming', 'long-polling'], streamMaxBytes: 8192, streamMaxAge: 9000 }),
+    );
+    const r = await resolveCli(['start', '--config', file, '--stream-max-age', '7000'], {
+      BAYOU_STREAM_MAX_BYTES: '16384',
+    });
+    expect(r.config).toMatchObject({
+      transports: ['streaming', 'long-polling'],
+      streamMaxBytes: 16384,
+      streamMaxAge: 7000,
+    });
+    const app = Fastify();
+    apps.push(app);
+    await app.register(bayou, {
+      transports: r.config.transports as never,
+      streamMaxBytes: 16384,
+      streamMaxAge: 7000,
+    });
   });
 
   it('refuses limits too small to carry a frame or to be worth a request, naming the option', () => {
