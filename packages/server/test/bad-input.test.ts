@@ -73,7 +73,7 @@ describe.each<Transport>(['websocket', 'long-polling'])('bad input over %s', (tr
 
   it('answers a connect before any handshake with 402', async () => {
     const fresh = new TestClient(s.base, transport);
-    if (transport === 'websocket') await (fresh as unknown as { openSocket(): Promise<void> }).openSocket();
+    if (transport === 'websocket') await fresh.open();
     const reply = await fresh.request({ channel: '/meta/connect', connectionType: transport });
     expect(reply).toMatchObject({ successful: false, error: '402::session_unknown' });
     await fresh.close();

@@ -5,11 +5,10 @@
  */
 import { formatError } from '@bayou/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import { BayeuxReplyError, type CreateServerOptions } from '../src/index.js';
 import { connectionGauge } from './interop-helpers.js';
 import { type Started, startServer } from './start-server.js';
-import { eventually, type Msg, TestClient, type Transport } from './test-client.js';
+import { eventually, TestClient, type Transport } from './test-client.js';
 
 const boom = () => {
   throw new Error('application bug');
@@ -176,39 +175,29 @@ describe.each<Transport>(['websocket', 'long-polling'])('records over %s', (tran
 describe('a WebSocket connect without ack and without advice.timeout 0 (Faye)', () => {
   it('gets what was queued while the socket was away at once, not after the hold', async () => {
     const s = await startServer({ timeout: 20_000 });
-    const url = `${s.base.replace('http', 'ws')}/bayeux`;
-    const open = async () => {
-      const ws = new WebSocket(url);
-      const inbox: Msg[] = [];
-      ws.on('message', (d) => inbox.push(...(JSON.parse(d.toString()) as Msg[])));
-      await new Promise((r) => ws.once('open', r));
-      return { ws, inbox };
-    };
-    const first = await open();
-    first.ws.send(
-      JSON.stringify([
-        { channel: '/meta/handshake', version: '1.0', supportedConnectionTypes: ['websocket'] },
-      ]),
-    );
-    const until = (inbox: Msg[], pred: (m: Msg) => boolean): Promise<Msg> =>
-      eventually(() => inbox.find(pred) ?? false, 5000, 'the message');
-    const hs = await until(first.inbox, (m) => m.channel === '/meta/handshake');
-    const clientId = hs.clientId as string;
-    first.ws.send(JSON.stringify([{ channel: '/meta/connect', clientId, connectionType: 'websocket' }]));
-    first.ws.send(JSON.stringify([{ channel: '/meta/subscribe', clientId, subscription: '/q' }]));
-    await until(first.inbox, (m) => m.channel === '/meta/subscribe');
-    first.ws.terminate();
+    // Faye's connect: no ack, no advice. Sent raw, as the test client's own loop would not.
+    const connect = (c: TestClient) =>
+      c.sendRaw(
+        JSON.stringify([{ channel: '/meta/connect', clientId: c.clientId, connectionType: 'websocket' }]),
+      );
+    const first = new TestClient(s.base, 'websocket');
+    expect((await first.handshake()).successful).toBe(true);
+    await connect(first);
+    expect((await first.subscribe('/q')).successful).toBe(true);
+    await first.close();
     // The server saw the socket go: what follows is queued for a session without one.
     await eventually(async () => (await connectionGauge(s.base, 'websocket')) === 0);
     await s.server.bayou.publish('/q', 'while away');
-    const second = await open();
+    const second = new TestClient(s.base, 'websocket');
+    second.clientId = first.clientId;
+    await second.open();
     const sentAt = Date.now();
-    second.ws.send(JSON.stringify([{ channel: '/meta/connect', clientId, connectionType: 'websocket' }]));
-    const m = await until(second.inbox, (x) => x.channel === '/q');
+    await connect(second);
+    const m = await second.waitFor((x) => x.channel === '/q');
     expect(m.data).toBe('while away');
     // Well inside the 20 s hold: it did not wait for the connect to time out.
     expect(Date.now() - sentAt).toBeLessThan(5000);
-    second.ws.terminate();
+    await second.close();
     await s.server.close();
   });
 });

@@ -48,7 +48,7 @@ export class TestClient {
 
   /** Handshake only (the test sends its own connects); keeps the clientId of a success. */
   async handshake(ext?: Record<string, unknown>): Promise<Msg> {
-    if (this.transport === 'websocket' && this.ws === null) await this.openSocket();
+    if (this.transport === 'websocket' && this.ws === null) await this.open();
     const reply = await this.request({
       channel: '/meta/handshake',
       version: '1.0',
@@ -59,7 +59,8 @@ export class TestClient {
     return reply;
   }
 
-  private openSocket(): Promise<void> {
+  /** Opens the WebSocket (a session's next socket when `clientId` is set by the test). */
+  open(): Promise<void> {
     const ws = new WebSocket(this.endpoint.replace(/^http/, 'ws'), { headers: this.headers });
     this.ws = ws;
     ws.on('message', (data) => {
