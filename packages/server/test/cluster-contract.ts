@@ -7,7 +7,7 @@ import { formatError } from '@bayou/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CreateServerOptions, Engine } from '../src/index.js';
 import { type Started, startServer } from './start-server.js';
-import { eventually, type Msg, TestClient, type Transport } from './test-client.js';
+import { eventually, TestClient, type Transport } from './test-client.js';
 
 export interface ClusterBackend {
   engine(): Engine;
@@ -91,11 +91,15 @@ export function clusterScenario(name: string, backend: () => Promise<ClusterBack
       const stray = new TestClient(bNode!.base, 'long-polling');
       stray.clientId = c.clientId;
       clients.push(stray);
-      const deadline = Date.now() + 10_000;
-      let reply: Msg = {};
-      do {
-        reply = await stray.subscribe('/x');
-      } while (reply.successful !== false && Date.now() < deadline);
+      // Until the survivors know the session's node is gone: then they refuse it.
+      const reply = await eventually(
+        async () => {
+          const r = await stray.subscribe('/x');
+          return r.successful === false ? r : false;
+        },
+        10_000,
+        'a refusal',
+      );
       expect(reply).toMatchObject({ successful: false, error: formatError('sessionUnknown') });
       expect(reply.advice).toMatchObject({ reconnect: 'handshake' });
     });
