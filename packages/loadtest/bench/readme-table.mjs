@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 // The root README's comparison table, made from a bench run's summary. `pnpm bench` writes
 // it after a full-size run (every default server, no --quick, at least 3 rounds; or with
 // --readme true); `node bench/readme-table.mjs <run.json>` writes it from a run saved with
@@ -6,10 +7,22 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
+/** @import { RoundsSummary } from '../dist/stats.js' */
+
+/**
+ * The flags of run.mjs that decide whether a run is full size.
+ * @typedef {{ quick: boolean, rounds: number, clients: number, rate: number, servers: string, lpServers: string, lpGenerators: string, idle: number }} SizeFlags
+ */
+/**
+ * A bench run as run.mjs saves it (--json).
+ * @typedef {{ summary: RoundsSummary, flags: SizeFlags, machine: string, command: string }} BenchRun
+ */
+
 export const README = fileURLToPath(new URL('../../../README.md', import.meta.url));
 const START = '<!-- BENCH-TABLE:START (written by packages/loadtest/bench/readme-table.mjs) -->';
 const END = '<!-- BENCH-TABLE:END -->';
 
+/** @type {Record<string, string>} */
 const LABELS = {
   'ws-batched': 'raw `ws`, batched per turn (the WebSocket floor)',
   'lp-floor': 'raw `node:http` long-polling (the long-polling floor)',
@@ -19,13 +32,32 @@ const LABELS = {
 };
 const ORDER = ['ws-batched', 'lp-floor', 'bayou', 'socketio', 'faye'];
 
-const med = (summary, key, metric) => summary[key]?.[metric]?.median;
+/**
+ * @param {RoundsSummary} summary
+ * @param {string} key
+ * @param {string} metric
+ */
+const med = (summary, key, metric) => summary[key]?.[metric]?.median ?? Number.NaN;
+/**
+ * @param {number} v
+ * @param {number} [digits]
+ */
 const num = (v, digits = 2) => (Number.isFinite(v) ? v.toFixed(digits) : '–');
+/** @param {number} v */
 const kilo = (v) => (Number.isFinite(v) ? `${Math.round(v / 1000)}k` : '–');
+/** @param {number} v */
 const kb = (v) => (Number.isFinite(v) ? `${(v / 1024).toFixed(1)} KB` : '–');
+/**
+ * @param {string} name
+ * @param {string} text
+ */
 const bold = (name, text) => (name === 'bayou' && text !== '–' ? `**${text}**` : text);
 
-/** Messages lost or duplicated over every row of one server, all rounds. */
+/**
+ * Messages lost or duplicated over every row of one server, all rounds.
+ * @param {RoundsSummary} summary
+ * @param {string} name
+ */
 function lostOf(summary, name) {
   let lost = 0;
   for (const [key, row] of Object.entries(summary)) {
@@ -34,8 +66,15 @@ function lostOf(summary, name) {
   return lost;
 }
 
-/** Whether a run is one the README may quote: full size, every default server. */
+/**
+ * Whether a run is one the README may quote: full size, every default server.
+ * @param {SizeFlags} flags
+ */
 export function fullSize(flags) {
+  /**
+   * @param {string} list
+   * @param {string[]} names
+   */
   const has = (list, names) => names.every((n) => String(list).split(',').includes(n));
   return (
     !flags.quick &&
@@ -49,12 +88,18 @@ export function fullSize(flags) {
   );
 }
 
-/** The command as a reader would type it: where the run saved its files is beside the point. */
+/**
+ * The command as a reader would type it: where the run saved its files is beside the point.
+ * @param {string} command
+ */
 function publicCommand(command) {
   return command.replace(/\s--(json|markdown|readme)(?:=|\s+)\S+/g, '');
 }
 
-/** The markdown between the markers. */
+/**
+ * The markdown between the markers.
+ * @param {BenchRun} run
+ */
 export function readmeTable({ summary, flags, machine, command }) {
   const rows = [
     '| server | WebSocket msg/s (sat.) | WebSocket CPU µs / msg (sat. / at 20k msg/s) | WebSocket p99 at 20k msg/s | heap per idle session | long-polling CPU µs / msg at 20k msg/s (standard client / lean) | long-polling msg/s (sat., lean) | lost |',
@@ -87,7 +132,11 @@ export function readmeTable({ summary, flags, machine, command }) {
   ].join('\n');
 }
 
-/** Replaces the table between the markers in the root README; false when they are missing. */
+/**
+ * Replaces the table between the markers in the root README; false when they are missing.
+ * @param {BenchRun} run
+ * @param {string} [file]
+ */
 export function writeReadmeTable(run, file = README) {
   const text = readFileSync(file, 'utf8');
   const start = text.indexOf(START);

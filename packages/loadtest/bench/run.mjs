@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 // The comparison bench (`pnpm bench`): the same chat scenario against Bayou, Faye,
 // Socket.IO and two raw-ws floors, each in its own process, interleaved over several rounds;
 // long-polling against Bayou, Faye and a raw node:http floor with three generators (the lean
@@ -10,13 +11,16 @@ import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { parseAddresses, runScenario } from '../dist/index.js';
-import { median, spread } from '../dist/stats.js';
+import { summarizeRounds } from '../dist/stats.js';
 import { benchFlags } from './flags.mjs';
 import { GENERATORS, runWithGenerator } from './generators/run-generator.mjs';
-import { cpuSeconds, ownCpuSeconds, pinServers, SERVERS, startServer } from './lib.mjs';
+import { cpuSeconds, isServerName, ownCpuSeconds, pinServers, SERVERS, startServer } from './lib.mjs';
 import { fullSize, writeReadmeTable } from './readme-table.mjs';
 import { measureRestart, measureStorm } from './storm.mjs';
 import { renderTables } from './table.mjs';
+
+/** @import { LoadtestOptions, RunResult, Transport } from '../dist/index.js' */
+/** @import { ServerName } from './lib.mjs' */
 
 const DEFAULTS = {
   rounds: 3,
@@ -67,7 +71,7 @@ if (flags.serverCpus) {
   try {
     generatorCpus = pinServers(flags.serverCpus);
   } catch (error) {
-    console.error(error.message);
+    console.error(/** @type {Error} */ (error).message);
     process.exit(2);
   }
 }
@@ -84,9 +88,19 @@ const chatBase = {
   batchSize: 10,
 };
 
+/** @param {string} text */
 const log = (text) => process.stderr.write(`${text}\n`);
+/**
+ * Messages lost or duplicated and sessions failed in a run.
+ * @param {RunResult} r
+ */
+const lostIn = (r) => (r.messages.lost ?? 0) + (r.messages.duplicated ?? 0) + r.sessions.failed;
 
-/** Saturation (closed loop) and, over WebSocket, latency at a fixed delivered rate. */
+/**
+ * Saturation (closed loop) and, over WebSocket, latency at a fixed delivered rate.
+ * @param {ServerName} name
+ * @param {Transport} transport
+ */
 async function measureChat(name, transport) {
   const server = await startServer(name);
   const protocol = SERVERS[name].protocol;
@@ -111,11 +125,12 @@ async function measureChat(name, transport) {
         },
       },
     );
+    /** @type {Record<string, number>} */
     const out = {
       msgPerSec: sat.deliveredPerSecond,
       perFrame: sat.deliveriesPerFrame,
       cpuUsPerMsg: ((cpu1 - cpu0) * 1e6) / Math.max(1, sat.deliveredInWindow),
-      lost: sat.messages.lost + sat.messages.duplicated + sat.sessions.failed,
+      lost: lostIn(sat),
     };
     if (transport === 'websocket') {
       const lat = await runScenario(
@@ -141,7 +156,7 @@ async function measureChat(name, transport) {
         latRate: lat.deliveredPerSecond,
         rateCpuUsPerMsg: ((cpu1 - cpu0) * 1e6) / Math.max(1, lat.deliveredInWindow),
       });
-      out.lost += lat.messages.lost + lat.messages.duplicated + lat.sessions.failed;
+      out.lost = (out.lost ?? 0) + lostIn(lat);
     }
     return out;
   } finally {
@@ -152,22 +167,29 @@ async function measureChat(name, transport) {
 /**
  * Long-polling with one generator (lean, standard or undici): saturation (closed loop), then an open
  * loop at --rate delivered msg/s; server CPU per delivered message over each measured window.
+ * @param {ServerName} name
+ * @param {string} generator
  */
 async function measureLongPolling(name, generator) {
   const server = await startServer(name);
-  const cpu = {};
+  const cpu = { open: 0, close: 0 };
   // The generator runs in this process (the lean one with --workers 1, the standard ones
   // always): its CPU over the same window shows when it, not the server, sets the pace.
-  const gen = {};
+  const gen = { open: { cpu: 0, at: 0 }, close: { cpu: 0, at: 0 } };
+  /** @param {'open' | 'close'} event */
   const onWindow = (event) => {
     cpu[event] = cpuSeconds(server.pid);
     gen[event] = { cpu: ownCpuSeconds(), at: performance.now() };
   };
+  /** @param {RunResult} r */
   const perMsg = (r) => ((cpu.close - cpu.open) * 1e6) / Math.max(1, r.deliveredInWindow);
+  /** @param {RunResult} r */
   const genPerMsg = (r) => ((gen.close.cpu - gen.open.cpu) * 1e6) / Math.max(1, r.deliveredInWindow);
   const genCores = () => ((gen.close.cpu - gen.open.cpu) * 1000) / (gen.close.at - gen.open.at);
-  const lostIn = (r) => r.messages.lost + r.messages.duplicated + r.sessions.failed + r.sessions.lost;
+  /** @param {RunResult} r */
+  const lpLost = (r) => lostIn(r) + r.sessions.lost;
   try {
+    /** @type {Partial<LoadtestOptions>} */
     const base = { ...chatBase, url: server.url, transport: 'long-polling', progress: false };
     const sat = await runWithGenerator(
       generator,
@@ -198,7 +220,7 @@ async function measureLongPolling(name, generator) {
       rateCpuUsPerResponse: perMsg(lat) * lat.deliveriesPerFrame,
       p50: lat.latency.p50,
       rateP99: lat.latency.p99,
-      lost: lostIn(sat) + lostIn(lat),
+      lost: lpLost(sat) + lpLost(lat),
     });
     return out;
   } finally {
@@ -206,12 +228,15 @@ async function measureLongPolling(name, generator) {
   }
 }
 
-/** Heap (after forced GCs, over IPC) and RSS per idle, subscribed WebSocket session. */
+/**
+ * Heap (after forced GCs, over IPC) and RSS per idle, subscribed WebSocket session.
+ * @param {ServerName} name
+ */
 async function measureIdle(name) {
   const server = await startServer(name);
   try {
     const before = await server.memory();
-    let after;
+    let after = before;
     const r = await runScenario(
       'connections',
       {
@@ -240,6 +265,12 @@ async function measureIdle(name) {
   }
 }
 
+/**
+ * Runs one measurement and keeps its figures under `key`; a failure is logged, not thrown.
+ * @param {Record<string, object[]>} results
+ * @param {string} key
+ * @param {() => Promise<object>} fn
+ */
 async function measure(results, key, fn) {
   try {
     const value = await fn();
@@ -249,19 +280,27 @@ async function measure(results, key, fn) {
       `  ${key}: ${JSON.stringify(value, (_, v) => (typeof v === 'number' ? Math.round(v * 100) / 100 : v))}`,
     );
   } catch (error) {
-    log(`  ${key}: FAILED ${error.message}`);
+    log(`  ${key}: FAILED ${/** @type {Error} */ (error).message}`);
   }
 }
 
+/**
+ * `list` rotated by `by`: the order of the servers changes every round.
+ * @template T
+ * @param {T[]} list
+ * @param {number} by
+ * @returns {T[]}
+ */
 function rotate(list, by) {
-  return list.map((_, i) => list[(i + by) % list.length]);
+  return list.map((_, i) => /** @type {T} */ (list[(i + by) % list.length]));
 }
 
 const started = Date.now();
-const servers = flags.servers.split(',').filter((s) => SERVERS[s]);
-const lpServers = flags.lpServers.split(',').filter((s) => SERVERS[s]);
+const servers = flags.servers.split(',').filter(isServerName);
+const lpServers = flags.lpServers.split(',').filter(isServerName);
 const generators = flags.lpGenerators.split(',').filter((g) => g in GENERATORS);
-const stormServers = flags.stormServers.split(',').filter((s) => SERVERS[s]);
+const stormServers = flags.stormServers.split(',').filter(isServerName);
+/** @type {Record<string, object[]>} */
 const results = {};
 for (let round = 0; round < flags.rounds; round++) {
   log(`round ${round + 1}/${flags.rounds}`);
@@ -297,14 +336,7 @@ for (let round = 0; round < flags.rounds; round++) {
   }
 }
 
-const summary = {};
-for (const [key, runs] of Object.entries(results)) {
-  summary[key] = {};
-  for (const metric of Object.keys(runs[0])) {
-    const values = runs.map((r) => r[metric]).filter((v) => typeof v === 'number');
-    summary[key][metric] = { median: median(values), spread: spread(values), values };
-  }
-}
+const summary = summarizeRounds(results);
 const seconds = Math.round((Date.now() - started) / 1000);
 const command = `pnpm bench ${process.argv.slice(2).join(' ')}`.trim();
 let commit = 'unknown';

@@ -1,11 +1,24 @@
+// @ts-check
 // The SDK section's Markdown: one row per @bayou/client variant and transport, saturation,
 // the fixed rate and (over WebSocket) the fixed rate through the delay proxy, each with
 // its ratio to the same clients without ack and recovery, then what ack costs against the
 // issue's thresholds (1.5× the CPU, one round trip of latency).
 import { cell, ratio, sumOf } from './table.mjs';
 
+/** @import { RoundsMetric, RoundsSummary } from '../dist/stats.js' */
+
+/**
+ * The flags of sdk.mjs the section reads.
+ * @typedef {{ rounds: number, clients: number, workers: number, rooms: number, roomsPerClient: number, messageSize: number, outstanding: number, measure: number, warmup: number, rate: number, latencyDuration: number, rtt: number }} SdkFlags
+ */
+
 const PLAIN = 'sdk-plain';
 
+/**
+ * @param {number} rate
+ * @param {number} rtt
+ * @param {boolean} withRtt
+ */
 function header(rate, rtt, withRtt) {
   const cols = [
     'client',
@@ -27,13 +40,24 @@ function header(rate, rtt, withRtt) {
   return [`| ${cols.join(' | ')} |`, `|${cols.map(() => '---').join('|')}|`];
 }
 
-/** `a − b` of two medians, in ms, signed. */
+/**
+ * `a − b` of two medians, in ms, signed.
+ * @param {RoundsMetric | undefined} a
+ * @param {RoundsMetric | undefined} b
+ */
 function added(a, b) {
   if (!a || !b || !Number.isFinite(a.median) || !Number.isFinite(b.median)) return '–';
   const d = a.median - b.median;
   return `${d >= 0 ? '+' : '−'}${Math.abs(d).toFixed(1)}`;
 }
 
+/**
+ * @param {RoundsSummary} summary
+ * @param {string} protocol
+ * @param {string} transport
+ * @param {string} label
+ * @param {boolean} withRtt
+ */
 function row(summary, protocol, transport, label, withRtt) {
   const s = summary[`${protocol}/${transport}`];
   const p = summary[`${PLAIN}/${transport}`];
@@ -64,18 +88,23 @@ function row(summary, protocol, transport, label, withRtt) {
   return `| ${cells.join(' | ')} |`;
 }
 
-/** What ack costs over WebSocket at the fixed rate, against the issue's two thresholds. */
+/**
+ * What ack costs over WebSocket at the fixed rate, against the issue's two thresholds.
+ * @param {RoundsSummary} summary
+ * @param {SdkFlags} flags
+ * @param {Record<string, string>} variants
+ */
 function verdict(summary, flags, variants) {
   const p = summary[`${PLAIN}/websocket`];
   const lines = [];
   for (const [protocol, label] of Object.entries(variants)) {
     const s = summary[`${protocol}/websocket`];
     if (protocol === PLAIN || !s || !p) continue;
-    const cpu = s.rateCpuUsPerMsg.median / p.rateCpuUsPerMsg.median;
+    const cpu = (s.rateCpuUsPerMsg?.median ?? Number.NaN) / (p.rateCpuUsPerMsg?.median ?? Number.NaN);
     let line =
       `${label}, over WebSocket at ${flags.rate} delivered msg/s: ${cpu.toFixed(2)}× the server CPU per ` +
       `delivered message of the clients without ack and recovery (threshold 1.5×: ${cpu > 1.5 ? 'above' : 'within'})`;
-    if (flags.rtt > 0 && s.rttP50 && p.rttP50) {
+    if (flags.rtt > 0 && s.rttP50 && p.rttP50 && s.rttP99 && p.rttP99) {
       const d50 = s.rttP50.median - p.rttP50.median;
       const d99 = s.rttP99.median - p.rttP99.median;
       const over = d50 > flags.rtt || d99 > flags.rtt;
@@ -88,6 +117,9 @@ function verdict(summary, flags, variants) {
   return lines;
 }
 
+/**
+ * @param {{ summary: RoundsSummary, transports: string[], variants: Record<string, string>, flags: SdkFlags, fanOut: number, seconds: number, command: string, machine: string }} run
+ */
 export function renderSdkTable({ summary, transports, variants, flags, fanOut, seconds, command, machine }) {
   const withRtt = flags.rtt > 0 && transports.includes('websocket');
   const rows = header(flags.rate, flags.rtt, withRtt);

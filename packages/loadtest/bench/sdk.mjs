@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 // The SDK's default path (`pnpm bench --only sdk`): real @bayou/client instances in Node
 // (ws injected, as the chaos run builds them), spread over --workers generator processes,
 // against one Bayou server — the SDK as it ships (acknowledged delivery and recovery on: over
@@ -12,11 +13,14 @@ import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { parseAddresses, runScenario } from '../dist/index.js';
 import { processTreeSample } from '../dist/server-process.js';
-import { median, spread } from '../dist/stats.js';
+import { summarizeRounds } from '../dist/stats.js';
 import { startDelayProxy } from './delay-proxy.mjs';
 import { benchFlags } from './flags.mjs';
 import { cpuSeconds, startServer } from './lib.mjs';
 import { renderSdkTable } from './sdk-table.mjs';
+
+/** @import { LoadtestOptions, Protocol, Transport } from '../dist/index.js' */
+/** @import { BenchServer } from './lib.mjs' */
 
 const DEFAULTS = {
   rounds: 3,
@@ -51,6 +55,7 @@ const QUICK = {
 // --quick shrinks every size the command line did not set itself.
 const flags = benchFlags('pnpm bench --only sdk', DEFAULTS, QUICK);
 const fanOut = (flags.clients * flags.roomsPerClient) / flags.rooms;
+/** @type {Partial<LoadtestOptions>} */
 const chatBase = {
   clients: flags.clients,
   rooms: flags.rooms,
@@ -63,26 +68,38 @@ const chatBase = {
   drain: 5000,
   batchSize: 10,
 };
-/** The SDK variants: the protocol names of the loadtest's @bayou/client drivers. */
+/**
+ * The SDK variants: the protocol names of the loadtest's @bayou/client drivers.
+ * @type {Partial<Record<Protocol, string>>}
+ */
 const VARIANTS = {
   sdk: 'defaults: ack in numbered frames + recovery',
   'sdk-connect-ack': 'ack in connect replies (CometD way) + recovery',
   'sdk-plain': 'ack + recovery off',
 };
 
+/** @param {string} text */
 const log = (text) => process.stderr.write(`${text}\n`);
 
 /**
  * CPU of this process and everything under it except the server: the generator workers
  * (and the delay proxy, which runs here).
+ * @param {number} serverPid
  */
 function generatorCpu(serverPid) {
-  return processTreeSample(process.pid).cpuSeconds - processTreeSample(serverPid).cpuSeconds;
+  return (processTreeSample(process.pid).cpuSeconds ?? 0) - (processTreeSample(serverPid).cpuSeconds ?? 0);
 }
 
-/** One chat run with server and generator CPU read at the window's edges. */
+/**
+ * One chat run with server and generator CPU read at the window's edges.
+ * @param {BenchServer} server
+ * @param {string} url
+ * @param {Protocol} protocol
+ * @param {Transport} transport
+ * @param {Partial<LoadtestOptions>} load
+ */
 async function chatRun(server, url, protocol, transport, load) {
-  const at = {};
+  const at = { open: { server: 0, generator: 0 }, close: { server: 0, generator: 0 } };
   const r = await runScenario(
     'chat',
     { ...chatBase, url, transport, ...load },
@@ -105,11 +122,17 @@ async function chatRun(server, url, protocol, transport, load) {
     // Messages never delivered or delivered twice; clients that failed to connect; and
     // reconnects (a client's link dropped during the run: with ack and recovery it should
     // cost no message).
-    lost: r.messages.lost + r.messages.duplicated + r.sessions.failed,
+    lost: (r.messages.lost ?? 0) + (r.messages.duplicated ?? 0) + r.sessions.failed,
     reconnects: r.sessions.lost,
   };
 }
 
+/**
+ * One variant over one transport: saturation, the fixed rate and (over WebSocket) the fixed
+ * rate through the delay proxy.
+ * @param {Protocol} protocol
+ * @param {Transport} transport
+ */
 async function measureVariant(protocol, transport) {
   const server = await startServer('bayou');
   try {
@@ -117,6 +140,7 @@ async function measureVariant(protocol, transport) {
     const fixed = { rate: flags.rate / fanOut, duration: flags.latencyDuration, warmup: 1000 };
     const sat = await chatRun(server, server.url, protocol, transport, saturated);
     const rate = await chatRun(server, server.url, protocol, transport, fixed);
+    /** @type {Record<string, number>} */
     const out = {
       msgPerSec: sat.msgPerSec,
       perFrame: sat.perFrame,
@@ -143,8 +167,8 @@ async function measureVariant(protocol, transport) {
           rttP50: far.p50,
           rttP99: far.p99,
         });
-        out.lost += far.lost;
-        out.reconnects += far.reconnects;
+        out.lost = (out.lost ?? 0) + far.lost;
+        out.reconnects = (out.reconnects ?? 0) + far.reconnects;
       } finally {
         await proxy.close();
       }
@@ -156,14 +180,18 @@ async function measureVariant(protocol, transport) {
 }
 
 const started = Date.now();
+/** @type {Transport[]} */
 const transports = flags.transports.split(',').filter((t) => t === 'websocket' || t === 'long-polling');
-const variants = Object.keys(VARIANTS);
+const variants = /** @type {Protocol[]} */ (Object.keys(VARIANTS));
+/** @type {Record<string, object[]>} */
 const results = {};
 for (let round = 0; round < flags.rounds; round++) {
   log(`sdk round ${round + 1}/${flags.rounds}`);
   for (const transport of transports) {
     // Rotate which variant goes first, so none always meets a warmer machine.
-    for (const protocol of variants.map((_, i) => variants[(i + round) % variants.length])) {
+    for (const protocol of variants.map(
+      (_, i) => /** @type {Protocol} */ (variants[(i + round) % variants.length]),
+    )) {
       const key = `${protocol}/${transport}`;
       try {
         const value = await measureVariant(protocol, transport);
@@ -173,20 +201,13 @@ for (let round = 0; round < flags.rounds; round++) {
           `  ${key}: ${JSON.stringify(value, (_, v) => (typeof v === 'number' ? Math.round(v * 100) / 100 : v))}`,
         );
       } catch (error) {
-        log(`  ${key}: FAILED ${error.message}`);
+        log(`  ${key}: FAILED ${/** @type {Error} */ (error).message}`);
       }
     }
   }
 }
 
-const summary = {};
-for (const [key, runs] of Object.entries(results)) {
-  summary[key] = {};
-  for (const metric of Object.keys(runs[0])) {
-    const values = runs.map((r) => r[metric]).filter((v) => typeof v === 'number');
-    summary[key][metric] = { median: median(values), spread: spread(values), values };
-  }
-}
+const summary = summarizeRounds(results);
 const seconds = Math.round((Date.now() - started) / 1000);
 const command = `pnpm bench --only sdk ${process.argv.slice(2).join(' ')}`.trim();
 let commit = 'unknown';

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 // Connection storms (issue 14, part 4), as bench rows:
 //   storm   — N WebSocket clients opening at once, at most `concurrency` handshakes in flight
 //             (the lean WebSocket driver's `connections` scenario with no ramp): handshake +
@@ -17,9 +18,13 @@ import { fork } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAddresses, runScenario } from '../dist/index.js';
-import { median, spread } from '../dist/stats.js';
+import { summarizeRounds } from '../dist/stats.js';
 import { benchFlags } from './flags.mjs';
-import { SERVERS, startServer } from './lib.mjs';
+import { isServerName, SERVERS, startServer } from './lib.mjs';
+
+/** @import { ChildProcess } from 'node:child_process' */
+/** @import { ClientsReport } from './generators/bayou-clients.mjs' */
+/** @import { ServerName } from './lib.mjs' */
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -27,7 +32,11 @@ const here = dirname(fileURLToPath(import.meta.url));
 const STORM_PER_WORKER = 5000;
 const RESTART_PER_CHILD = 2500;
 
-/** Handshake + subscribe per second with `clients` opening at once, `concurrency` in flight. */
+/**
+ * Handshake + subscribe per second with `clients` opening at once, `concurrency` in flight.
+ * @param {ServerName} name
+ * @param {{ clients: number, concurrency: number, localAddresses: string[], perProcess?: number }} options
+ */
 export async function measureStorm(
   name,
   { clients, concurrency, localAddresses, perProcess = STORM_PER_WORKER },
@@ -61,6 +70,10 @@ export async function measureStorm(
   }
 }
 
+/**
+ * The server's `bayou_subscriptions` gauge (NaN when /metrics does not answer).
+ * @param {string} metricsUrl
+ */
 async function subscriptionsOf(metricsUrl) {
   try {
     const text = await (await fetch(metricsUrl)).text();
@@ -71,14 +84,18 @@ async function subscriptionsOf(metricsUrl) {
   }
 }
 
+/**
+ * @param {number[]} sorted
+ * @param {number} p
+ */
 function percentile(sorted, p) {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
 }
 
 /**
  * Bayou restart: `clients` @bayou/client clients connected, the server killed and started
  * again on its port; times (ms) from the kill until every client is resubscribed.
+ * @param {{ clients: number, concurrency: number, localAddresses: string[], transports?: string, timeout?: number, perProcess?: number, log?: (text: string) => void }} options
  */
 export async function measureRestart({
   clients,
@@ -94,12 +111,17 @@ export async function measureRestart({
   const metricsUrl = `${url.protocol}//${url.host}/metrics`;
   const nChildren = Math.max(1, Math.ceil(clients / perProcess));
   const per = Math.ceil(clients / nChildren);
+  /** @type {ChildProcess[]} */
   const children = [];
+  /** @type {number[]} */
   const backTimes = [];
   let failed = 0;
+  /** @type {string | undefined} */
   let firstError;
   try {
+    /** @type {Promise<Extract<ClientsReport, { type: 'ready' }>>[]} */
     const ready = [];
+    /** @type {Promise<void>[]} */
     const armed = [];
     for (let k = 0; k < nChildren; k++) {
       const first = k * per;
@@ -120,13 +142,17 @@ export async function measureRestart({
       ready.push(
         new Promise((resolve, reject) => {
           child.once('exit', (code) => reject(new Error(`client process exited with ${code}`)));
-          child.on('message', (m) => {
+          child.on('message', (/** @type {ClientsReport} */ m) => {
             if (m.type === 'ready') resolve(m);
             else if (m.type === 'back') backTimes.push(...m.times);
           });
         }),
       );
-      armed.push(new Promise((resolve) => child.on('message', (m) => m.type === 'armed' && resolve())));
+      armed.push(
+        new Promise((resolve) =>
+          child.on('message', (/** @type {ClientsReport} */ m) => m.type === 'armed' && resolve()),
+        ),
+      );
     }
     const setups = await Promise.all(ready);
     const connected = setups.reduce((n, s) => n + s.connected, 0);
@@ -152,6 +178,7 @@ export async function measureRestart({
     const since = backTimes.map((t) => t - killAt).sort((a, b) => a - b);
     const allBack = since.length >= connected;
     // How the herd came back: resubscriptions per second since the kill.
+    /** @type {number[]} */
     const perSecond = [];
     for (const t of since) perSecond[Math.floor(t / 1000)] = (perSecond[Math.floor(t / 1000)] ?? 0) + 1;
     log(
@@ -162,7 +189,7 @@ export async function measureRestart({
       restartMs: listenAt - killAt,
       p50Ms: percentile(since, 50),
       p99Ms: percentile(since, 99),
-      allBackMs: allBack ? since[since.length - 1] : Number.NaN,
+      allBackMs: allBack ? (since[since.length - 1] ?? Number.NaN) : Number.NaN,
       metricsMs: metricsAt - killAt,
       back: since.length,
       lost: failed + (connected - Math.min(connected, since.length)),
@@ -173,7 +200,7 @@ export async function measureRestart({
       children.map(
         (c) =>
           new Promise((resolve) => {
-            if (c.exitCode !== null || c.signalCode !== null) return resolve();
+            if (c.exitCode !== null || c.signalCode !== null) return resolve(undefined);
             c.removeAllListeners('exit');
             c.once('exit', resolve);
             c.send({ type: 'close' });
@@ -205,17 +232,25 @@ async function main() {
   const flags = benchFlags('node bench/storm.mjs', STORM_DEFAULTS, { clients: 1000, restartClients: 1000 });
   const localAddresses = flags.localAddresses ? parseAddresses(flags.localAddresses) : [];
   const { renderStorm } = await import('./table.mjs');
+  /** @type {Record<string, object[]>} */
   const results = {};
+  /**
+   * @param {string} key
+   * @param {object} value
+   */
   const record = (key, value) => {
     results[key] ??= [];
     results[key].push(value);
   };
+  /** @param {string} t */
   const log = (t) => process.stderr.write(`${t}\n`);
-  const servers = flags.servers.split(',').filter((s) => SERVERS[s]);
+  const servers = flags.servers.split(',').filter(isServerName);
   for (let round = 0; round < flags.rounds; round++) {
     log(`round ${round + 1}/${flags.rounds}`);
     if (flags.clients > 0) {
-      for (const name of servers.map((_, i) => servers[(i + round) % servers.length])) {
+      for (const name of servers.map(
+        (_, i) => /** @type {ServerName} */ (servers[(i + round) % servers.length]),
+      )) {
         const v = await measureStorm(name, { ...flags, localAddresses, perProcess: flags.stormPerProcess });
         log(`  ${name}/storm: ${JSON.stringify(v)}`);
         record(`${name}/storm`, v);
@@ -235,7 +270,7 @@ async function main() {
       record('bayou/restart', v);
     }
   }
-  const summary = summarize(results);
+  const summary = summarizeRounds(results);
   console.log(
     renderStorm({
       summary,
@@ -244,19 +279,6 @@ async function main() {
       command: `node bench/storm.mjs ${process.argv.slice(2).join(' ')}`.trim(),
     }).join('\n'),
   );
-}
-
-/** Medians over rounds, per key and metric (the same shape run.mjs builds). */
-export function summarize(results) {
-  const summary = {};
-  for (const [key, runs] of Object.entries(results)) {
-    summary[key] = {};
-    for (const metric of Object.keys(runs[0])) {
-      const values = runs.map((r) => r[metric]).filter((v) => typeof v === 'number');
-      summary[key][metric] = { median: median(values), spread: spread(values), values };
-    }
-  }
-  return summary;
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await main();

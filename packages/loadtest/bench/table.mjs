@@ -1,14 +1,55 @@
+// @ts-check
 // Renders the bench summary as Markdown tables, with ratios to the floors and to Faye, and
 // the issues' targets for Bayou. Every long-polling figure names its generator and load.
 import { cpus } from 'node:os';
 import { GENERATORS } from './generators/run-generator.mjs';
-import { SERVERS } from './lib.mjs';
+import { isServerName, SERVERS } from './lib.mjs';
+
+/** @import { RoundsMetric, RoundsSummary } from '../dist/stats.js' */
+
+/**
+ * The run's flags the tables read: run.mjs's, with the generators it ran.
+ * @typedef {object} TableFlags
+ * @property {number} rounds
+ * @property {number} clients
+ * @property {number} rooms
+ * @property {number} roomsPerClient
+ * @property {number} messageSize
+ * @property {number} outstanding
+ * @property {number} measure
+ * @property {number} warmup
+ * @property {number} rate
+ * @property {number} latencyDuration
+ * @property {number} idle
+ * @property {number} stormClients
+ * @property {number} concurrency
+ * @property {string} restartLocalAddresses
+ * @property {boolean} quick
+ * @property {string[]} [generators]
+ * @property {number} [cpuCount]
+ */
+/**
+ * What the storm rows read (storm.mjs's flags, or run.mjs's with its storm sizes).
+ * @typedef {{ clients: number, concurrency: number, restartTransports: string, restartLocalAddresses: string }} StormFlags
+ */
+
+/**
+ * A server's label in the tables (the name itself for one the bench does not know).
+ * @param {string} name
+ */
+const labelOf = (name) => (isServerName(name) ? SERVERS[name].label : name);
 
 const FLOOR = 'ws-batched';
 const LP_FLOOR = 'lp-floor';
 /** The browser-like long-polling generators, which the issue's long-polling targets are about. */
 const STANDARD_CLIENTS = ['standard', 'undici'];
 
+/**
+ * `median unit ±spread%`, or – when not measured.
+ * @param {RoundsMetric | undefined} s
+ * @param {number} [digits]
+ * @param {string} [unit]
+ */
 export function cell(s, digits = 0, unit = '') {
   if (!s || !Number.isFinite(s.median)) return '–';
   const value = s.median.toLocaleString('en-US', {
@@ -18,14 +59,29 @@ export function cell(s, digits = 0, unit = '') {
   return `${value}${unit} ±${Math.round(s.spread ?? 0)}%`;
 }
 
+/**
+ * `a / b×` of two medians, or – when either is missing.
+ * @param {RoundsMetric | undefined} a
+ * @param {RoundsMetric | undefined} b
+ */
 export function ratio(a, b) {
   if (!a || !b || !Number.isFinite(a.median) || !b.median) return '–';
   return `${(a.median / b.median).toFixed(2)}×`;
 }
 
+/**
+ * The sum over rounds (lost messages), or – when not measured.
+ * @param {RoundsMetric | undefined} s
+ * @returns {number | '–'}
+ */
 export const sumOf = (s) => (s ? s.values.reduce((a, b) => a + b, 0) : '–');
+/** @param {RoundsMetric | undefined} s */
 const kb = (s) => (s ? { ...s, median: s.median / 1024 } : s);
 
+/**
+ * @param {RoundsSummary} summary
+ * @param {string[]} servers
+ */
 function wsTable(summary, servers) {
   const floorWs = summary[`${FLOOR}/websocket`];
   const floorIdle = summary[`${FLOOR}/idle`];
@@ -36,9 +92,10 @@ function wsTable(summary, servers) {
   for (const name of servers) {
     const ws = summary[`${name}/websocket`];
     const idle = summary[`${name}/idle`];
-    const lost = ws ? sumOf(ws.lost) + (idle?.idleFailed?.median ?? 0) : '–';
+    const wsLost = sumOf(ws?.lost);
+    const lost = ws && wsLost !== '–' ? wsLost + (idle?.idleFailed?.median ?? 0) : '–';
     rows.push(
-      `| ${SERVERS[name].label} | ${cell(ws?.msgPerSec)} | ${ratio(ws?.msgPerSec, floorWs?.msgPerSec)} | ` +
+      `| ${labelOf(name)} | ${cell(ws?.msgPerSec)} | ${ratio(ws?.msgPerSec, floorWs?.msgPerSec)} | ` +
         `${cell(ws?.cpuUsPerMsg, 2)} | ${ratio(ws?.cpuUsPerMsg, floorWs?.cpuUsPerMsg)} | ${cell(ws?.perFrame, 1)} | ` +
         `${cell(ws?.rateCpuUsPerMsg, 2)} | ${ratio(ws?.rateCpuUsPerMsg, floorWs?.rateCpuUsPerMsg)} | ` +
         `${cell(ws?.p50, 1)} / ${cell(ws?.p99, 1)} | ${ratio(ws?.p99, floorWs?.p99)} | ` +
@@ -49,7 +106,13 @@ function wsTable(summary, servers) {
   return rows;
 }
 
-/** Long-polling: one row per server and generator, saturation and fixed rate side by side. */
+/**
+ * Long-polling: one row per server and generator, saturation and fixed rate side by side.
+ * @param {RoundsSummary} summary
+ * @param {string[]} lpServers
+ * @param {string[]} generators
+ * @param {number} rate
+ */
 function lpTable(summary, lpServers, generators, rate) {
   const rows = [
     `| server | generator | delivered msg/s (sat.) | × floor | × Faye | server CPU µs / msg (sat.) | × floor | × Faye | msgs / response (sat.) | p99 ms (sat.) | generator CPU µs / msg (sat.) | generator cores busy (sat.) | delivered msg/s @ ${rate}/s | server CPU µs / msg @ ${rate}/s | × floor | × Faye | msgs / response @ ${rate}/s | CPU µs / response @ ${rate}/s | × floor | p50 / p99 ms @ ${rate}/s | lost |`,
@@ -61,7 +124,7 @@ function lpTable(summary, lpServers, generators, rate) {
     for (const name of lpServers) {
       const lp = summary[`${name}/long-polling/${gen}`];
       rows.push(
-        `| ${SERVERS[name].label} | ${gen} | ${cell(lp?.msgPerSec)} | ${ratio(lp?.msgPerSec, floor?.msgPerSec)} | ` +
+        `| ${labelOf(name)} | ${gen} | ${cell(lp?.msgPerSec)} | ${ratio(lp?.msgPerSec, floor?.msgPerSec)} | ` +
           `${ratio(lp?.msgPerSec, faye?.msgPerSec)} | ${cell(lp?.cpuUsPerMsg, 2)} | ` +
           `${ratio(lp?.cpuUsPerMsg, floor?.cpuUsPerMsg)} | ${ratio(lp?.cpuUsPerMsg, faye?.cpuUsPerMsg)} | ` +
           `${cell(lp?.perFrame, 1)} | ${cell(lp?.p99, 1)} | ${cell(lp?.genCpuUsPerMsg, 2)} | ` +
@@ -76,13 +139,20 @@ function lpTable(summary, lpServers, generators, rate) {
   return rows;
 }
 
-/** Connection storm and restart rows. */
+/**
+ * Connection storm and restart rows.
+ * @param {RoundsSummary} summary
+ * @param {string[]} servers
+ * @param {StormFlags} flags
+ * @returns {string[]}
+ */
 export function stormTables(summary, servers, flags) {
+  /** @type {string[]} */
   const rows = [];
   const floor = summary[`${FLOOR}/storm`];
   if (servers.some((s) => summary[`${s}/storm`])) {
     rows.push(
-      `Storm: ${flags.clients ?? flags.stormClients} WebSocket clients opening at once, ${flags.concurrency} handshakes in flight (lean WebSocket driver); a client counts once its subscribe is acknowledged.`,
+      `Storm: ${flags.clients} WebSocket clients opening at once, ${flags.concurrency} handshakes in flight (lean WebSocket driver); a client counts once its subscribe is acknowledged.`,
       '',
       '| server | handshake + subscribe / s | × ws floor | seconds for all | failed |',
       '|---|---|---|---|---|',
@@ -91,7 +161,7 @@ export function stormTables(summary, servers, flags) {
       const s = summary[`${name}/storm`];
       if (!s) continue;
       rows.push(
-        `| ${SERVERS[name].label} | ${cell(s.opensPerSec)} | ${ratio(s.opensPerSec, floor?.opensPerSec)} | ` +
+        `| ${labelOf(name)} | ${cell(s.opensPerSec)} | ${ratio(s.opensPerSec, floor?.opensPerSec)} | ` +
           `${cell(s.seconds, 2)} | ${sumOf(s.lost)} |`,
       );
     }
@@ -100,7 +170,7 @@ export function stormTables(summary, servers, flags) {
   const r = summary['bayou/restart'];
   if (r) {
     rows.push(
-      `Restart: ${r.clients.median} @bayou/client clients (transports ${flags.restartTransports}, default backoff: full jitter 0.5–20 s) subscribed to Bayou from ${flags.restartLocalAddresses ? `the source addresses ${flags.restartLocalAddresses}` : 'one source address (paced by the per-IP handshake limit)'}; the server is killed (SIGKILL) and started again on its port. Times from the kill.`,
+      `Restart: ${r.clients?.median} @bayou/client clients (transports ${flags.restartTransports}, default backoff: full jitter 0.5–20 s) subscribed to Bayou from ${flags.restartLocalAddresses ? `the source addresses ${flags.restartLocalAddresses}` : 'one source address (paced by the per-IP handshake limit)'}; the server is killed (SIGKILL) and started again on its port. Times from the kill.`,
       '',
       '| server | clients | server back after | resubscribed p50 | p99 | all | /metrics counts all after | not back |',
       '|---|---|---|---|---|---|---|---|',
@@ -112,7 +182,10 @@ export function stormTables(summary, servers, flags) {
   return rows;
 }
 
-/** Storm-only output (node bench/storm.mjs). */
+/**
+ * Storm-only output (node bench/storm.mjs).
+ * @param {{ summary: RoundsSummary, servers: string[], flags: StormFlags & { rounds: number }, command: string }} run
+ */
 export function renderStorm({ summary, servers, flags, command }) {
   return [
     `Command: \`${command}\`. Medians over ${flags.rounds} round(s), ± half the range.`,
@@ -126,12 +199,20 @@ export function renderStorm({ summary, servers, flags, command }) {
  * the generator's busy cores and CPU per delivered message, and the cores this generator
  * would need to deliver twice what Faye alone on one core delivers at its CPU per message
  * (as measured here; with more messages per response both would cost less per message).
+ * @param {(name: string) => Record<string, RoundsMetric> | undefined} lp a server's long-polling row
+ * @param {number} cpuCount
  */
 function saturationBound(lp, cpuCount) {
   const cores = lp('bayou')?.genCores?.median;
   const genUs = lp('bayou')?.genCpuUsPerMsg?.median;
   const fayeUs = lp('faye')?.cpuUsPerMsg?.median;
-  if (![cores, genUs, fayeUs].every(Number.isFinite)) return 'generator and Faye figures missing';
+  if (
+    cores === undefined ||
+    genUs === undefined ||
+    fayeUs === undefined ||
+    ![cores, genUs, fayeUs].every(Number.isFinite)
+  )
+    return 'generator and Faye figures missing';
   const fayeRate = 1e6 / fayeUs;
   const need = (2 * genUs) / fayeUs;
   return (
@@ -142,17 +223,40 @@ function saturationBound(lp, cpuCount) {
   );
 }
 
+/**
+ * Bayou's figures against the issues' targets, each with its verdict.
+ * @param {RoundsSummary} summary
+ * @param {TableFlags} flags
+ */
 function targets(summary, flags) {
+  /** @param {string} key */
   const g = (key) => summary[key];
+  /**
+   * @param {RoundsMetric | undefined} x
+   * @param {RoundsMetric | undefined} y
+   */
   const r = (x, y) => (x && y?.median ? x.median / y.median : Number.NaN);
   // Reduced sizes, or another rate than the target's, say so next to the verdict.
   const caveat = flags.quick ? ' (--quick sizes: an indication only)' : '';
   const rateCaveat =
     flags.rate === 20000 ? '' : ` (the target is at 20,000/s; this run used ${flags.rate}/s)`;
+  /**
+   * @param {number} v
+   * @param {boolean} ok
+   */
   const verdict = (v, ok) =>
     Number.isNaN(v) ? '? (not measured)' : ok ? 'met in this run' : 'NOT met in this run';
+  /**
+   * @param {number} v
+   * @param {boolean} ok
+   */
   const check = (v, ok) => `${verdict(v, ok)}${Number.isNaN(v) ? '' : caveat}`;
+  /**
+   * @param {number} v
+   * @param {boolean} ok
+   */
   const checkRate = (v, ok) => `${check(v, ok)}${Number.isNaN(v) ? '' : rateCaveat}`;
+  /** @param {number} v */
   const f2 = (v) => (Number.isNaN(v) ? '–' : `${v.toFixed(2)}×`);
   const ws = g('bayou/websocket');
   const wsFloor = g(`${FLOOR}/websocket`);
@@ -161,7 +265,7 @@ function targets(summary, flags) {
   const cpu = r(ws?.cpuUsPerMsg, wsFloor?.cpuUsPerMsg);
   const rcpu = r(ws?.rateCpuUsPerMsg, wsFloor?.rateCpuUsPerMsg);
   const p99 = r(ws?.p99, wsFloor?.p99);
-  const heap = g('bayou/idle') ? g('bayou/idle').heapPerSession.median / 1024 : Number.NaN;
+  const heap = (g('bayou/idle')?.heapPerSession?.median ?? Number.NaN) / 1024;
   out.push(
     `- CPU per delivered WebSocket message at saturation ${f2(cpu)} the batched floor (issue 14: ≤ 1.0×): ${check(cpu, cpu <= 1.0)}`,
     `- CPU per delivered WebSocket message at a fixed ${flags.rate}/s ${f2(rcpu)} the batched floor (issue 14: ≤ 1.1×): ${checkRate(rcpu, rcpu <= 1.1)}`,
@@ -170,6 +274,7 @@ function targets(summary, flags) {
   );
   // Every browser-like generator of the run is held to the long-polling targets.
   for (const gen of STANDARD_CLIENTS.filter((x) => flags.generators?.includes(x) ?? x === 'standard')) {
+    /** @param {string} name */
     const lp = (name) => g(`${name}/long-polling/${gen}`);
     const lpFloor = r(lp('bayou')?.rateCpuUsPerMsg, lp(LP_FLOOR)?.rateCpuUsPerMsg);
     const lpFaye = r(lp('bayou')?.rateCpuUsPerMsg, lp('faye')?.rateCpuUsPerMsg);
@@ -195,8 +300,8 @@ function targets(summary, flags) {
   );
   const restart = g('bayou/restart');
   if (restart) {
-    const n = restart.clients.median;
-    const all = restart.allBackMs.median;
+    const n = restart.clients?.median ?? Number.NaN;
+    const all = restart.allBackMs?.median ?? Number.NaN;
     const note = n < 10000 ? ` — with ${n} clients; the target is for 10,000` : '';
     out.push(
       `- all clients resubscribed ${Number.isFinite(all) ? `${(all / 1000).toFixed(1)} s` : 'never (timeout)'} after a restart (issue 14: ≤ 10 s for 10,000)${note}: ${check(n < 10000 ? Number.NaN : all, all <= 10000)}`,
@@ -215,6 +320,10 @@ function targets(summary, flags) {
   return lines;
 }
 
+/**
+ * The whole comparison bench as Markdown.
+ * @param {{ summary: RoundsSummary, servers: string[], lpServers: string[], generators: string[], stormServers: string[], flags: TableFlags, seconds: number, command: string, fanOut: number, machine: string }} run
+ */
 export function renderTables({
   summary,
   servers,
@@ -237,7 +346,7 @@ export function renderTables({
     '',
     ...wsTable(summary, servers),
     '',
-    `Long-polling generators: ${generators.map((g) => `${g} = ${GENERATORS[g]}`).join('; ')}. Ratios compare rows of the same generator.`,
+    `Long-polling generators: ${generators.map((g) => `${g} = ${Object.hasOwn(GENERATORS, g) ? GENERATORS[/** @type {keyof typeof GENERATORS} */ (g)] : g}`).join('; ')}. Ratios compare rows of the same generator.`,
     '',
     ...lpTable(summary, lpServers, generators, flags.rate),
     '',

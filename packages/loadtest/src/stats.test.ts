@@ -8,6 +8,7 @@ import {
   percentileDistribution,
   spread,
   summarize,
+  summarizeRounds,
 } from './stats.js';
 
 /** HDR histograms with 3 significant digits are exact to 0.1%. */
@@ -142,5 +143,24 @@ describe('median and spread of bench rounds', () => {
     expect(spread([100, Number.NaN, 120])).toBeCloseTo((10 / 110) * 100, 10);
     expect(spread([42])).toBe(0);
     expect(spread([0, 0])).toBe(0);
+  });
+});
+
+describe('a bench summary over rounds', () => {
+  it('gives each row and numeric metric its median, spread and values, leaving other values out', () => {
+    const summary = summarizeRounds({
+      'bayou/websocket': [
+        { cpuUsPerMsg: 5, lost: 0, note: 'x' },
+        { cpuUsPerMsg: 7, lost: 1, note: 'y' },
+        { cpuUsPerMsg: 6, lost: 0, note: 'z' },
+      ],
+    });
+    expect(summary['bayou/websocket']?.cpuUsPerMsg).toEqual({
+      median: 6,
+      spread: (1 / 6) * 100,
+      values: [5, 7, 6],
+    });
+    expect(summary['bayou/websocket']?.lost?.values).toEqual([0, 1, 0]);
+    expect(summary['bayou/websocket']?.note).toEqual({ median: Number.NaN, spread: 0, values: [] });
   });
 });

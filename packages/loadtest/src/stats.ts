@@ -305,3 +305,32 @@ export function spread(values: readonly number[]): number {
   if (v.length < 2 || !m) return 0;
   return ((Math.max(...v) - Math.min(...v)) / 2 / m) * 100;
 }
+
+/** One metric of a bench row over its rounds: the median, the spread (± % of it) and every round's value. */
+export interface RoundsMetric {
+  median: number;
+  spread: number;
+  values: number[];
+}
+
+/** A bench's figures per row (`bayou/websocket`) and metric (`cpuUsPerMsg`). */
+export type RoundsSummary = Record<string, Record<string, RoundsMetric>>;
+
+/**
+ * Medians and spreads over rounds, per row and per numeric metric (the metrics of a row's
+ * first round; values that are not numbers are left out).
+ */
+export function summarizeRounds(results: Readonly<Record<string, readonly object[]>>): RoundsSummary {
+  const summary: RoundsSummary = {};
+  for (const [key, runs] of Object.entries(results)) {
+    const row: Record<string, RoundsMetric> = {};
+    for (const metric of Object.keys(runs[0] ?? {})) {
+      const values = runs
+        .map((r) => (r as Record<string, unknown>)[metric])
+        .filter((v): v is number => typeof v === 'number');
+      row[metric] = { median: median(values), spread: spread(values), values };
+    }
+    summary[key] = row;
+  }
+  return summary;
+}

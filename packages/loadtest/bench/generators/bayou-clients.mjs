@@ -1,3 +1,4 @@
+// @ts-check
 // A child process of the storm bench's restart mode: holds `count` real @bayou/client
 // clients (indexes from `first`), each subscribed to one of 100 channels, and tells the
 // parent over IPC when they are all live ({ type: 'ready' }) and, after { type: 'arm' },
@@ -7,33 +8,58 @@
 import { BayouClient, longPolling, websocket } from '@bayou/client';
 import WebSocket from 'ws';
 
-const [url, firstArg, countArg, concurrencyArg, transportsArg, addressesArg] = process.argv.slice(2);
+/**
+ * What this process tells the storm bench over IPC.
+ * @typedef {{ type: 'ready', connected: number, failed: number, firstError: string | undefined, seconds: number }
+ *   | { type: 'back', times: number[], total: number }
+ *   | { type: 'armed' }} ClientsReport
+ */
+
+/** @param {ClientsReport} report */
+const report = (report) => process.send?.(report);
+
+const [url = '', firstArg, countArg, concurrencyArg, transportsArg = 'websocket', addressesArg] =
+  process.argv.slice(2);
 const first = Number(firstArg);
 const count = Number(countArg);
 const concurrency = Math.max(1, Number(concurrencyArg));
 const addresses = addressesArg ? addressesArg.split(',') : [];
 const transports = transportsArg
   .split(',')
-  .map((t) => ({ websocket, 'long-polling': longPolling })[t])
-  .filter(Boolean);
+  .map((t) => (t === 'websocket' ? websocket : t === 'long-polling' ? longPolling : undefined))
+  .filter((t) => t !== undefined);
 
-/** A `ws` WebSocket bound to one of the local addresses, so 10,000 clients find ports. */
+/**
+ * A `ws` WebSocket bound to one of the local addresses, so 10,000 clients find ports.
+ * @param {string | undefined} localAddress
+ * @returns {NonNullable<import('@bayou/client').BayouClientOptions['WebSocket']>}
+ */
 function wsFrom(localAddress) {
   if (localAddress === undefined) return WebSocket;
   return class LocalWebSocket extends WebSocket {
+    /**
+     * @param {string | URL} address
+     * @param {string | string[]} [protocols]
+     */
     constructor(address, protocols) {
       super(address, protocols, { localAddress });
     }
   };
 }
 
+/** @type {(BayouClient | undefined)[]} */
 const clients = [];
 let armed = false;
 const down = new Uint8Array(count);
 const back = new Uint8Array(count);
+/** @type {number[]} */
 let pendingTimes = [];
 let backCount = 0;
 
+/**
+ * @param {BayouClient} client
+ * @param {number} i
+ */
 function watch(client, i) {
   client.on('state', (state) => {
     if (armed && state !== 'connected') down[i] = 1;
@@ -46,6 +72,7 @@ function watch(client, i) {
   });
 }
 
+/** @param {number} i */
 async function openOne(i) {
   const index = first + i;
   const client = new BayouClient(url, {
@@ -61,6 +88,7 @@ async function openOne(i) {
 
 let next = 0;
 let failed = 0;
+/** @type {string | undefined} */
 let firstError;
 const started = performance.now();
 await Promise.all(
@@ -71,12 +99,12 @@ await Promise.all(
         await openOne(i);
       } catch (error) {
         failed++;
-        firstError ??= error.message;
+        firstError ??= /** @type {Error} */ (error).message;
       }
     }
   }),
 );
-process.send({
+report({
   type: 'ready',
   connected: count - failed,
   failed,
@@ -86,14 +114,14 @@ process.send({
 
 setInterval(() => {
   if (pendingTimes.length === 0) return;
-  process.send({ type: 'back', times: pendingTimes, total: backCount });
+  report({ type: 'back', times: pendingTimes, total: backCount });
   pendingTimes = [];
 }, 100);
 
-process.on('message', async (m) => {
+process.on('message', async (/** @type {{ type?: string } | null} */ m) => {
   if (m?.type === 'arm') {
     armed = true;
-    process.send({ type: 'armed' });
+    report({ type: 'armed' });
   } else if (m?.type === 'close') {
     // Stopping quietly: no disconnects to a server that may be gone.
     await Promise.race([
