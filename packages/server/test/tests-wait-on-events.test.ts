@@ -13,9 +13,12 @@ import { describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 
-/** A statement that only waits: a promise on setTimeout, sleep(), delay(), idle(), waitForTimeout(). */
+/**
+ * A statement that only waits: a promise on setTimeout, sleep(), delay(), idle(), the
+ * promise `setTimeout` of node:timers/promises, waitForTimeout().
+ */
 const SLEEP =
-  /\bawait\s+(?:new Promise\(\(?(\w+)\)?\s*=>\s*setTimeout\(\1,[^;]*\)\)|(?:sleep|delay|idle)\(|[\w.]*waitForTimeout\()/;
+  /\bawait\s+(?:new Promise\(\(?(\w+)\)?\s*=>\s*setTimeout\(\1,[^;]*\)\)|(?:sleep|delay|idle|setTimeout)\(|[\w.]*waitForTimeout\()/;
 const EXEMPT = /\/\/ timed on purpose: \S/;
 /** A wait for an event (or a poll of a state): what follows it is no longer "after a sleep". */
 const WAIT = /\b(?:eventually|waitFor|until|drained)\(/;
@@ -75,6 +78,8 @@ describe('tests wait on events', () => {
       '  expect(c.received).toHaveLength(1);',
       '  await sleep(50); // timed on purpose: the stimulus is idle time',
       '  expect(gauge.busy()).toBe(false);',
+      '  await setTimeout(100);',
+      '  expect(c.received).toHaveLength(1);',
       '  await eventually(() => c.received.length === 1);',
       '  expect(c.received).toHaveLength(1);',
       '  for (let n = 0; n < 30; n++) {',
@@ -83,7 +88,7 @@ describe('tests wait on events', () => {
       '  await eventually(() => c.received.length === 30);',
       '  expect(c.received).toHaveLength(30);',
     ].join('\n');
-    expect(sleepsThenAsserts(snippet, 'x.test.ts')).toEqual(['x.test.ts:2']);
+    expect(sleepsThenAsserts(snippet, 'x.test.ts')).toEqual(['x.test.ts:2', 'x.test.ts:7']);
   });
 
   it('no test in the repository sleeps and then asserts', () => {
