@@ -83,6 +83,34 @@ export function clusterScenario(name: string, backend: () => Promise<ClusterBack
       expect(bNode!.server.bayou.session(clientId)).toBeUndefined();
     });
 
+    it('a closing node answers at once, with 503, the connects it relayed that are held on their owner', async () => {
+      const [a, , c] = await cluster();
+      // No connect loop of its own: the only connect held is the one relayed below.
+      const owner = new TestClient(a!.base, 'long-polling');
+      clients.push(owner);
+      const hs = await owner.request({
+        channel: '/meta/handshake',
+        version: '1.0',
+        supportedConnectionTypes: ['long-polling'],
+      });
+      const clientId = hs.clientId as string;
+      const connect = [{ channel: '/meta/connect', clientId, connectionType: 'long-polling' }];
+      // The first connect is answered at once; the next is held.
+      expect((await owner.request(connect[0] as Msg)).successful).toBe(true);
+      const held = fetch(`${c!.base}/bayeux`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(connect),
+      });
+      // Held on the owner (a) through c; the owner would answer it 200 after the connect timeout.
+      await eventually(() => a!.server.bayou.session(clientId)?.state === 'polling');
+      const closed = c!.server.close();
+      const answer = await held;
+      expect(answer.status).toBe(503);
+      expect(await answer.text()).toMatch(/server shutting down: send the request again/);
+      await closed;
+    });
+
     it("answers a dead node's sessions 402 with handshake advice", async () => {
       const [a, bNode] = await cluster();
       const c = await client(a!, 'long-polling');
