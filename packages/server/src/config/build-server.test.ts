@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BayouError } from '../errors.js';
-import { buildServer, loggerFor } from './build-server.js';
+import { authOf, buildServer, loggerFor } from './build-server.js';
 
 describe('buildServer', () => {
   it('listens on loopback while open, on every interface with tokens, and says which', async () => {
@@ -18,6 +18,26 @@ describe('buildServer', () => {
     expect(locked.posture).toBe('tokens required; publish API on');
     expect(locked.auth.tokensOn).toBe(true);
     await locked.server.close();
+  });
+
+  it('takes tokens from the plugin-style auth option of a config file as from the top-level keys', async () => {
+    const built = await buildServer({
+      port: 0,
+      logger: false,
+      auth: { tokens: { secret: 'x'.repeat(32) }, allowAnonymous: true },
+    });
+    expect(built.host).toBe('0.0.0.0');
+    expect(built.auth.tokensOn).toBe(true);
+    expect(built.posture).toBe('tokens required (anonymous sessions allowed); publish API off');
+    // The flags' form wins over the file's auth object, key by key.
+    const channels = { rules: [] };
+    const merged = authOf({
+      auth: { tokens: { secret: 'a'.repeat(32) }, channels },
+      tokens: { jwksUrl: 'https://k/x' },
+    });
+    expect(merged).toEqual({ tokens: { jwksUrl: 'https://k/x' }, channels });
+    expect(authOf({})).toBeUndefined();
+    await built.server.close();
   });
 
   it('treats a connect backend as authentication, and hands proxy and webhooks to the server', async () => {

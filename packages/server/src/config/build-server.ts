@@ -72,6 +72,21 @@ export function loggerFor(config: BayouConfig, isTTY: boolean): FastifyServerOpt
   };
 }
 
+/**
+ * The plugin's `auth` option of a config: its `auth` object with the top-level `tokens`,
+ * `channels` and `allowAnonymous` (the flags' and environment's form) over it; `undefined`
+ * when neither is there.
+ */
+export function authOf(config: BayouConfig): BayouConfig['auth'] {
+  const top = {
+    ...(config.tokens !== undefined ? { tokens: config.tokens } : {}),
+    ...(config.channels !== undefined ? { channels: config.channels } : {}),
+    ...(config.allowAnonymous !== undefined ? { allowAnonymous: config.allowAnonymous } : {}),
+  };
+  if (config.auth === undefined && Object.keys(top).length === 0) return undefined;
+  return { ...config.auth, ...top };
+}
+
 export async function buildServer(
   config: BayouConfig,
   isTTY = Boolean(process.stdout.isTTY),
@@ -80,12 +95,9 @@ export async function buildServer(
     throw configError('tls.key and tls.cert (--tls-key, --tls-cert) go together');
   // Tokens and channel rules become the plugin's `auth` option: its auth extension also
   // refreshes tokens, ends sessions whose token expired and binds long-polls to their cookie.
-  const authConfig = {
-    ...(config.tokens !== undefined ? { tokens: config.tokens } : {}),
-    ...(config.channels !== undefined ? { channels: config.channels } : {}),
-    ...(config.allowAnonymous !== undefined ? { allowAnonymous: config.allowAnonymous } : {}),
-  };
-  const auth = { tokensOn: config.tokens !== undefined };
+  // The top-level keys (what the flags set) and the file's own `auth` are one option.
+  const authOption = authOf(config);
+  const auth = { tokensOn: authOption?.tokens !== undefined };
   let allowedOrigins: string[];
   try {
     allowedOrigins = checkAllowedOrigins(config.allowedOrigins ?? []);
@@ -103,7 +115,7 @@ export async function buildServer(
     host,
     port: config.port ?? STANDALONE_DEFAULTS.port,
     allowedOrigins,
-    ...(Object.keys(authConfig).length > 0 ? { auth: { ...config.auth, ...authConfig } } : {}),
+    ...(authOption !== undefined ? { auth: authOption } : {}),
     logger: loggerFor(config, isTTY),
     ...(config.tls !== undefined && config.https === undefined
       ? { https: { key: readPem(config.tls.key, 'key'), cert: readPem(config.tls.cert, 'certificate') } }
@@ -141,7 +153,7 @@ export async function buildServer(
   const posture = backendAuth
     ? `handshakes decided by the connect backend${auth.tokensOn ? ' after the token check' : ''}; publish API ${config.apiKey ? 'on' : 'off'}`
     : auth.tokensOn
-      ? `tokens required${config.allowAnonymous ? ' (anonymous sessions allowed)' : ''}; publish API ${config.apiKey ? 'on' : 'off'}`
+      ? `tokens required${authOption?.allowAnonymous ? ' (anonymous sessions allowed)' : ''}; publish API ${config.apiKey ? 'on' : 'off'}`
       : `OPEN server: no tokens, anyone who reaches ${host} may subscribe and publish${host === '127.0.0.1' ? ' (listening on localhost only)' : ''}; publish API ${config.apiKey ? 'on' : 'off'}`;
   return { server, auth, host, posture, shutdownTimeout };
 }

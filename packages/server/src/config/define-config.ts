@@ -8,7 +8,10 @@
  * ```
  *
  * Every `createServer` option is accepted, plus the keys below. Flags and environment
- * variables override the file (see `flags.ts`).
+ * variables override the file (see `flags.ts`). `tokens`, `channels` and `allowAnonymous`
+ * are the plugin's `auth` option spelled at the top level, as the flags set them; a file may
+ * give `auth: { tokens, channels, allowAnonymous }` instead, and the top-level keys win over
+ * its fields (`authOf` in `build-server.ts`).
  */
 
 import type { ChannelPermissions } from '../auth/channel-rules.js';
