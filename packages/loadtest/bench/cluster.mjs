@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 // The cluster bench (run by `pnpm bench` after the comparison bench; loopback only):
 // 1. `engines`: one node with the memory engine against the same node with the Redis
 //    engine, in one sitting (engines.mjs): WebSocket chat (1,000 clients, 100 rooms, 10 rooms
@@ -28,6 +29,17 @@ import { enginesTable, measureEngines } from './engines.mjs';
 import { benchFlags } from './flags.mjs';
 import { runWithGenerator } from './generators/run-generator.mjs';
 import { cpuSeconds } from './lib.mjs';
+
+/** @import { Transport } from '../dist/index.js' */
+/** @import { CommandsRow } from './cluster-commands.mjs' */
+/** @import { IdleRow } from './cluster-idle.mjs' */
+/** @import { BenchRedis } from './cluster-processes.mjs' */
+/** @import { EngineRun } from './engines.mjs' */
+
+/**
+ * One long-polling setup's figures.
+ * @typedef {{ variant: string, delivered: number, nodesUs: number, redisUs: number, balancerUs: number, p50: number, p99: number, lost: number }} LpRow
+ */
 
 const DEFAULTS = {
   rounds: 2,
@@ -66,18 +78,29 @@ const QUICK = {
 };
 // --quick shrinks every size the command line did not set itself.
 const flags = benchFlags('node bench/cluster.mjs', DEFAULTS, QUICK);
+/** @param {string} text */
 const log = (text) => process.stderr.write(`${text}\n`);
 
 // ---- long-polling runs (the engines part is engines.mjs) -------------------------------
 
+/**
+ * One chat run at a fixed rate with the CPU of every process in `pids` over its window.
+ * @param {string} url
+ * @param {Transport} transport
+ * @param {number} rate publishes per second
+ * @param {number} clients
+ * @param {number[]} pids
+ * @param {{ generator?: string, warmup?: number }} [options]
+ */
 async function chatRun(
   url,
   transport,
   rate,
   clients,
   pids,
-  { generator = 'lean', warmup = flags.warmup, onWindow = () => {} } = {},
+  { generator = 'lean', warmup = flags.warmup } = {},
 ) {
+  /** @type {{ before: number[], after: number[] }} */
   const cpu = { before: [], after: [] };
   const result = await runWithGenerator(
     generator,
@@ -101,23 +124,27 @@ async function chatRun(
       protocol: 'bayeux',
       onWindow: (event) => {
         cpu[event === 'open' ? 'before' : 'after'] = pids.map((pid) => cpuSeconds(pid));
-        onWindow(event);
       },
     },
   );
-  const used = pids.map((_, i) => cpu.after[i] - cpu.before[i]);
+  const used = pids.map((_, i) => (cpu.after[i] ?? Number.NaN) - (cpu.before[i] ?? Number.NaN));
   const delivered = Math.max(1, result.deliveredInWindow);
   return {
     delivered: result.deliveredPerSecond,
     cpuUs: used.map((s) => (s * 1e6) / delivered),
     p50: result.latency.p50,
     p99: result.latency.p99,
-    lost: result.messages.lost + result.messages.duplicated + result.sessions.failed,
+    lost: (result.messages.lost ?? 0) + (result.messages.duplicated ?? 0) + result.sessions.failed,
   };
 }
 
 // ---- 3. long-polling: 3 nodes behind the balancer vs 1 node direct --------------------
 
+/**
+ * @param {string} variant lp-1-memory, lp-1-redis or lp-3-balanced
+ * @param {BenchRedis} redis
+ * @returns {Promise<LpRow>}
+ */
 async function longPolling(variant, redis) {
   const count = variant === 'lp-3-balanced' ? 3 : 1;
   const nodes = await startNodes(count, variant === 'lp-1-memory' ? null : redis);
@@ -129,8 +156,8 @@ async function longPolling(variant, redis) {
         )
       : null;
   try {
-    const url = balancer ? balancer.url : nodes[0].url;
-    const pids = [...nodes.map((n) => n.pid), redis.pid, ...(balancer ? [balancer.pid] : [])];
+    const url = balancer ? balancer.url : (nodes[0]?.url ?? '');
+    const pids = [...nodes.map((n) => n.pid), redis.pid ?? 0, ...(balancer ? [balancer.pid] : [])];
     const r = await chatRun(url, 'long-polling', flags.lpRate, flags.lpClients, pids, {
       generator: flags.lpGenerator,
     });
@@ -139,8 +166,8 @@ async function longPolling(variant, redis) {
       variant,
       delivered: r.delivered,
       nodesUs,
-      redisUs: variant === 'lp-1-memory' ? 0 : r.cpuUs[count],
-      balancerUs: balancer ? r.cpuUs[count + 1] : 0,
+      redisUs: variant === 'lp-1-memory' ? 0 : (r.cpuUs[count] ?? Number.NaN),
+      balancerUs: balancer ? (r.cpuUs[count + 1] ?? Number.NaN) : 0,
       p50: r.p50,
       p99: r.p99,
       lost: r.lost,
@@ -160,9 +187,13 @@ if (redis === null) {
 }
 const parts = new Set(flags.only.split(','));
 const started = Date.now();
+/** @type {Record<string, EngineRun[]> | null} */
 let engines = null;
+/** @type {Record<string, LpRow[]>} */
 const lp = { 'lp-1-memory': [], 'lp-1-redis': [], 'lp-3-balanced': [] };
+/** @type {CommandsRow[]} */
 const commands = [];
+/** @type {IdleRow | null} */
 let idle = null;
 try {
   if (parts.has('engines') || parts.has('ws')) {
@@ -174,16 +205,16 @@ try {
     for (const variant of parts.has('lp') ? Object.keys(lp) : []) {
       const r = await longPolling(variant, redis);
       log(`  ${variant}: ${JSON.stringify(r)}`);
-      lp[variant].push(r);
+      lp[variant]?.push(r);
     }
   }
   for (const [nodes, subs] of parts.has('commands')
-    ? [
+    ? /** @type {const} */ ([
         [1, 10],
         [1, 1000],
         [3, 10],
         [3, 1000],
-      ]
+      ])
     : []) {
     const r = await commandsPerPublish(nodes, Math.min(subs, flags.clients), redis, flags.publishes);
     log(`  commands: ${JSON.stringify(r)}`);
@@ -197,7 +228,15 @@ try {
   redis.stop();
 }
 
+/**
+ * @param {number} x
+ * @param {number} [d]
+ */
 const f = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : '–');
+/**
+ * @param {LpRow[]} runs
+ * @param {'delivered' | 'nodesUs' | 'redisUs' | 'balancerUs' | 'p50' | 'p99'} key
+ */
 const med = (runs, key) => median(runs.map((r) => r[key]));
 let commit = 'unknown';
 try {

@@ -1,3 +1,4 @@
+// @ts-check
 // The engines part of the cluster bench (`node bench/cluster.mjs --only engines`): one Bayou
 // node with the memory engine against the same node with the Redis engine on a fresh local
 // redis-server, in one sitting, rounds interleaved, WebSocket chat (lean generator), at
@@ -11,14 +12,29 @@ import { median, spread } from '../dist/stats.js';
 import { redisCommand, startNodes } from './cluster-processes.mjs';
 import { cpuSeconds, cpuSplit } from './lib.mjs';
 
+/** @import { LoadtestOptions } from '../dist/index.js' */
+/** @import { BenchRedis, ForkedScript } from './cluster-processes.mjs' */
+
+/**
+ * The cluster bench's flags this part reads.
+ * @typedef {{ engines: string, rounds: number, clients: number, rooms: number, roomsPerClient: number, outstanding: number, measure: number, enginesWarmup: number, enginesRate: number }} EnginesFlags
+ */
+/** @typedef {Awaited<ReturnType<typeof redisCounters>>} RedisCounters */
+/** One run's figures (Redis ones only on the Redis engine). @typedef {Record<string, number>} EngineFigures */
+/** @typedef {{ variant: string, sat: EngineFigures, rate: EngineFigures }} EngineRun */
+
 export const ENGINE_VARIANTS = ['memory', 'redis', 'redis-ap', 'redis-baseline'];
 
-/** Redis counters that grow: commands, script runs (one per publication), bytes, socket events. */
+/**
+ * Redis counters that grow: commands, script runs (one per publication), bytes, socket events.
+ * @param {number} port
+ */
 async function redisCounters(port) {
   const [stats, commands] = await Promise.all([
     redisCommand(port, 'INFO stats'),
     redisCommand(port, 'INFO commandstats'),
   ]);
+  /** @param {string} name */
   const stat = (name) => Number(new RegExp(`${name}:(\\d+)`).exec(stats)?.[1] ?? 0);
   let calls = 0;
   let scripts = 0;
@@ -36,36 +52,47 @@ async function redisCounters(port) {
   };
 }
 
-/** One measured chat run against `node`; Redis counters when `redis` is given. */
+/**
+ * One measured chat run against `node`; Redis counters when `redis` is given.
+ * @param {ForkedScript} node
+ * @param {BenchRedis | null} redis
+ * @param {Partial<LoadtestOptions>} options
+ * @returns {Promise<EngineFigures>}
+ */
 async function chat(node, redis, options) {
+  /** @type {Partial<Record<'open' | 'close', { node: number, split: { user: number, system: number }, redis: number, counters: Promise<RedisCounters> | null }>>} */
   const marks = {};
+  /** @param {'open' | 'close'} event */
   const mark = (event) => {
     marks[event] = {
       node: cpuSeconds(node.pid),
       split: cpuSplit(node.pid),
-      redis: redis ? cpuSeconds(redis.pid) : 0,
+      redis: redis?.pid ? cpuSeconds(redis.pid) : 0,
       counters: redis ? redisCounters(redis.port) : null,
     };
   };
   const r = await runScenario('chat', options, { protocol: 'bayeux', onWindow: mark });
+  const { open, close } = marks;
+  if (!open || !close) throw new Error('the measured window never opened and closed');
   const delivered = Math.max(1, r.deliveredInWindow);
+  /** @type {EngineFigures} */
   const out = {
     delivered: r.deliveredPerSecond,
-    nodeUs: ((marks.close.node - marks.open.node) * 1e6) / delivered,
+    nodeUs: ((close.node - open.node) * 1e6) / delivered,
     // Where the node's CPU goes: its own code (user) or the kernel (system: socket calls).
-    userUs: ((marks.close.split.user - marks.open.split.user) * 1e6) / delivered,
-    systemUs: ((marks.close.split.system - marks.open.split.system) * 1e6) / delivered,
+    userUs: ((close.split.user - open.split.user) * 1e6) / delivered,
+    systemUs: ((close.split.system - open.split.system) * 1e6) / delivered,
     perFrame: r.deliveriesPerFrame,
     p50: r.latency.p50,
     p99: r.latency.p99,
-    lost: r.messages.lost + r.messages.duplicated + r.sessions.failed,
+    lost: (r.messages.lost ?? 0) + (r.messages.duplicated ?? 0) + r.sessions.failed,
   };
-  if (redis) {
-    const [a, b] = await Promise.all([marks.open.counters, marks.close.counters]);
+  if (redis && open.counters && close.counters) {
+    const [a, b] = await Promise.all([open.counters, close.counters]);
     // Each publication is one script run; the nodes' heartbeats (one a second) are noise here.
     const pubs = Math.max(1, b.scripts - a.scripts);
     Object.assign(out, {
-      redisUsPerPub: ((marks.close.redis - marks.open.redis) * 1e6) / pubs,
+      redisUsPerPub: ((close.redis - open.redis) * 1e6) / pubs,
       commandsPerPub: (b.calls - a.calls) / pubs,
       bytesInPerPub: (b.bytesIn - a.bytesIn) / pubs,
       bytesOutPerPub: (b.bytesOut - a.bytesOut) / pubs,
@@ -76,7 +103,13 @@ async function chat(node, redis, options) {
   return out;
 }
 
-/** Saturation then the fixed rate, on one node of `variant` (a fresh key prefix each time). */
+/**
+ * Saturation then the fixed rate, on one node of `variant` (a fresh key prefix each time).
+ * @param {string} variant
+ * @param {BenchRedis} redis
+ * @param {EnginesFlags} flags
+ * @returns {Promise<EngineRun>}
+ */
 async function engineRun(variant, redis, flags) {
   const onRedis = variant !== 'memory';
   const env = variant === 'redis-baseline' ? { BAYOU_NODE_BUILD: process.env.BAYOU_BASELINE } : {};
@@ -84,7 +117,9 @@ async function engineRun(variant, redis, flags) {
     env,
     args: variant === 'redis-ap' ? ['auto-pipelining'] : [],
   });
+  if (node === undefined) throw new Error(`no ${variant} node started`);
   try {
+    /** @type {Partial<LoadtestOptions>} */
     const base = {
       url: node.url,
       transport: 'websocket',
@@ -116,7 +151,13 @@ async function engineRun(variant, redis, flags) {
   }
 }
 
-/** Runs every variant `flags.rounds` times, interleaved; returns the runs per variant. */
+/**
+ * Runs every variant `flags.rounds` times, interleaved; returns the runs per variant.
+ * @param {BenchRedis} redis
+ * @param {EnginesFlags} flags
+ * @param {(text: string) => void} log
+ * @returns {Promise<Record<string, EngineRun[]>>}
+ */
 export async function measureEngines(redis, flags, log) {
   const variants = flags.engines.split(',').filter((v) => ENGINE_VARIANTS.includes(v));
   if (variants.includes('redis-baseline') && !process.env.BAYOU_BASELINE) {
@@ -124,26 +165,45 @@ export async function measureEngines(redis, flags, log) {
       '--engines redis-baseline needs BAYOU_BASELINE=<other build>/packages/server/dist/index.js',
     );
   }
+  /** @type {Record<string, EngineRun[]>} */
   const runs = Object.fromEntries(variants.map((v) => [v, []]));
   for (let round = 0; round < flags.rounds; round++) {
-    const order = variants.map((_, i) => variants[(i + round) % variants.length]);
+    const order = variants.map((_, i) => /** @type {string} */ (variants[(i + round) % variants.length]));
     for (const variant of order) {
       const r = await engineRun(variant, redis, flags);
       log(
         `  engines ${variant}: ${JSON.stringify(r, (_, v) => (typeof v === 'number' ? +v.toFixed(2) : v))}`,
       );
-      runs[variant].push(r);
+      runs[variant]?.push(r);
     }
   }
   return runs;
 }
 
+/**
+ * @param {number} x
+ * @param {number} [d]
+ */
 const f = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : '–');
 
-/** The markdown of the engines part: one table, then the Redis/memory ratios against their targets. */
+/**
+ * The markdown of the engines part: one table, then the Redis/memory ratios against their targets.
+ * @param {Record<string, EngineRun[]>} runs
+ * @param {EnginesFlags} flags
+ */
 export function enginesTable(runs, flags) {
-  const med = (list, load, key) => median(list.map((r) => r[load][key]));
-  const sp = (list, load, key) => spread(list.map((r) => r[load][key]));
+  /**
+   * @param {EngineRun[]} list
+   * @param {'sat' | 'rate'} load
+   * @param {string} key
+   */
+  const med = (list, load, key) => median(list.map((r) => r[load][key] ?? Number.NaN));
+  /**
+   * @param {EngineRun[]} list
+   * @param {'sat' | 'rate'} load
+   * @param {string} key
+   */
+  const sp = (list, load, key) => spread(list.map((r) => r[load][key] ?? Number.NaN));
   const fanOut = (flags.clients * flags.roomsPerClient) / flags.rooms;
   const out = [
     `**Memory against Redis engine, one node**: WebSocket chat (lean generator), ${flags.clients} clients, ${flags.rooms} rooms × ${flags.roomsPerClient} per client (fan-out ${fanOut}), 50-byte messages; saturation = closed loop with ${flags.outstanding} deliveries outstanding, fixed = ${flags.enginesRate} delivered msg/s; medians of ${flags.rounds} interleaved rounds, a fresh node per run, Redis on a fresh local redis-server.`,
@@ -152,22 +212,35 @@ export function enginesTable(runs, flags) {
     '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const [variant, list] of Object.entries(runs)) {
-    for (const load of ['sat', 'rate']) {
+    for (const load of /** @type {const} */ (['sat', 'rate'])) {
       const redis = variant !== 'memory';
+      /**
+       * @param {string} key
+       * @param {number} d
+       */
       const rd = (key, d) => (redis ? f(med(list, load, key), d) : '–');
       out.push(
-        `| ${variant} | ${load === 'sat' ? 'saturation' : `${flags.enginesRate} msg/s`} | ${Math.round(med(list, load, 'delivered'))} | ${f(med(list, load, 'nodeUs'), 2)} (±${f(sp(list, load, 'nodeUs'), 0)}%) | ${f(med(list, load, 'userUs'), 2)} / ${f(med(list, load, 'systemUs'), 2)} | ${f(med(list, load, 'perFrame'), 2)} | ${f(med(list, load, 'p50'), 1)} | ${f(med(list, load, 'p99'), 1)} | ${rd('redisUsPerPub', 1)} | ${rd('commandsPerPub', 1)} | ${redis ? `${f(med(list, load, 'bytesInPerPub'), 0)} / ${f(med(list, load, 'bytesOutPerPub'), 0)}` : '–'} | ${redis ? `${f(med(list, load, 'readsPerPub'), 2)} / ${f(med(list, load, 'writesPerPub'), 2)}` : '–'} | ${list.reduce((a, r) => a + r.sat.lost + r.rate.lost, 0)} |`,
+        `| ${variant} | ${load === 'sat' ? 'saturation' : `${flags.enginesRate} msg/s`} | ${Math.round(med(list, load, 'delivered'))} | ${f(med(list, load, 'nodeUs'), 2)} (±${f(sp(list, load, 'nodeUs'), 0)}%) | ${f(med(list, load, 'userUs'), 2)} / ${f(med(list, load, 'systemUs'), 2)} | ${f(med(list, load, 'perFrame'), 2)} | ${f(med(list, load, 'p50'), 1)} | ${f(med(list, load, 'p99'), 1)} | ${rd('redisUsPerPub', 1)} | ${rd('commandsPerPub', 1)} | ${redis ? `${f(med(list, load, 'bytesInPerPub'), 0)} / ${f(med(list, load, 'bytesOutPerPub'), 0)}` : '–'} | ${redis ? `${f(med(list, load, 'readsPerPub'), 2)} / ${f(med(list, load, 'writesPerPub'), 2)}` : '–'} | ${list.reduce((a, r) => a + (r.sat.lost ?? 0) + (r.rate.lost ?? 0), 0)} |`,
       );
     }
   }
-  if (runs.memory && runs.redis) {
-    const ratio = (load, key) => med(runs.redis, load, key) / med(runs.memory, load, key);
+  const { memory, redis } = runs;
+  if (memory && redis) {
+    /**
+     * @param {'sat' | 'rate'} load
+     * @param {string} key
+     */
+    const ratio = (load, key) => med(redis, load, key) / med(memory, load, key);
+    /**
+     * @param {number} value
+     * @param {boolean} ok
+     */
     const check = (value, ok) => `${f(value, 2)}× (${ok ? 'target met' : 'target missed'})`;
     out.push('');
-    for (const [load, name] of [
+    for (const [load, name] of /** @type {const} */ ([
       ['sat', 'saturation'],
       ['rate', `${flags.enginesRate} msg/s`],
-    ]) {
+    ])) {
       const cpu = ratio(load, 'nodeUs');
       const frames = ratio(load, 'perFrame');
       const p99 = ratio(load, 'p99');

@@ -4,10 +4,9 @@
  */
 import { createServer, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-// @ts-expect-error: a plain ES module of the bench, without declarations
 import { startDelayProxy } from '../bench/delay-proxy.mjs';
-// @ts-expect-error: a plain ES module of the bench, without declarations
 import { renderSdkTable } from '../bench/sdk-table.mjs';
+import type { RoundsSummary } from '../src/stats.js';
 
 const m = (median: number) => ({ median, spread: 0, values: [median] });
 const figures = (cpu: number, p50: number, p99: number, rttP50: number, rttP99: number) => ({
@@ -40,7 +39,7 @@ const flags = {
   latencyDuration: 5000,
   rtt: 100,
 };
-const render = (summary: Record<string, unknown>) =>
+const render = (summary: RoundsSummary) =>
   renderSdkTable({
     summary,
     transports: ['websocket'],

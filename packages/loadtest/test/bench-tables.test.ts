@@ -1,7 +1,5 @@
 import { describe, expect, it } from 'vitest';
-// @ts-expect-error: a plain ES module of the bench, without declarations
 import { parseCpuList } from '../bench/lib.mjs';
-// @ts-expect-error: a plain ES module of the bench, without declarations
 import { renderTables } from '../bench/table.mjs';
 
 const row = (median: number) => ({ median, spread: 0, values: [median] });
@@ -13,6 +11,26 @@ const lp = (cpuUsPerMsg: number, msgPerSec: number, genCpuUsPerMsg: number, genC
   rateCpuUsPerMsg: row(cpuUsPerMsg * 1.5),
   lost: row(0),
 });
+
+/** A run's flags as the tables read them (what a test leaves out is a default run's). */
+const FLAGS = {
+  rounds: 3,
+  rate: 20000,
+  clients: 1000,
+  rooms: 100,
+  roomsPerClient: 10,
+  messageSize: 50,
+  outstanding: 5000,
+  measure: 5000,
+  warmup: 2000,
+  latencyDuration: 5000,
+  idle: 0,
+  stormClients: 0,
+  concurrency: 100,
+  restartLocalAddresses: '',
+  quick: false,
+  cpuCount: 2,
+};
 
 /** The standard generator's rows: the floor, Bayou and Faye at saturation. */
 const STANDARD_ROWS = {
@@ -43,21 +61,7 @@ describe('bench long-polling table', () => {
     lpServers: ['lp-floor', 'bayou', 'faye'],
     generators: ['standard'],
     stormServers: [],
-    flags: {
-      rounds: 3,
-      rate: 20000,
-      clients: 1000,
-      rooms: 100,
-      roomsPerClient: 10,
-      messageSize: 50,
-      outstanding: 5000,
-      measure: 5000,
-      warmup: 2000,
-      latencyDuration: 5000,
-      idle: 0,
-      stormClients: 0,
-      cpuCount: 2,
-    },
+    flags: FLAGS,
     seconds: 1,
     command: 'pnpm bench',
     fanOut: 100,
@@ -95,7 +99,7 @@ describe('bench long-polling targets', () => {
       lpServers: ['lp-floor', 'bayou', 'faye'],
       generators: ['standard', 'undici'],
       stormServers: [],
-      flags: { rounds: 3, rate: 20000, clients: 1000, idle: 0, stormClients: 0, cpuCount: 2 },
+      flags: FLAGS,
       seconds: 1,
       command: 'pnpm bench',
       fanOut: 100,

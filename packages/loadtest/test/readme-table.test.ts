@@ -2,7 +2,6 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-// @ts-expect-error: a plain ES module of the bench, without declarations
 import { fullSize, writeReadmeTable } from '../bench/readme-table.mjs';
 
 const row = (median: number, values = [median]) => ({ median, spread: 0, values });

@@ -100,7 +100,15 @@ describe.each(CLIENTS)('the standard long-polling generator on $name', (kind) =>
     expect(r.messages.sent).toBe(50);
     expect(r.messages.received).toBe(r.messages.expected);
     expect(r.messages.expected).toBeGreaterThan(50 * 5);
-    expect(r.messages.lost + r.messages.duplicated + r.sessions.lost).toBe(0);
+    expect({
+      lost: r.messages.lost,
+      duplicated: r.messages.duplicated,
+      sessionsLost: r.sessions.lost,
+    }).toEqual({
+      lost: 0,
+      duplicated: 0,
+      sessionsLost: 0,
+    });
     server.closeAllConnections();
   });
 });

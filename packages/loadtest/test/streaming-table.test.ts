@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-// @ts-expect-error: a plain ES module of the bench, without declarations
 import { renderStreamingTables, targets } from '../bench/streaming-table.mjs';
 
 const stat = (median: number) => ({ median, spread: 0, values: [median] });
