@@ -9,6 +9,7 @@
  * Being in the list is not this: a client is a member while it subscribes to the channel
  * itself (`client.subscribe(channel, …)`).
  */
+import { PRESENCE_SERVICE, presenceChannel } from '@bayou/protocol';
 import type { BayouError } from './errors.js';
 import type { Message } from './types.js';
 
@@ -64,7 +65,7 @@ export class Presence {
 
   /** The members now, asked once (no following). */
   async members(): Promise<PresenceMember[]> {
-    const answer = await this.client.request<{ members: PresenceMember[] }>('/service/presence', {
+    const answer = await this.client.request<{ members: PresenceMember[] }>(PRESENCE_SERVICE, {
       channel: this.channel,
     });
     return answer.members;
@@ -97,8 +98,10 @@ export class Presence {
 
   private start(): void {
     const generation = ++this.generation;
-    const sub = this.client.subscribe(`/presence${this.channel}`, (m) => this.event(m.data as PresenceEvent));
-    const follow = `/presence${this.channel}`;
+    const sub = this.client.subscribe(presenceChannel(this.channel), (m) =>
+      this.event(m.data as PresenceEvent),
+    );
+    const follow = presenceChannel(this.channel);
     const offState = this.client.on('state', (state, previous) => {
       // Members may have come and gone while this client was away.
       if (state === 'connected' && previous === 'reconnecting') this.refresh(generation);

@@ -43,6 +43,19 @@ export const EXT_AUTH = 'auth';
  */
 export const BROWSER_COOKIE = 'BAYEUX_BROWSER';
 
+/**
+ * Presence (Bayou only): a server that keeps presence in a channel announces joins and
+ * leaves on `/presence<channel>` (`/presence/chat/room1` for `/chat/room1`) and answers
+ * `PRESENCE_SERVICE` with the members.
+ */
+export const PRESENCE_PREFIX = '/presence/';
+/** The service channel answering `{ channel }` with `{ members }`. */
+export const PRESENCE_SERVICE = '/service/presence';
+/** The channel presence events of `channel` go to. */
+export function presenceChannel(channel: string): string {
+  return `${PRESENCE_PREFIX.slice(0, -1)}${channel}`;
+}
+
 /** A message's place in its channel's history. Offsets compare only within one epoch. */
 export interface StreamPosition {
   readonly offset: number;

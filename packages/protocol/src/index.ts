@@ -17,6 +17,9 @@ export {
   EXT_RECORD_REQUEST,
   EXT_RECORDS,
   EXT_REPLAY,
+  PRESENCE_PREFIX,
+  PRESENCE_SERVICE,
+  presenceChannel,
   type StreamPosition,
 } from './bayou-ext.js';
 export {

@@ -44,4 +44,4 @@ export type RemovalReason =
   | 'token-expired';
 
 /** Where presence events of a channel go: `/presence/chat/room1` for `/chat/room1`. */
-export const PRESENCE_PREFIX = '/presence/';
+export { PRESENCE_PREFIX } from '@bayou/protocol';

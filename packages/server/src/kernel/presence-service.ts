@@ -10,7 +10,7 @@ import type { ChannelHook } from '../options.js';
 import type { ServiceHandler } from './events.js';
 import type { PresenceTracker, PresenceView } from './presence-tracker.js';
 
-export const PRESENCE_SERVICE = '/service/presence';
+export { PRESENCE_SERVICE } from '@bayou/protocol';
 
 export function presenceService(
   tracker: PresenceTracker,

@@ -6,7 +6,7 @@
  * whose liveness sweep found it dead (`lost`). The application hears the same as the
  * `presence:join` / `presence:leave` events, once per change in the cluster.
  */
-import { formatError, type Message, matches, parseChannel } from '@bayou/protocol';
+import { formatError, type Message, matches, parseChannel, presenceChannel } from '@bayou/protocol';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Engine, HistoryPolicy, LostMember, MaybePromise, PresenceMember } from '../engine/engine.js';
 import type { Session } from '../session/session.js';
@@ -127,7 +127,7 @@ export class PresenceTracker {
 
   /** Announces a change on `/presence<channel>` on every node, and to the application here. */
   private changed(channel: string, action: 'join' | 'leave', member: PresenceMember): void {
-    const to = `/presence${channel}`;
+    const to = presenceChannel(channel);
     const payload = JSON.stringify({ channel: to, data: { action, member: view(member) } });
     void this.track(Promise.resolve(this.host.engine.broker.publish(to, payload, NO_HISTORY))).catch(
       (err: unknown) => this.host.log.warn({ err, channel }, 'presence announcement failed'),
