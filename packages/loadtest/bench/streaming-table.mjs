@@ -189,5 +189,48 @@ export function renderStreamingTables({ summary, rows, flags, fanOut, seconds, c
     ...rows.map((row) => tableRow(summary, row)),
     '',
     ...targets(summary),
+    '',
+    'For the root README:',
+    '',
+    readmeTable(summary, Number(rate)),
   ].join('\n');
+}
+
+/**
+ * The root README's rows for the fallback transports: one line per server and transport,
+ * the browser-like and the lean generator side by side.
+ * @param {Summary} s
+ * @param {number} rate
+ */
+export function readmeTable(s, rate) {
+  const k = `${Math.round(rate / 1000)}k msg/s`;
+  /** @param {Stat | undefined} x @param {number} [digits] */
+  const fig = (x, digits = 2) =>
+    x && Number.isFinite(x.median)
+      ? x.median.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
+      : '–';
+  /** @param {Stat | undefined} x */
+  const kilo = (x) => (x && Number.isFinite(x.median) ? `${Math.round(x.median / 1000)}k` : '–');
+  const out = [
+    `| server, transport | server CPU µs / msg at ${k} (browser-like / lean) | msg/s at saturation (browser-like / lean) | p50 / p99 at ${k}, browser-like (ms) | lost |`,
+    '|---|---|---|---|---|',
+  ];
+  for (const [server, transport] of [
+    ['bayou', 'websocket'],
+    ['bayou', 'streaming'],
+    ['bayou', 'eventsource'],
+    ['bayou', 'long-polling'],
+    ['faye', 'eventsource'],
+  ]) {
+    const b = s[`${server}/${transport}/browser`];
+    const l = s[`${server}/${transport}/lean`];
+    if (!b && !l) continue;
+    const shown = b ?? l;
+    const lost = [b, l].reduce((n, r) => n + (r?.lost?.values.reduce((a, v) => a + v, 0) ?? 0), 0);
+    out.push(
+      `| ${SERVER[server ?? '']} ${TRANSPORT[transport ?? '']} | ${fig(b?.rateCpuUsPerMsg)} / ${fig(l?.rateCpuUsPerMsg)} | ` +
+        `${kilo(b?.msgPerSec)} / ${kilo(l?.msgPerSec)} | ${fig(shown?.p50, 1)} / ${fig(shown?.p99, 1)}${b ? '' : ' (lean)'} | ${lost} |`,
+    );
+  }
+  return out.join('\n');
 }

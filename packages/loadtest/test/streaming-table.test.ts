@@ -82,5 +82,8 @@ describe('the streaming bench targets', () => {
     expect(md).toContain('fan-out 100');
     expect(md).toMatch(/\| Bayou \| HTTP streaming \| browser-like [^|]*\| 70,000 ±0% \| 3\.50× \|/);
     expect(md).toMatch(/\| Faye 1\.4 \| EventSource \| lean/);
+    // The root README's rows: browser-like / lean side by side.
+    expect(md).toContain('| Bayou HTTP streaming | 6.00 / 5.50 | 70k / 80k | 4.7 / 14.0 | 0 |');
+    expect(md).toContain('| Bayou WebSocket | – / 5.00 | – / 90k | 3.3 / 10.0 (lean) | 0 |');
   });
 });
