@@ -36,7 +36,7 @@ export interface DriverOptions {
   url: string;
   /** Source addresses to spread connections over; empty = system default. */
   localAddresses: readonly string[];
-  /** Extra HTTP headers on every WebSocket upgrade and long-polling request (e.g. Authorization). */
+  /** Extra HTTP headers on every WebSocket upgrade and HTTP request (long-polling, streams) (e.g. Authorization). */
   headers?: Readonly<Record<string, string>>;
   /** Merged into every handshake's `ext` (e.g. `{ "token": "…" }`). */
   handshakeExt?: Readonly<Record<string, unknown>> | null;

@@ -86,7 +86,7 @@ export interface LoadtestOptions {
   html: string;
   /** Print the live progress line. */
   progress: boolean;
-  /** Extra HTTP headers, each `name:value`, on every WebSocket upgrade and long-polling request. */
+  /** Extra HTTP headers, each `name:value`, on every WebSocket upgrade and HTTP request (long-polling, streams). */
   headers: string[];
   /** Merged into every handshake's `ext`, e.g. `{ "token": "…" }` for a server that authenticates. */
   handshakeExt: Record<string, unknown> | null;
@@ -224,7 +224,7 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
     key: 'headers',
     kind: 'header',
     flag: 'header',
-    help: 'name:value, an HTTP header on every WebSocket upgrade and long-polling request (repeatable)',
+    help: 'name:value, an HTTP header on every WebSocket upgrade and HTTP request (long-polling, streams) (repeatable)',
   },
   {
     key: 'handshakeExt',
