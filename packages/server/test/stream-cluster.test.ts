@@ -139,6 +139,19 @@ describe('a stream on a node that does not own its session', () => {
     expect(data(relayed, '/newer')).toEqual([]);
   });
 
+  it('ends an older stream open on the owner when a newer one is relayed from another node', async () => {
+    cluster = await startCluster(redis());
+    const [a, b] = cluster.nodes as [Cluster['nodes'][0], Cluster['nodes'][0]];
+    const client = await streamingClient(a.base);
+    await client.subscribe('/older');
+    const local = await stream(a.base, client);
+    const relayed = await stream(b.base, client);
+    await local.ended;
+    await a.server.bayou.publish('/older', 'x');
+    await relayed.waitFor((m) => m.data === 'x');
+    expect(data(local, '/older')).toEqual([]);
+  });
+
   it('carries Faye EventSource events too, and ends with a 402 event when the owner dies', async () => {
     cluster = await startCluster(redis());
     const [a, b] = cluster.nodes as [Cluster['nodes'][0], Cluster['nodes'][0]];

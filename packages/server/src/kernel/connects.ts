@@ -68,6 +68,15 @@ export class Connects {
   }
 
   connect(session: Session, message: Message, ctx: BatchContext): void {
+    const older = session.socket;
+    this.connectOn(session, message, ctx);
+    // A stream this connect took the session from (a newer stream relayed from another
+    // node, a long-poll) ends now: nothing would ever be written into it again.
+    if (older !== null && older.keepsSession === true && session.socket !== older)
+      older.end(1000, 'superseded');
+  }
+
+  private connectOn(session: Session, message: Message, ctx: BatchContext): void {
     const type = (message as { connectionType?: unknown }).connectionType;
     if (type === 'eventsource' && ctx.socket === null) {
       this.eventSourceConnect(session, message, ctx);
