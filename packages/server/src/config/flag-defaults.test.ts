@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { REDIS_ENGINE_DEFAULTS } from '../engine/redis/redis-options.js';
 import { defaultLimits } from '../limits/limiter.js';
@@ -69,6 +70,27 @@ describe('the flag table', () => {
     const host = FLAGS.find((f) => f.flag === 'host');
     expect(host?.default).toContain(STANDALONE_DEFAULTS.openHost);
     expect(host?.default).toContain(STANDALONE_DEFAULTS.host);
+  });
+
+  it("agrees with the README: each flag's default is the one its configuration table shows", () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    let checked = 0;
+    for (const row of readme.split('\n').filter((l) => l.startsWith('| `--'))) {
+      const [, flags = '', , cell = ''] = row.split('|');
+      const names = [...flags.matchAll(/`--([a-z-]+)/g)].map((m) => m[1] as string);
+      const shownInReadme = [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1]);
+      for (const name of names) {
+        const spec = FLAGS.find((f) => f.flag === name);
+        expect(spec, `README row for unknown flag --${name}`).toBeDefined();
+        // A value, optionally followed by a note; text defaults ('none', 'not checked') and
+        // the machine-dependent connection cap are prose on both sides.
+        const value = spec?.default.split(' (')[0] as string;
+        if (name === 'host' || name === 'max-connections' || /^(none|not checked)/.test(value)) continue;
+        expect(shownInReadme, `--${name}`).toContain(value);
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThan(35);
   });
 
   it('every flag with an option is either tied to a defined default or listed as unset', () => {
