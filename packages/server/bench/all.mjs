@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 // This package's `pnpm bench`: the records benchmark, the history memory benchmark, the
 // backend hooks benchmark and the presence benchmark, each handed the flags it knows
 // (`--quick` goes to each).
@@ -19,17 +20,25 @@ const { values } = parseArgs({
   },
 });
 
-const flags = (names) =>
-  names.flatMap((n) =>
-    values[n] === undefined ? [] : values[n] === true ? [`--${n}`] : [`--${n}`, values[n]],
-  );
+/** @typedef {keyof typeof values} Flag */
 
-for (const [script, names] of [
+/**
+ * The command-line flags of `names` that were given, to hand on to one script.
+ * @param {Flag[]} names
+ * @returns {string[]}
+ */
+const flags = (names) =>
+  names.flatMap((n) => {
+    const value = values[n];
+    return value === undefined || value === false ? [] : value === true ? [`--${n}`] : [`--${n}`, value];
+  });
+
+for (const [script, names] of /** @type {[string, Flag[]][]} */ ([
   ['records.mjs', ['quick', 'clients', 'seconds']],
   ['history-memory.mjs', ['quick', 'channels', 'caps', 'ttl']],
   ['hooks.mjs', ['quick', 'events', 'subscribes', 'rounds']],
   ['presence.mjs', ['quick', 'clients']],
-]) {
+])) {
   const file = new URL(script, import.meta.url).pathname;
   const { status } = spawnSync(process.execPath, [file, ...flags(names)], { stdio: 'inherit' });
   if (status !== 0) process.exit(status ?? 1);

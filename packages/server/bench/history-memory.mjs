@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 // History memory benchmark (run by `pnpm bench`): one node publishes one message to each
 // of N distinct channels (1,000,000 by default) with nobody subscribed, as a server with
 // a channel per user does, and reports the heap (after a forced GC) at start, at its
@@ -29,15 +30,23 @@ const { values } = parseArgs({
 
 const MB = 1024 * 1024;
 
-/** The heap in use after a full collection. */
+/** @typedef {{ channels: number, cap: number, ttl: number }} Config */
+/** @typedef {Awaited<ReturnType<typeof child>>} Result */
+
+/** The heap in use after a full collection (the child runs with --expose-gc). */
 function heap() {
-  globalThis.gc();
-  globalThis.gc();
+  globalThis.gc?.();
+  globalThis.gc?.();
   return process.memoryUsage().heapUsed;
 }
 
+/**
+ * The history gauges and counters of `/metrics`.
+ * @param {string} base
+ */
 async function metrics(base) {
   const text = await (await fetch(`${base}/metrics`)).text();
+  /** @param {string} name */
   const read = (name) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
   return {
     channels: read('bayou_history_channels'),
@@ -48,7 +57,13 @@ async function metrics(base) {
 
 const batch = 10_000;
 
-/** Publishes one message to each of `/prefix/0` … `/prefix/n-1`, `batch` at a time. */
+/**
+ * Publishes one message to each of `/prefix/0` … `/prefix/n-1`, `batch` at a time.
+ * @param {import('../dist/index.js').BayouServer} server
+ * @param {string} prefix
+ * @param {number} n
+ * @param {(done: number) => Promise<void>} [afterBatch]
+ */
 async function publishAll(server, prefix, n, afterBatch = async () => {}) {
   for (let i = 0; i < n; i += batch) {
     const sent = [];
@@ -58,12 +73,18 @@ async function publishAll(server, prefix, n, afterBatch = async () => {}) {
   }
 }
 
-/** Resolves once the sweep dropped every idle channel (as `/metrics` reports). */
+/**
+ * Resolves once the sweep dropped every idle channel (as `/metrics` reports).
+ * @param {string} base
+ */
 async function drained(base) {
   while ((await metrics(base)).channels > 0) await new Promise((r) => setTimeout(r, 100));
 }
 
-/** One configuration, in a child process of its own so heaps do not mix. */
+/**
+ * One configuration, in a child process of its own so heaps do not mix.
+ * @param {Config} config
+ */
 async function child({ channels, cap, ttl }) {
   const { createServer } = await import('../dist/index.js');
   const server = await createServer({ host: '127.0.0.1', port: 0, historyChannels: cap, historyTtl: ttl });
@@ -95,17 +116,26 @@ async function child({ channels, cap, ttl }) {
   return { cap, start, peak, published, after, held, evicted, emptiedMs, peakChannels };
 }
 
+/**
+ * @param {Config} config
+ * @returns {Promise<Result>}
+ */
 function run(config) {
   return new Promise((resolve, reject) => {
     const p = fork(new URL(import.meta.url), ['--child', JSON.stringify(config)], {
       execArgv: ['--expose-gc'],
     });
-    p.once('message', resolve);
+    p.once('message', (m) => resolve(/** @type {Result} */ (/** @type {unknown} */ (m))));
     p.once('exit', (code) => (code === 0 ? undefined : reject(new Error(`cap ${config.cap}: exit ${code}`))));
   });
 }
 
+/** @param {number} bytes */
 const mb = (bytes) => (bytes / MB).toFixed(1);
+/**
+ * @param {number} a
+ * @param {number} b
+ */
 const pct = (a, b) => `${(((a - b) / b) * 100).toFixed(1)}%`;
 
 async function main() {
@@ -135,7 +165,7 @@ async function main() {
 
 if (values.child !== undefined) {
   const result = await child(JSON.parse(values.child));
-  process.send(result, () => process.exit(0));
+  process.send?.(result, undefined, undefined, () => process.exit(0));
 } else {
   await main();
 }

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 // Backend hooks benchmark (run by `pnpm bench`): what webhooks cost and carry.
 //
 //   node bench/hooks.mjs [--events 20000] [--subscribes 2000] [--rounds 2] [--quick]
@@ -32,12 +33,16 @@ const EVENTS = Number(values.events ?? (quick ? 3000 : 20000));
 const CHANNELS = Number(values.subscribes ?? (quick ? 300 : 2000));
 const ROUNDS = Number(values.rounds ?? (quick ? 1 : 2));
 
+/** @typedef {{ channel?: string, id?: string, clientId?: string, successful?: boolean, error?: string }} Reply */
+
 /** A receiver counting events; resolves `until(n)` once n arrived. */
 async function receiver() {
   let events = 0;
   let posts = 0;
+  /** @type {{ n: number, resolve: () => void } | null} */
   let waiter = null;
   const server = createHttp((req, res) => {
+    /** @type {Buffer[]} */
     const chunks = [];
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
@@ -47,15 +52,21 @@ async function receiver() {
       if (waiter && events >= waiter.n) waiter.resolve();
     });
   });
-  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  await new Promise((r) => server.listen(0, '127.0.0.1', () => r(undefined)));
+  const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
   return {
-    url: `http://127.0.0.1:${server.address().port}/hooks`,
+    url: `http://127.0.0.1:${port}/hooks`,
     stats: () => ({ events, posts }),
-    until: (n) => (events >= n ? Promise.resolve() : new Promise((resolve) => (waiter = { n, resolve }))),
+    /** @param {number} n */
+    until: (n) =>
+      events >= n
+        ? Promise.resolve()
+        : new Promise((/** @type {(value?: undefined) => void} */ resolve) => (waiter = { n, resolve })),
     close: () => new Promise((r) => server.close(r)),
   };
 }
 
+/** @param {number} batchSize */
 async function delivery(batchSize) {
   const hooks = await receiver();
   const server = await createServer({
@@ -82,6 +93,7 @@ function redisServerPath() {
   return null;
 }
 
+/** @param {string} path */
 async function startRedis(path) {
   const port = 20000 + Math.floor(Math.random() * 20000);
   const child = spawn(
@@ -95,22 +107,30 @@ async function startRedis(path) {
     let out = '';
     child.stdout.on('data', (c) => {
       out += c;
-      if (out.includes('Ready to accept connections')) resolve();
+      if (out.includes('Ready to accept connections')) resolve(undefined);
     });
     child.once('exit', () => reject(new Error(`redis-server exited: ${out.slice(-300)}`)));
   });
   return { url: `redis://127.0.0.1:${port}`, stop: () => child.kill('SIGTERM') };
 }
 
-/** A raw Bayeux WebSocket client: one request at a time, resolved by its reply. */
+/**
+ * A raw Bayeux WebSocket client: one request at a time, resolved by its reply.
+ * @param {string} url
+ */
 async function wsClient(url) {
   const ws = new WebSocket(url.replace(/^http/, 'ws'));
   await new Promise((r, j) => ws.once('open', r).once('error', j));
+  /** @type {Map<string, (reply: Reply) => void>} */
   const pending = new Map();
   let id = 0;
   ws.on('message', (data) => {
     for (const m of JSON.parse(data.toString())) pending.get(m.id)?.(m);
   });
+  /**
+   * @param {Record<string, unknown>} m
+   * @returns {Promise<Reply>}
+   */
   const request = (m) =>
     new Promise((resolve) => {
       const key = String(++id);
@@ -125,12 +145,19 @@ async function wsClient(url) {
   const clientId = hs.clientId;
   ws.send(JSON.stringify([{ channel: '/meta/connect', clientId, connectionType: 'websocket', id: 'c' }]));
   return {
+    /** @param {string} s */
     subscribe: (s) => request({ channel: '/meta/subscribe', clientId, subscription: s }),
+    /** @param {string} s */
     unsubscribe: (s) => request({ channel: '/meta/unsubscribe', clientId, subscription: s }),
     close: () => ws.terminate(),
   };
 }
 
+/**
+ * @param {string} redisUrl
+ * @param {boolean} webhooksOn
+ * @param {number} round
+ */
 async function occupancy(redisUrl, webhooksOn, round) {
   const hooks = await receiver();
   const server = await createServer({
@@ -170,6 +197,10 @@ async function occupancy(redisUrl, webhooksOn, round) {
   return { webhooksOn, sub, unsub, delivered };
 }
 
+/**
+ * @param {number} n
+ * @param {number} [d]
+ */
 const fmt = (n, d = 1) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 
 console.log(

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 // Records benchmark (run by `pnpm bench`):
 // 1. bytes on the wire per client per second for one record updated 50×/s with 6 fields:
 //    throttle 0 vs 500 ms, compact encoding on vs off;
@@ -17,23 +18,41 @@ const quick = values.quick ?? false;
 const seconds = Number(values.seconds ?? (quick ? 2 : 5));
 const loadClients = Number(values.clients ?? (quick ? 200 : 1000));
 
+/** @typedef {{ cpu: number, updates: number, sessions: number }} ServerStats */
+
+/**
+ * records-server.mjs in its own process.
+ * @param {{ throttleMs: number, subjects: number, rate: number, fields: number }} cfg
+ * @returns {Promise<{ url: string, ask: (m: 'stats') => Promise<ServerStats>, stop: () => boolean }>}
+ */
 function startServer(cfg) {
   const child = fork(new URL('./records-server.mjs', import.meta.url), [JSON.stringify(cfg)]);
+  /** @param {'stats'} m */
   const ask = (m) =>
-    new Promise((resolve) => {
-      child.once('message', resolve);
-      child.send(m);
-    });
+    /** @type {Promise<ServerStats>} */ (
+      new Promise((resolve) => {
+        child.once('message', resolve);
+        child.send(m);
+      })
+    );
   return new Promise((resolve) =>
-    child.once('message', ({ url }) => resolve({ url, ask, stop: () => child.kill() })),
+    child.once('message', (/** @type {{ url: string }} */ { url }) =>
+      resolve({ url, ask, stop: () => child.kill() }),
+    ),
   );
 }
 
-/** A raw WebSocket Bayeux client that subscribes to `subjects` and counts what arrives. */
+/**
+ * A raw WebSocket Bayeux client that subscribes to `subjects` and counts what arrives.
+ * @param {string} url
+ * @param {string[]} subjects
+ * @param {object} [ext] the handshake's ext
+ */
 function client(url, subjects, ext) {
   const ws = new WebSocket(url, { perMessageDeflate: false });
-  const c = { bytes: 0, updates: 0, ready: null, ws };
+  const c = { bytes: 0, updates: 0, pending: subjects.length, ready: Promise.resolve(), ws };
   c.ready = new Promise((resolve) => {
+    /** @type {string | undefined} */
     let id;
     ws.on('open', () =>
       ws.send(
@@ -42,9 +61,9 @@ function client(url, subjects, ext) {
         ]),
       ),
     );
-    ws.on('message', (data) => {
+    ws.on('message', (/** @type {Buffer} */ data) => {
       c.bytes += data.length;
-      for (const m of JSON.parse(data)) {
+      for (const m of JSON.parse(data.toString())) {
         if (m.channel === '/meta/handshake') {
           id = m.clientId;
           ws.send(
@@ -56,17 +75,21 @@ function client(url, subjects, ext) {
         } else if (m.channel === '/meta/connect') {
           ws.send(JSON.stringify([{ channel: '/meta/connect', clientId: id, connectionType: 'websocket' }]));
         } else if (m.channel === '/meta/subscribe') {
-          if (--c.pending === 0) resolve();
+          if (--c.pending === 0) resolve(undefined);
         } else if (m.successful === undefined) c.updates++;
       }
     });
   });
-  c.pending = subjects.length;
   return c;
 }
 
+/** @param {number} ms */
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * @param {number} throttleMs
+ * @param {boolean} compact
+ */
 async function wireBytes(throttleMs, compact) {
   const server = await startServer({ throttleMs, subjects: 1, rate: 50, fields: 6 });
   const clients = Array.from({ length: 10 }, () =>
@@ -86,6 +109,7 @@ async function wireBytes(throttleMs, compact) {
 async function cpuPerUpdate() {
   const subjects = 2000;
   const server = await startServer({ throttleMs: 0, subjects, rate: 10, fields: 6 });
+  /** @type {ReturnType<typeof client>[]} */
   const clients = [];
   for (let i = 0; i < loadClients; i++) {
     const mine = Array.from({ length: 20 }, (_, k) => `/bench/${(i * 37 + k * 101) % subjects}`);
@@ -109,12 +133,12 @@ async function cpuPerUpdate() {
 }
 
 const rows = [];
-for (const [throttle, compact] of [
+for (const [throttle, compact] of /** @type {const} */ ([
   [0, false],
   [0, true],
   [500, false],
   [500, true],
-]) {
+])) {
   const r = await wireBytes(throttle, compact);
   rows.push(
     `| ${throttle} ms | ${compact ? 'on' : 'off'} | ${Math.round(r.bytes).toLocaleString('en')} | ${r.updates.toFixed(1)} |`,
