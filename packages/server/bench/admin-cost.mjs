@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 // What the operator's console costs (issue 25): CPU of `bayou start` processes measured
 // from /proc (user + system time), side by side in one run.
 //
@@ -40,9 +41,19 @@ const PASSWORD = 'bench-console-password';
 const cli = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 const loadtest = fileURLToPath(new URL('../../loadtest/bin/bayou-loadtest.js', import.meta.url));
 const TICK = 100; // USER_HZ on Linux
+/** @type {import('node:child_process').ChildProcess[]} */
 const children = [];
+/** @param {number} ms */
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/** @typedef {{ child: import('node:child_process').ChildProcess, pid: number, base: string }} Started */
+/** @typedef {{ open: boolean, cpu: number, published: number, delivered: number }} WindowRow */
+
+/**
+ * `bayou start` with `args` in its own process; resolves once it listens.
+ * @param {string[]} args
+ * @returns {Promise<Started>}
+ */
 function start(args) {
   const child = spawn(process.execPath, [cli, 'start', '--port', '0', '--log-level', 'warn', ...args], {
     env: { PATH: process.env.PATH },
@@ -56,28 +67,39 @@ function start(args) {
     child.stdout.on('data', (d) => {
       out += d;
       const m = /listening on (http:\/\/[^ ]+)/.exec(out);
-      if (m) resolve({ child, base: m[1] });
+      if (m?.[1] && child.pid !== undefined) resolve({ child, pid: child.pid, base: m[1] });
     });
     child.once('exit', (code) => reject(new Error(`bayou exited with ${code}: ${out}`)));
   });
 }
 
-/** CPU seconds (user + system) the process has used. */
+/**
+ * CPU seconds (user + system) the process has used.
+ * @param {number} pid
+ */
 function cpu(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  const fields = (readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1] ?? '').split(' ');
   return (Number(fields[11]) + Number(fields[12])) / TICK;
 }
 
+/**
+ * The console's session token for `base`.
+ * @param {string} base
+ * @returns {Promise<string>}
+ */
 async function login(base) {
   const r = await fetch(`${base}/admin/login`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ password: PASSWORD }),
   });
-  return (await r.json()).token;
+  return /** @type {{ token: string }} */ (await r.json()).token;
 }
 
-/** A console session as the page opens it; resolves once the first snapshot arrived. */
+/**
+ * A console session as the page opens it; resolves once the first snapshot arrived.
+ * @param {string} base
+ */
 async function openConsole(base) {
   const token = await login(base);
   const client = new BayouClient(`${base}/bayeux`, {
@@ -85,9 +107,10 @@ async function openConsole(base) {
     WebSocket,
     handshake: () => ({ bayouAdmin: token }),
   });
-  let first;
+  /** @type {() => void} */
+  let first = () => {};
   const arrived = new Promise((r) => {
-    first = r;
+    first = () => r(undefined);
   });
   client.subscribe('/bayou/admin/stats', () => first());
   await client.connect();
@@ -95,12 +118,21 @@ async function openConsole(base) {
   return client;
 }
 
+/**
+ * A counter of `/metrics` (0 when absent).
+ * @param {string} base
+ * @param {string} name
+ */
 async function counter(base, name) {
   const text = await (await fetch(`${base}/metrics`)).text();
   const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
   return m ? Number(m[1]) : 0;
 }
 
+/**
+ * @param {number} cpuSeconds
+ * @param {number} seconds
+ */
 const pct = (cpuSeconds, seconds) => `${((cpuSeconds / seconds) * 100).toFixed(2)}%`;
 
 async function idle() {
@@ -110,26 +142,33 @@ async function idle() {
   const console = await openConsole(open.base);
   await sleep(2000);
   const servers = [plain, closed, open];
-  const before = servers.map((s) => cpu(s.child.pid));
+  const before = servers.map((s) => cpu(s.pid));
   await sleep(SECONDS * 1000);
-  const used = servers.map((s, i) => cpu(s.child.pid) - before[i]);
+  const used = servers.map((s, i) => cpu(s.pid) - (before[i] ?? Number.NaN));
   await console.disconnect();
   process.stdout.write(`\nIdle, ${SECONDS} s side by side (CPU of one core):\n`);
   process.stdout.write(`| server | CPU |\n|---|---|\n`);
-  process.stdout.write(`| bayou start | ${pct(used[0], SECONDS)} |\n`);
-  process.stdout.write(`| bayou start --admin, console closed | ${pct(used[1], SECONDS)} |\n`);
-  process.stdout.write(`| bayou start --admin, console open | ${pct(used[2], SECONDS)} |\n`);
+  const [plainCpu = Number.NaN, closedCpu = Number.NaN, openCpu = Number.NaN] = used;
+  process.stdout.write(`| bayou start | ${pct(plainCpu, SECONDS)} |\n`);
+  process.stdout.write(`| bayou start --admin, console closed | ${pct(closedCpu, SECONDS)} |\n`);
+  process.stdout.write(`| bayou start --admin, console open | ${pct(openCpu, SECONDS)} |\n`);
   for (const s of servers) s.child.kill('SIGKILL');
 }
 
+/**
+ * One measured window under load.
+ * @param {Started} server
+ * @param {boolean} open whether the console is open meanwhile
+ * @returns {Promise<WindowRow>}
+ */
 async function window(server, open) {
-  const c0 = cpu(server.child.pid);
+  const c0 = cpu(server.pid);
   const p0 = await counter(server.base, 'bayou_publishes_total');
   const d0 = await counter(server.base, 'bayou_messages_out_total');
   const t0 = Date.now();
   await sleep(SECONDS * 1000);
   const seconds = (Date.now() - t0) / 1000;
-  const used = cpu(server.child.pid) - c0;
+  const used = cpu(server.pid) - c0;
   const published = ((await counter(server.base, 'bayou_publishes_total')) - p0) / seconds;
   const delivered = ((await counter(server.base, 'bayou_messages_out_total')) - d0) / seconds;
   return { open, cpu: used / seconds, published, delivered };
@@ -160,6 +199,7 @@ async function underLoad() {
   );
   children.push(load);
   await sleep(8000);
+  /** @type {WindowRow[]} */
   const rows = [];
   for (let i = 0; i < WINDOWS; i++) {
     const open = i % 2 === 1;
@@ -181,6 +221,7 @@ async function underLoad() {
     process.stdout.write(`| ${cells.join(' | ')} | ${(r.cpu * 100).toFixed(1)}% |\n`);
   }
 
+  /** @param {boolean} open */
   const mean = (open) => {
     const xs = rows.filter((r) => r.open === open).map((r) => r.cpu);
     return xs.reduce((a, b) => a + b, 0) / xs.length;

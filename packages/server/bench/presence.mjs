@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 // Presence benchmark (run by `pnpm bench`): N clients (1,000 by default) on one node
 // subscribe to one channel, then unsubscribe, twice side by side — once on a plain channel,
 // once on a channel with presence (`presence: true`: each subscribe is a join, announced to
@@ -25,7 +26,13 @@ const { values } = parseArgs({
   },
 });
 
-/** The node under test, in its own process so its CPU is its own. */
+/** @typedef {{ id?: string, channel: string, successful?: boolean, clientId?: string }} Reply */
+/** @typedef {Record<string, number>} CommandCalls */
+
+/**
+ * The node under test, in its own process so its CPU is its own.
+ * @param {{ redis?: string }} config
+ */
 async function child({ redis }) {
   const { createServer } = await import('../dist/index.js');
   const server = await createServer({
@@ -43,16 +50,16 @@ async function child({ redis }) {
   process.on('message', (m) => {
     if (m === 'cpu') {
       const u = process.cpuUsage();
-      process.send({ cpu: (u.user + u.system) / 1000 });
+      process.send?.({ cpu: (u.user + u.system) / 1000 });
     } else if (m === 'stop') void server.close().then(() => process.exit(0));
   });
-  process.send({ base });
+  process.send?.({ base });
 }
 
 async function freePort() {
   const s = netServer();
-  await new Promise((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address();
+  await new Promise((r) => s.listen(0, '127.0.0.1', () => r(undefined)));
+  const { port } = /** @type {import('node:net').AddressInfo} */ (s.address());
   await new Promise((r) => s.close(r));
   return port;
 }
@@ -67,7 +74,7 @@ async function startRedis() {
       stdio: 'ignore',
     },
   );
-  const { default: Redis } = await import('ioredis');
+  const { Redis } = await import('ioredis');
   const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => 50 });
   for (let i = 0; i < 100; i++) {
     try {
@@ -87,15 +94,26 @@ async function startRedis() {
   };
 }
 
-/** Calls per command since the last reset, from INFO commandstats. */
+/**
+ * Calls per command since the last reset, from INFO commandstats.
+ * @param {import('ioredis').Redis} redis
+ * @returns {Promise<CommandCalls>}
+ */
 async function commandStats(redis) {
   const text = await redis.info('commandstats');
+  /** @type {CommandCalls} */
   const out = {};
-  for (const m of text.matchAll(/^cmdstat_(\w+(?:\|\w+)?):calls=(\d+)/gm)) out[m[1]] = Number(m[2]);
+  for (const m of text.matchAll(/^cmdstat_(\w+(?:\|\w+)?):calls=(\d+)/gm)) out[String(m[1])] = Number(m[2]);
   return out;
 }
 
+/**
+ * @param {CommandCalls} after
+ * @param {CommandCalls} before
+ * @returns {CommandCalls}
+ */
 function diff(after, before) {
+  /** @type {CommandCalls} */
   const out = {};
   for (const [k, v] of Object.entries(after)) if (v - (before[k] ?? 0) > 0) out[k] = v - (before[k] ?? 0);
   delete out.info;
@@ -104,28 +122,39 @@ function diff(after, before) {
 
 /** A raw Bayeux session over one WebSocket: handshake, a connect loop, subscribe. */
 class Session {
+  /**
+   * @param {string} base
+   * @param {string} user
+   */
   constructor(base, user) {
+    /** @type {import('ws').WebSocket | null} */
     this.ws = null;
     this.base = base;
     this.user = user;
     this.id = 0;
+    /** @type {string | undefined} */
+    this.clientId = undefined;
+    /** @type {Map<string, (reply: Reply) => void>} */
     this.waiting = new Map();
+    /** @type {((message: Reply) => void) | null} */
     this.onMessage = null;
   }
 
+  /** @param {typeof import('ws').WebSocket} WebSocket */
   async open(WebSocket) {
-    this.ws = new WebSocket(`${this.base.replace(/^http/, 'ws')}/bayeux`);
+    const ws = new WebSocket(`${this.base.replace(/^http/, 'ws')}/bayeux`);
+    this.ws = ws;
     await new Promise((resolve, reject) => {
-      this.ws.once('open', resolve);
-      this.ws.once('error', reject);
+      ws.once('open', resolve);
+      ws.once('error', reject);
     });
-    this.ws.on('message', (raw) => {
+    ws.on('message', (raw) => {
       for (const m of JSON.parse(raw.toString())) {
         if (m.channel === '/meta/connect' && m.successful)
           this.send({ channel: '/meta/connect', connectionType: 'websocket' });
         const w = m.id !== undefined ? this.waiting.get(m.id) : undefined;
         if (w !== undefined) {
-          this.waiting.delete(m.id);
+          this.waiting.delete(/** @type {string} */ (m.id));
           w(m);
         } else if (!m.channel.startsWith('/meta/')) this.onMessage?.(m);
       }
@@ -140,33 +169,44 @@ class Session {
     this.send({ channel: '/meta/connect', connectionType: 'websocket' });
   }
 
+  /** @param {Record<string, unknown>} m */
   send(m) {
     const id = String(++this.id);
-    this.ws.send(JSON.stringify([{ ...m, id, ...(this.clientId ? { clientId: this.clientId } : {}) }]));
+    this.ws?.send(JSON.stringify([{ ...m, id, ...(this.clientId ? { clientId: this.clientId } : {}) }]));
     return id;
   }
 
+  /**
+   * @param {Record<string, unknown>} m
+   * @returns {Promise<Reply>}
+   */
   request(m) {
     return new Promise((resolve) => this.waiting.set(this.send(m), resolve));
   }
 
   close() {
-    this.ws.terminate();
+    this.ws?.terminate();
   }
 }
 
+/**
+ * @param {string} engine memory or redis
+ * @param {number} n clients
+ */
 async function run(engine, n) {
   const redis = engine === 'redis' ? await startRedis() : null;
   const node = fork(new URL(import.meta.url).pathname, ['--child', JSON.stringify({ redis: redis?.url })], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  const { base } = await new Promise((r) => node.once('message', r));
+  const { base } = /** @type {{ base: string }} */ (await new Promise((r) => node.once('message', r)));
+  /** @returns {Promise<number>} */
   const cpu = () =>
     new Promise((resolve) => {
-      node.once('message', (m) => resolve(m.cpu));
+      node.once('message', (/** @type {{ cpu: number }} */ m) => resolve(m.cpu));
       node.send('cpu');
     });
   const { default: WebSocket } = await import('ws');
+  /** @type {Session[]} */
   const sessions = [];
   for (let i = 0; i < n; i++) sessions.push(new Session(base, `user${i}`));
   for (let i = 0; i < n; i += 100)
@@ -185,7 +225,14 @@ async function run(engine, n) {
       );
   await new Promise((r) => setTimeout(r, 200));
 
+  /** @type {Record<string, string | number>[]} */
   const rows = [];
+  /**
+   * @param {string} name
+   * @param {string} channel
+   * @param {'subscribe' | 'unsubscribe'} action
+   * @param {number} events the follower's presence events to wait for
+   */
   const phase = async (name, channel, action, events) => {
     seen = 0;
     const stats = redis ? await commandStats(redis.client) : null;
@@ -197,7 +244,7 @@ async function run(engine, n) {
     // Leaves are sent after the reply: let them land before reading the counters.
     await new Promise((r) => setTimeout(r, 200));
     const cpuMs = (await cpu()) - cpu0;
-    const cmds = redis ? diff(await commandStats(redis.client), stats) : null;
+    const cmds = redis && stats ? diff(await commandStats(redis.client), stats) : null;
     const total = cmds ? Object.values(cmds).reduce((a, b) => a + b, 0) : null;
     rows.push({
       engine,
@@ -228,10 +275,11 @@ async function main() {
   const n = Number(values.clients ?? (values.quick ? 200 : 1000));
   const engines = (values.engines ?? 'memory,redis').split(',');
   console.log(`presence: ${n} clients on one node, one channel; node ${process.version}`);
+  /** @type {Record<string, string | number>[]} */
   const rows = [];
   for (const engine of engines) rows.push(...(await run(engine, n)));
   console.table(rows);
-  const joins = rows.filter((r) => r.phase.startsWith('join'));
+  const joins = rows.filter((r) => String(r.phase).startsWith('join'));
   for (const j of joins)
     console.log(`${j.engine}: ${j.n} members joined in ${j['done in (ms)']} ms (claim: within 10,000 ms)`);
 }
