@@ -73,7 +73,7 @@ export class StreamLink implements SocketLink {
   constructor(
     private readonly out: ResponseStream,
     readonly kind: StreamKind,
-    private readonly host: StreamHost,
+    readonly host: StreamHost,
     now: number,
   ) {
     this.openedAt = now;

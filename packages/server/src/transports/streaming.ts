@@ -120,15 +120,24 @@ export function startStream(
   // Sent at once, so that the client sees the stream work (or a proxy hold it).
   out.write(padding);
   const raw = reply.raw;
-  if (raw !== null) watchClose(raw, link, hub);
+  if (raw !== null) watchClose(raw, link);
   return link;
 }
 
-function watchClose(raw: ServerResponse, link: StreamLink, hub: StreamHub): void {
+const LINK = Symbol('bayou.stream');
+type TaggedResponse = ServerResponse & { [LINK]?: StreamLink };
+
+/** Watches for the client going away, with one module-level handler (no closure per stream). */
+function watchClose(raw: ServerResponse, link: StreamLink): void {
   raw.socket?.setNoDelay(true);
-  raw.once('close', () => {
-    if (link.done) return;
-    link.done = true;
-    hub.ended(link);
-  });
+  (raw as TaggedResponse)[LINK] = link;
+  raw.once('close', onStreamClosed);
+}
+
+function onStreamClosed(this: TaggedResponse): void {
+  const link = this[LINK];
+  this[LINK] = undefined;
+  if (link === undefined || link.done) return;
+  link.done = true;
+  link.host.ended(link);
 }
