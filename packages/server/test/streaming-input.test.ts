@@ -4,6 +4,7 @@
  */
 
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -13,6 +14,7 @@ import { resolveCli } from '../src/config/index.js';
 import { servedDirectly } from '../src/http/direct-endpoint.js';
 import { type BayouOptions, bayou, resolveOptions } from '../src/index.js';
 import { cookieOf, openStream, type StreamReader, streamConnect, streamingClient } from './stream-client.js';
+import { eventually } from './test-client.js';
 
 const apps: FastifyInstance[] = [];
 const streams: StreamReader[] = [];
@@ -180,5 +182,82 @@ describe('stream limits as options and flags', () => {
     );
     expect(() => resolveOptions({ transports: ['streaming', 'streaming'] })).toThrow(/option "transports"/);
     expect(resolveOptions({}).transports).toEqual(['websocket', 'streaming', 'eventsource', 'long-polling']);
+  });
+});
+
+/** Sends a raw stream request and collects the raw response bytes until `until` holds or the end. */
+async function rawStream(
+  base: string,
+  version: '1.0' | '1.1',
+  body: string,
+  cookie: string | null,
+  until: (text: string) => boolean,
+): Promise<string> {
+  const { port } = new URL(base);
+  const socket = connect(Number(port), '127.0.0.1');
+  socket.write(
+    `POST /bayeux/stream HTTP/${version}\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n${cookie === null ? '' : `Cookie: ${cookie}\r\n`}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+  let text = '';
+  await new Promise<void>((resolve) => {
+    socket.on('data', (d: Buffer) => {
+      text += d.toString('latin1');
+      if (until(text)) resolve();
+    });
+    socket.on('close', () => resolve());
+  });
+  socket.destroy();
+  return text;
+}
+
+describe.each<Way>(['direct', 'fastify'])('the wire of a stream on the %s path', (way) => {
+  it('is chunked, one chunk per flush however many messages', async () => {
+    const { app, base } = await start(way);
+    const client = await streamingClient(base);
+    await client.subscribe('/wire');
+    const seen = rawStream(base, '1.1', JSON.stringify([streamConnect(client)]), client.cookie, (t) =>
+      t.includes('"data":4'),
+    );
+    await eventually(() => app.bayou.session(client.clientId)?.state === 'socket');
+    for (let i = 0; i < 5; i++) app.bayou.publish('/wire', i);
+    const text = await seen;
+    const [head, body] = text.split('\r\n\r\n', 2) as [string, string];
+    expect(head).toMatch(/^HTTP\/1\.1 200/);
+    expect(head.toLowerCase()).toContain('transfer-encoding: chunked');
+    // The chunks: padding, the connect reply, the five publications in one.
+    const chunks: string[] = [];
+    let rest = text.slice(head.length + 4);
+    while (rest.length > 0) {
+      const eol = rest.indexOf('\r\n');
+      const size = Number.parseInt(rest.slice(0, eol), 16);
+      chunks.push(rest.slice(eol + 2, eol + 2 + size));
+      rest = rest.slice(eol + 2 + size + 2);
+    }
+    expect(chunks[0]).toBe(`${' '.repeat(2048)}\n`);
+    expect(JSON.parse(chunks[1] as string)[0]).toMatchObject({ channel: '/meta/connect', successful: true });
+    expect(JSON.parse(chunks[2] as string)).toEqual(
+      [0, 1, 2, 3, 4].map((data) => ({ channel: '/wire', data })),
+    );
+    expect(chunks[2]?.endsWith('\n')).toBe(true);
+    expect(body.length).toBeGreaterThan(0);
+  });
+});
+
+describe('an HTTP/1.0 stream request', () => {
+  it('gets the same lines, unchunked, until the connection closes', async () => {
+    const { app, base } = await start('direct');
+    const client = await streamingClient(base);
+    await client.subscribe('/old');
+    const seen = rawStream(base, '1.0', JSON.stringify([streamConnect(client)]), client.cookie, (t) =>
+      t.includes('"data":"x"'),
+    );
+    await eventually(() => app.bayou.session(client.clientId)?.state === 'socket');
+    app.bayou.publish('/old', 'x');
+    const text = await seen;
+    const body = text.slice(text.indexOf('\r\n\r\n') + 4);
+    const lines = body.split('\n');
+    expect(lines[0]).toBe(' '.repeat(2048));
+    expect(JSON.parse(lines[1] as string)[0]).toMatchObject({ channel: '/meta/connect', successful: true });
+    expect(JSON.parse(lines[2] as string)).toEqual([{ channel: '/old', data: 'x' }]);
   });
 });

@@ -121,6 +121,8 @@ export function startStream(
   out.write(padding);
   const raw = reply.raw;
   if (raw !== null) watchClose(raw, link);
+  // The direct path hands the response itself: its chunks can go to the socket whole.
+  if (raw !== null && out === raw && raw.chunkedEncoding && raw.socket !== null) link.socket = raw.socket;
   return link;
 }
 
