@@ -88,19 +88,15 @@ export function clusterScenario(name: string, backend: () => Promise<ClusterBack
       // No connect loop of its own: the only connect held is the one relayed below.
       const owner = new TestClient(a!.base, 'long-polling');
       clients.push(owner);
-      const hs = await owner.request({
-        channel: '/meta/handshake',
-        version: '1.0',
-        supportedConnectionTypes: ['long-polling'],
-      });
-      const clientId = hs.clientId as string;
-      const connect = [{ channel: '/meta/connect', clientId, connectionType: 'long-polling' }];
+      expect((await owner.handshake()).successful).toBe(true);
+      const clientId = owner.clientId;
+      const connect = { channel: '/meta/connect', clientId, connectionType: 'long-polling' };
       // The first connect is answered at once; the next is held.
-      expect((await owner.request(connect[0] as Msg)).successful).toBe(true);
+      expect((await owner.request(connect)).successful).toBe(true);
       const held = fetch(`${c!.base}/bayeux`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(connect),
+        body: JSON.stringify([connect]),
       });
       // Held on the owner (a) through c; the owner would answer it 200 after the connect timeout.
       await eventually(() => a!.server.bayou.session(clientId)?.state === 'polling');
