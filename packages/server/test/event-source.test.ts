@@ -138,4 +138,16 @@ describe('eventsource', () => {
     expect(reader.status).toBe(200);
     expect(reader.headers.get('access-control-allow-origin')).toBe('https://app.example');
   });
+
+  it('ends the older EventSource stream of a session when a newer one opens', async () => {
+    const { base, server } = await start();
+    const client = await streamingClient(base, 'eventsource');
+    await client.subscribe('/twice');
+    const older = await eventSource(client);
+    const newer = await eventSource(client);
+    await older.ended;
+    await server.bayou.publish('/twice', 'x');
+    expect((await newer.waitFor((m) => m.channel === '/twice')).data).toBe('x');
+    expect(older.frames).toEqual([]);
+  });
 });
