@@ -13,9 +13,13 @@
  *
  * From before the session joins the channel until the history is fetched, live messages
  * on that channel are held for the session and then released after the recovered ones,
- * minus duplicates. Both the positions and the holding happen in the extension's
- * `beforeEnqueue` hook, which a session that negotiated replay passes on every delivery;
- * other sessions never reach it.
+ * minus duplicates. A live copy of a recovered message may also come in after that: with
+ * Redis, the history is read on one connection and pub/sub arrives on another, and the
+ * node may read the history reply first. So the channel keeps the last recovered position
+ * as a floor, and a live message at or before it is dropped, until the first one after it
+ * passes (pub/sub keeps a channel's order, so none older can follow). The positions, the
+ * holding and the floor are all in the extension's `beforeEnqueue` hook, which a session
+ * that negotiated replay passes on every delivery; other sessions never reach it.
  */
 import {
   EXT_REPLAY,
@@ -42,6 +46,12 @@ interface ReplayState {
   readonly prepared: Map<string, Prepared | null>;
   /** Channels whose live deliveries are held back (while what was missed is fetched). */
   readonly holding: Map<string, Publication[]>;
+  /**
+   * Channels recovered up to a position, until a live message after it passes: a live one
+   * at or before it is a late copy of a recovered one. At most one entry per channel the
+   * session subscribed to; removed on unsubscribe.
+   */
+  readonly floors: Map<string, StreamPosition>;
 }
 
 export class ReplayExtension implements Extension {
@@ -53,7 +63,7 @@ export class ReplayExtension implements Extension {
     if (session === null || reply.successful !== true) return;
     if (request.channel === META_HANDSHAKE) {
       if (request.ext?.[EXT_REPLAY] !== true) return;
-      const state: ReplayState = { prepared: new Map(), holding: new Map() };
+      const state: ReplayState = { prepared: new Map(), holding: new Map(), floors: new Map() };
       session.extensionState.set(this, state);
       session.addEnqueueHook(this);
       reply.ext = { ...reply.ext, [EXT_REPLAY]: true };
@@ -73,15 +83,18 @@ export class ReplayExtension implements Extension {
     if (Object.keys(info).length > 0) reply.ext = { ...reply.ext, [EXT_REPLAY]: info };
   }
 
-  /** Positions every delivery; takes those on a held channel. */
+  /** Positions every delivery; takes those on a held channel; drops late copies of recovered ones. */
   beforeEnqueue(session: ExtensionSession, delivery: PublicationDelivery): string | null | undefined {
-    const holding = (session.extensionState.get(this) as ReplayState).holding;
-    const held = holding.size === 0 ? undefined : holding.get(delivery.publication.channel);
+    const { holding, floors } = session.extensionState.get(this) as ReplayState;
+    const publication = delivery.publication;
+    const held = holding.size === 0 ? undefined : holding.get(publication.channel);
     if (held !== undefined) {
-      held.push(delivery.publication);
+      held.push(publication);
       return null;
     }
-    return delivery.publication.position === null ? undefined : delivery.once(this, withPosition);
+    if (publication.position === null) return undefined;
+    if (floors.size > 0 && belowFloor(floors, publication.channel, publication.position)) return null;
+    return delivery.once(this, withPosition);
   }
 
   beforeSubscribe(session: ExtensionSession, channel: string): void {
@@ -147,11 +160,15 @@ export class ReplayExtension implements Extension {
       if (last !== null && pos !== null && pos.epoch === last.epoch && pos.offset <= last.offset) continue;
       deliver(session, pub);
     }
+    if (last !== null) state.floors.set(channel, last);
+    else state.floors.delete(channel);
   }
 
   /** The session left `channel` (or its subscribe was undone): nothing more is held for it. */
   unsubscribed(session: ExtensionSession, channel: string): void {
-    this.stateOf(session)?.holding.delete(channel);
+    const state = this.stateOf(session);
+    state?.holding.delete(channel);
+    state?.floors.delete(channel);
   }
 
   private stateOf(session: ExtensionSession): ReplayState | undefined {
@@ -167,6 +184,22 @@ export function withPosition(publication: Publication): string {
   const ext = `"ext":{"${EXT_REPLAY}":{"offset":${p.offset},"epoch":${JSON.stringify(p.epoch)}}}`;
   // The payload is `{"channel":…,"data":…}`: the ext goes in before its closing brace.
   return `${publication.payload.slice(0, -1)},${ext}}`;
+}
+
+/**
+ * Whether a live message on `channel` at `at` is at or before the channel's floor (a late
+ * copy of a recovered message). The first one past it (or in another epoch) lifts the floor.
+ */
+export function belowFloor(
+  floors: Map<string, StreamPosition>,
+  channel: string,
+  at: StreamPosition,
+): boolean {
+  const floor = floors.get(channel);
+  if (floor === undefined) return false;
+  if (floor.epoch === at.epoch && at.offset <= floor.offset) return true;
+  floors.delete(channel);
+  return false;
 }
 
 function deliver(session: ExtensionSession, pub: Publication): void {
