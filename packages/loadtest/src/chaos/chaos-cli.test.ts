@@ -18,7 +18,7 @@ describe('bayou-loadtest chaos options', () => {
   });
 
   it('refuses unknown options, bad times and bad transports with the fix in the message', () => {
-    expect(() => parseChaosArgs(['--nope', '1'])).toThrow(/unknown option "--nope"/);
+    expect(() => parseChaosArgs(['--nope', '1'])).toThrow(/unknown option --nope/);
     expect(() => parseChaosArgs(['--chaos', 'soon'])).toThrow(/write e.g. 500ms, 3s or 10m/);
     expect(() => parseChaosArgs(['--transport', 'carrier-pigeon'])).toThrow(
       /websocket, long-polling or streaming, got "carrier-pigeon"/,

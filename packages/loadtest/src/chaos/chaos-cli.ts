@@ -4,6 +4,8 @@
  * table; prints a report and exits 1 when anything was lost or duplicated.
  */
 import { writeFileSync } from 'node:fs';
+import { LoadtestError, LoadtestErrors } from '../errors.js';
+import { readFlags } from '../flag-reader.js';
 import { type ChaosOptions, type ChaosResult, runChaos } from './chaos-run.js';
 import { CHAOS_TRANSPORTS } from './client-transports.js';
 import {
@@ -256,16 +258,14 @@ export type ParsedChaos = { json: string; html: string } & (
   | { mode: 'cluster'; options: ClusterChaosOptions }
 );
 
+/** The flags given, by name, read by the package's one flag reader (every chaos flag takes a value). */
 function readArgs(argv: readonly string[]): Map<string, string> {
+  const defs = FLAGS.map((f) => ({ key: f.flag, flag: f.flag, isSwitch: false }));
   const given = new Map<string, string>();
-  const known = new Set(FLAGS.map((f) => f.flag));
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    const name = arg.startsWith('--') ? arg.slice(2) : '';
-    if (!known.has(name)) throw new Error(`unknown option "${arg}" (see bayou-loadtest chaos --help)`);
-    const value = argv[++i];
-    if (value === undefined) throw new Error(`--${name} needs a value`);
-    given.set(name, value);
+  for (const token of readFlags(argv, defs).tokens) {
+    if (token.kind === 'positional')
+      throw new LoadtestError(LoadtestErrors.UNKNOWN_OPTION, `unknown option ${token.value}`);
+    given.set(token.def.flag, token.raw);
   }
   return given;
 }
@@ -365,7 +365,9 @@ export async function chaosMain(argv: readonly string[]): Promise<number> {
   try {
     parsed = parseChaosArgs(argv);
   } catch (err) {
-    process.stderr.write(`bayou-loadtest chaos: ${(err as Error).message}\n`);
+    process.stderr.write(
+      `bayou-loadtest chaos: ${(err as Error).message} (see bayou-loadtest chaos --help)\n`,
+    );
     return 2;
   }
   if (parsed.mode === 'cluster') return clusterMain(parsed.options, parsed.json, parsed.html);
@@ -382,7 +384,9 @@ async function clusterMain(options: ClusterChaosOptions, json: string, html: str
   try {
     result = await runClusterChaos(options);
   } catch (err) {
-    process.stderr.write(`bayou-loadtest chaos: ${(err as Error).message}\n`);
+    process.stderr.write(
+      `bayou-loadtest chaos: ${(err as Error).message} (see bayou-loadtest chaos --help)\n`,
+    );
     return 1;
   }
   process.stdout.write(`${formatClusterChaos(options, result)}\n`);
