@@ -7,7 +7,7 @@ import { formatError } from '@bayou/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CreateServerOptions, Engine } from '../src/index.js';
 import { type Started, startServer } from './start-server.js';
-import { eventually, type Msg, TestClient, type Transport } from './test-client.js';
+import { eventually, TestClient, type Transport } from './test-client.js';
 
 export interface ClusterBackend {
   engine(): Engine;
