@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 // Idle-socket flood (issue 21, item 3): real clients' delivery latency against one `bayou
 // start` process, before, during and after a flood of idle unauthenticated WebSockets
 // (upgraded, never a Bayeux message), in one run.
@@ -30,11 +31,23 @@ import WebSocket from 'ws';
 const here = fileURLToPath(new URL('.', import.meta.url));
 const FLOOD_DEADLINE_MS = 120_000;
 
+/** @typedef {{ refused503: number, refusedOther: number, closed1008: number, closedOther: number, error: number }} Endings */
+/**
+ * What a flooder tells the bench: every socket answered, the server's first close, or the end.
+ * @typedef {{ type: 'held' } | { type: 'closing' } | { type: 'done', endings: Endings, peak: number, timedOut: boolean }} FlooderReport
+ */
+/** @typedef {'before' | 'arrival' | 'held' | 'closing' | 'after'} Window */
+/** @typedef {Awaited<ReturnType<typeof metrics>>} Metrics */
+
+/** @param {FlooderReport} report */
+const report = (report) => process.send?.(report);
+
 /**
  * A flooder child: opens `count` idle WebSockets from `localAddress` as raw TCP sockets that
  * write one upgrade request and never anything else — not even the answer to the server's
  * close frame, as an attacker would not — and reports how each ended. (Raw sockets, not a
  * WebSocket client: the generator's own cost stays small beside the server's.)
+ * @param {{ base: string, count: number, localAddress: string, rate: number }} order
  */
 async function flooder({ base, count, localAddress, rate }) {
   const { host, port } = new URL(base);
@@ -49,7 +62,7 @@ async function flooder({ base, count, localAddress, rate }) {
   let closing = false;
   /** One more socket was answered (opened or refused): once all were, the flood is held. */
   const arrived = () => {
-    if (++answered === count) process.send({ type: 'held' });
+    if (++answered === count) report({ type: 'held' });
   };
   const done = new Promise((resolveDone) => {
     const next = () => {
@@ -60,7 +73,7 @@ async function flooder({ base, count, localAddress, rate }) {
       let closeCode = 0;
       let failed = false;
       socket.on('connect', () => socket.write(request));
-      socket.on('data', (chunk) => {
+      socket.on('data', (/** @type {Buffer} */ chunk) => {
         if (status === 0) {
           status = Number(chunk.toString('latin1', 9, 12));
           if (status === 101) {
@@ -76,7 +89,7 @@ async function flooder({ base, count, localAddress, rate }) {
           closeCode = chunk.readUInt16BE(2);
           if (!closing) {
             closing = true;
-            process.send({ type: 'closing' });
+            report({ type: 'closing' });
           }
         }
       });
@@ -91,7 +104,7 @@ async function flooder({ base, count, localAddress, rate }) {
         else if (status !== 101) endings.refusedOther++;
         else if (closeCode === 1008) endings.closed1008++;
         else endings.closedOther++;
-        if (++ended === count) resolveDone();
+        if (++ended === count) resolveDone(undefined);
       });
     };
     // Paced: `rate` new sockets a second, started every 10 ms.
@@ -101,31 +114,38 @@ async function flooder({ base, count, localAddress, rate }) {
       if (started >= count) clearInterval(pace);
     }, 10);
   });
-  const timer = setTimeout(
-    () => process.send({ type: 'done', endings, peak, timedOut: true }),
-    FLOOD_DEADLINE_MS,
-  );
+  const timer = setTimeout(() => report({ type: 'done', endings, peak, timedOut: true }), FLOOD_DEADLINE_MS);
   await done;
   clearTimeout(timer);
-  process.send({ type: 'done', endings, peak, timedOut: false });
+  report({ type: 'done', endings, peak, timedOut: false });
 }
 
-/** CPU seconds (user + system) process `pid` has used, from /proc (Linux). */
+/**
+ * CPU seconds (user + system) process `pid` has used, from /proc (Linux).
+ * @param {number} pid
+ */
 function cpuSeconds(pid) {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    const fields = (readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1] ?? '').split(' ');
     return (Number(fields[11]) + Number(fields[12])) / 100;
   } catch {
     return Number.NaN;
   }
 }
 
+/**
+ * @param {number[]} sorted
+ * @param {number} p
+ */
 function percentile(sorted, p) {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
 }
 
-/** The server: `bayou start` in a child process; resolves with its URL and a stop function. */
+/**
+ * The server: `bayou start` in a child process; resolves with its URL and a stop function.
+ * @param {string[]} flags
+ * @returns {Promise<{ base: string, pid: number, stop: () => boolean }>}
+ */
 function startServer(flags) {
   const cli = resolve(here, '../dist/cli.js');
   const child = spawn(
@@ -137,15 +157,21 @@ function startServer(flags) {
     child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
     child.stdout.on('data', (d) => {
       const m = /listening on (http:\/\/\S+)/.exec(d.toString());
-      if (m) resolveStart({ base: m[1], pid: child.pid, stop: () => child.kill('SIGKILL'), child });
+      if (m?.[1] && child.pid !== undefined)
+        resolveStart({ base: m[1], pid: child.pid, stop: () => child.kill('SIGKILL') });
     });
   });
 }
 
-/** A raw Bayeux-over-WebSocket client subscribed to `channel`; `onData` gets each delivery's data. */
+/**
+ * A raw Bayeux-over-WebSocket client subscribed to `channel`; `onData` gets each delivery's data.
+ * @param {string} url
+ * @param {string} channel
+ * @param {(data: { t: number, n: number }) => void} onData
+ */
 function realClient(url, channel, onData) {
   const ws = new WebSocket(url, { perMessageDeflate: false });
-  const c = { ws, clientId: null, closed: false };
+  const c = { ws, clientId: /** @type {string | null} */ (null), closed: false, ready: Promise.resolve() };
   c.ready = new Promise((resolveReady, reject) => {
     ws.once('error', reject);
     ws.on('close', () => {
@@ -174,7 +200,7 @@ function realClient(url, channel, onData) {
               { channel: '/meta/subscribe', clientId: c.clientId, subscription: channel },
             ]),
           );
-        } else if (m.channel === '/meta/subscribe') resolveReady();
+        } else if (m.channel === '/meta/subscribe') resolveReady(undefined);
         else if (m.channel === '/meta/connect' && m.successful)
           ws.send(
             JSON.stringify([{ channel: '/meta/connect', clientId: c.clientId, connectionType: 'websocket' }]),
@@ -186,8 +212,13 @@ function realClient(url, channel, onData) {
   return c;
 }
 
+/**
+ * The server's connection counters, memory and event-loop delay from `/metrics`.
+ * @param {string} base
+ */
 async function metrics(base) {
   const text = await (await fetch(`${base}/metrics`)).text();
+  /** @param {string} name */
   const read = (name) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
   return {
     open: read('bayou_connections_open'),
@@ -221,12 +252,18 @@ async function main() {
   const server = await startServer(values['server-flag']);
   const url = `${server.base.replace(/^http/, 'ws')}/bayeux`;
   const channel = '/bench/idle-flood';
+  /** @type {Window | 'end' | null} */
   let window = null;
+  /** @type {Window[]} */
   const WINDOWS = ['before', 'arrival', 'held', 'closing', 'after'];
-  const latencies = Object.fromEntries(WINDOWS.map((w) => [w, []]));
+  /** @type {Record<Window, number[]>} */
+  const latencies = { before: [], arrival: [], held: [], closing: [], after: [] };
   let published = 0;
-  const received = Object.fromEntries(WINDOWS.map((w) => [w, 0]));
+  /** @type {Record<Window, number>} */
+  const received = { before: 0, arrival: 0, held: 0, closing: 0, after: 0 };
+  /** @param {{ t: number }} data */
   const onData = (data) => {
+    if (window === 'end') return;
     if (window === null) return;
     latencies[window].push(performance.now() - data.t);
     received[window]++;
@@ -235,9 +272,11 @@ async function main() {
   for (let i = 0; i < clients; i++) real.push(realClient(url, channel, onData));
   await Promise.all(real.map((c) => c.ready));
   const publisher = real[0];
-  const sentIn = Object.fromEntries(WINDOWS.map((w) => [w, 0]));
+  if (publisher === undefined) throw new Error('--clients must be at least 1');
+  /** @type {Record<Window, number>} */
+  const sentIn = { before: 0, arrival: 0, held: 0, closing: 0, after: 0 };
   const tick = setInterval(() => {
-    if (window === null) return;
+    if (window === null || window === 'end') return;
     published++;
     sentIn[window]++;
     publisher.ws.send(
@@ -247,15 +286,22 @@ async function main() {
     );
   }, 1000 / rate);
 
+  /** @param {number} ms */
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  /** @type {Partial<Record<Window | 'end', number>>} */
   const cpuAt = {};
-  /** The server's event-loop delay over each window: a scrape when it ends (restarting it). */
+  /**
+   * The server's event-loop delay over each window: a scrape when it ends (restarting it).
+   * @type {Partial<Record<Window, Metrics>>}
+   */
   const lagOf = {};
+  /** @type {Promise<void>} */
   let scraping = Promise.resolve();
+  /** @param {Window | 'end'} w */
   const mark = (w) => {
     cpuAt[w] = cpuSeconds(server.pid);
     const ending = window;
-    if (ending !== null)
+    if (ending !== null && ending !== 'end')
       scraping = scraping.then(() =>
         metrics(server.base).then((m) => {
           lagOf[ending] = m;
@@ -297,8 +343,9 @@ async function main() {
         localAddress: `127.0.0.${2 + i}`,
         rate: openRate / flooders,
       });
-      return new Promise((r) =>
-        child.on('message', (m) => {
+      /** @type {Promise<Extract<FlooderReport, { type: 'done' }>>} */
+      const finished = new Promise((r) =>
+        child.on('message', (/** @type {FlooderReport} */ m) => {
           if (m.type === 'closing') {
             // The first handshake timeouts: from here the server is closing the flood.
             if (window === 'held' || window === 'arrival') {
@@ -319,6 +366,7 @@ async function main() {
           r(m);
         }),
       );
+      return finished;
     }),
   );
   const floodEnd = performance.now();
@@ -343,6 +391,7 @@ async function main() {
   const final = await metrics(server.base);
   const stillConnected = real.filter((c) => !c.closed).length;
 
+  /** @type {Record<string, number>} */
   const endings = {};
   for (const r of results) for (const [k, v] of Object.entries(r.endings)) endings[k] = (endings[k] ?? 0) + v;
   console.log(
@@ -363,7 +412,7 @@ async function main() {
       continue;
     }
     const after = WINDOWS.slice(WINDOWS.indexOf(w) + 1).find((x) => cpuAt[x] !== undefined) ?? 'end';
-    const cpu = (100 * (cpuAt[after] - cpuAt[w])) / secs;
+    const cpu = (100 * ((cpuAt[after] ?? Number.NaN) - cpuAt[w])) / secs;
     console.log(
       `| ${w} | ${secs.toFixed(1)} | ${received[w]} | ${sentIn[w] * clients} | ${percentile(sorted, 50).toFixed(2)} | ${percentile(sorted, 99).toFixed(2)} | ${sorted.at(-1)?.toFixed(2)} | ${cpu.toFixed(0)} | ${lagOf[w]?.lagP99.toFixed(1)} / ${lagOf[w]?.lagMax.toFixed(1)} |`,
     );
@@ -382,7 +431,10 @@ async function main() {
   server.stop();
 }
 
-if (process.argv.includes('--flooder')) process.once('message', (m) => flooder(m).then(() => undefined));
+if (process.argv.includes('--flooder'))
+  process.once('message', (m) =>
+    flooder(/** @type {Parameters<typeof flooder>[0]} */ (m)).then(() => undefined),
+  );
 else
   main().catch((err) => {
     console.error(err);
