@@ -12,7 +12,8 @@
  * the server forgets it and resends nothing); the first connect after a reconnect reports
  * with `ext.ack`, so what the dead socket lost comes again. On `streaming` the frames are
  * numbered the same way, and the connect that opens each stream reports them in `ext.ack`
- * (as the first connect on a new link does): the server sends every later frame again.
+ * (as the first connect on a new link does): the server sends every later frame again —
+ * except a renewal (a refreshed token), whose older stream is read until the server ends it.
  */
 import {
   ACK_MARKER_CHANNEL,
@@ -71,10 +72,11 @@ export class AckExtension implements Extension {
     if (message.channel === META_CONNECT) {
       const { [EXT_ACK]: mark, ...ext } = message.ext ?? {};
       if (mark === 'probe' && this.enabled && message.id !== undefined) this.probes.add(message.id);
-      const streams = this.numbered && message.connectionType === 'streaming';
-      if (this.enabled && (mark === undefined || mark === 'resume' || (streams && mark === 'skip'))) {
-        // Every connect on `streaming` opens a stream and reports the frames received with
-        // `ext.ack`: the server sends the later ones again on it (the older stream is abandoned).
+      if (this.enabled && (mark === undefined || mark === 'resume')) {
+        // A connect on `streaming` opens a stream and reports the frames received with
+        // `ext.ack`: the server sends the later ones again on it. A renewal (`skip`) reports
+        // nothing: the older stream is still read until the server ends it.
+        const streams = message.connectionType === 'streaming';
         if (!streams && this.numbered && mark === undefined && message.connectionType === 'websocket') {
           ext[EXT_ACK_FRAMES] = this.batch;
         } else ext[EXT_ACK] = this.batch;

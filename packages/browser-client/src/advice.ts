@@ -10,6 +10,12 @@ export function reconnectAdvice(reply: Message): 'retry' | 'handshake' | 'none' 
   return parseError(reply.error)?.code === 402 ? 'handshake' : 'retry';
 }
 
+/** A connect reply that lets the session go on (a success advising a handshake ended it). */
+export function goesOn(reply: Message): boolean {
+  const advised = reply.advice?.reconnect;
+  return reply.successful === true && advised !== 'handshake' && advised !== 'none';
+}
+
 /** Whether a failed handshake reply means "stop" rather than "try again". */
 export function isFinalHandshakeRefusal(reply: Message): boolean {
   return parseError(reply.error)?.code === 403 || reconnectAdvice(reply) === 'none';

@@ -1,14 +1,14 @@
 /**
- * The Bayeux session: handshake, the `/meta/connect` loop, reconnection with backoff, and
- * the choice of transport — WebSocket first, long-polling when it cannot work, and back to
- * WebSocket when a background probe shows it works again. All state changes go through
+ * The connection: the `/meta/connect` loop, reconnection with backoff, and the choice of
+ * transport — WebSocket first, then streaming, then long-polling, and back to WebSocket
+ * when a background probe shows it works again. All state changes go through
  * the `StateMachine`; every asynchronous continuation checks `epoch` so that work started
  * before a reconnect or a stop cannot act after it. The WebSocket watchdog and the probe
  * back to a preferred transport live in `link-watchdog.ts` and `transport-probe.ts`.
  */
 import { META_DISCONNECT } from '@bayou/protocol';
 import type { AckMark } from './ack.js';
-import { asTransportError, isStop, Refusal, reconnectAdvice, stopError } from './advice.js';
+import { asTransportError, goesOn, isStop, Refusal, reconnectAdvice, stopError } from './advice.js';
 import { Backoff } from './backoff.js';
 import type { Dispatcher } from './dispatcher.js';
 import { BayouError, ErrorCodes } from './errors.js';
@@ -78,10 +78,10 @@ export class Connection {
     this.probeBackoff = new Backoff(options.minProbeDelay, options.maxProbeDelay);
     this.resendBackoff = new Backoff(options.minReconnectDelay, options.maxReconnectDelay);
     this.streamBackoff = new Backoff(options.minReconnectDelay, options.maxReconnectDelay);
-    this.tokens = new TokenRefresh(options.token, options.tokenRefreshMargin, () => this.renewForToken());
+    this.tokens = new TokenRefresh(options.token, options.tokenRefreshMargin, () => this.renew('skip'));
     this.bayeux = new BayeuxSession(options, dispatcher, this.selector, this.tokens);
     this.watchdog = new LinkWatchdog(options.deadLinkTimeout, {
-      renew: () => this.renew(),
+      renew: () => this.renew('skip'),
       dead: () => {
         // Set aside: reconnect on the next transport; a probe brings it back after a growing delay.
         if (this.active) this.selector.demote([this.active.name]);
@@ -229,18 +229,16 @@ export class Connection {
     this.timer = setTimeout(() => this.attempt(epoch), delay);
   }
 
-  /** A refreshed token is pending: a held connect is renewed to carry it now. */
-  private renewForToken(): void {
-    if (this.machine.state !== 'connected' || !this.connectInFlight) return; // the next one carries it
+  /**
+   * Renews the held connect (or stream): a new `/meta/connect` supersedes it, so the server
+   * answers the old one at once. For a refreshed token (carried now), the watchdog (a silent
+   * link answers or is dead), numbered frames to report (`mark` undefined). Without a held
+   * connect the next one of the loop does it anyway.
+   */
+  private renew(mark?: AckMark): void {
+    if (this.machine.state !== 'connected' || !this.connectInFlight) return;
     this.connectTurn++;
-    this.connectLoop(this.epoch, 'skip');
-  }
-
-  /** The watchdog asks: a held connect is renewed, so the server answers the old one at once. */
-  private renew(): void {
-    if (!this.connectInFlight) return;
-    this.connectTurn++;
-    this.connectLoop(this.epoch, 'skip');
+    this.connectLoop(this.epoch, mark);
   }
 
   private activate(transport: Transport, newSession: boolean): void {
@@ -277,12 +275,17 @@ export class Connection {
       if (epoch !== this.epoch || turn !== this.connectTurn || transport !== this.active) return;
       this.scheduleConnect(epoch, this.bayeux.advice.interval);
     };
-    if (!transport?.streamEnd) go();
-    else
-      transport.streamEnd(() => {
-        this.streamBackoff.reset();
-        go();
-      });
+    if (!transport?.streamEnd) {
+      go();
+      return;
+    }
+    // The stream stands for a held connect: a renewal (a refreshed token) opens the next one.
+    this.connectInFlight = true;
+    transport.streamEnd((last) => {
+      this.streamBackoff.reset();
+      if (!last || goesOn(last)) go();
+      else if (epoch === this.epoch && turn === this.connectTurn) this.refused(last);
+    });
   }
 
   /**
@@ -317,30 +320,26 @@ export class Connection {
     this.bayeux.takeAdvice(reply.advice);
     // A connect superseded by a renewed one: the renewed one carries the loop on.
     if (turn !== this.connectTurn) return;
-    // A success advising a handshake ended the session (its token expired): handshake below.
-    if (reply.successful && reply.advice?.reconnect !== 'handshake') {
-      // The preferred transport answered two connects in a row: it works, so later probes
-      // (should it fail again) start from short delays. Replies on a fallback do not count.
-      if (++this.replies === 2 && !this.selector.better(transport.name)) this.probeBackoff.reset();
-      return this.next(epoch);
-    }
-    const advice = reconnectAdvice(reply);
-    if (advice === 'none') return this.stop(stopError(reply));
-    if (advice === 'handshake') this.bayeux.clientId = null;
-    this.lost(reply.advice?.interval ?? this.reconnectBackoff.next());
+    if (!goesOn(reply)) return this.refused(reply);
+    // The preferred transport answered two connects in a row: it works, so later probes
+    // (should it fail again) start from short delays. Replies on a fallback do not count.
+    if (++this.replies === 2 && !this.selector.better(transport.name)) this.probeBackoff.reset();
+    this.next(epoch);
   }
 
-  /**
-   * Renews the held connect so that it reports the numbered frames received (the ack
-   * extension asks). Only on a live WebSocket with a connect held: otherwise the next
-   * connect of the loop carries the report anyway.
-   */
+  /** A connect was refused, or its reply ended the session: reconnect, handshake or stop. */
+  private refused(reply: Message): void {
+    const advice = reconnectAdvice(reply);
+    if (advice === 'none') this.stop(stopError(reply));
+    else {
+      if (advice === 'handshake') this.bayeux.clientId = null;
+      this.lost(reply.advice?.interval ?? this.reconnectBackoff.next());
+    }
+  }
+
+  /** The ack extension has numbered frames to report: on a live WebSocket, at once. */
   reportFrames(): void {
-    const transport = this.active;
-    if (this.machine.state !== 'connected' || transport?.name !== 'websocket' || !this.connectInFlight)
-      return;
-    this.connectTurn++;
-    this.connectLoop(this.epoch);
+    if (this.active?.name === 'websocket') this.renew();
   }
 
   // ── losing the link ──────────────────────────────────────────────────────────

@@ -7,7 +7,7 @@
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { BayouClient, type GapInfo, longPolling, websocket } from '../src/index.js';
+import { BayouClient, type GapInfo, longPolling, streaming, websocket } from '../src/index.js';
 import { startBayou, TestProxy, waitFor } from './helpers.js';
 
 type Started = Awaited<ReturnType<typeof startBayou>>;
@@ -18,6 +18,7 @@ afterEach(async () => {
 
 describe.each([
   ['websocket', websocket],
+  ['streaming', streaming],
   ['long-polling', longPolling],
 ] as const)('recovery against @bayou/server over %s', (_name, transport) => {
   async function setup(serverOptions: Parameters<typeof startBayou>[0] = {}) {

@@ -27,6 +27,7 @@ function port(s: Started): number {
 
 describe.each([
   ['websocket', websocket],
+  ['streaming', streaming],
   ['long-polling', longPolling],
 ] as const)('against @bayou/server over %s', (name, transport) => {
   const open = (url: string, extra = {}) => {

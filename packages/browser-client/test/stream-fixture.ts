@@ -63,6 +63,21 @@ export class StreamFixture {
     setImmediate(() => this.flush());
   }
 
+  /**
+   * Ends the session and its stream: with `advice`, in a last frame holding a connect reply
+   * that advises it; without, the stream just ends (the next open is answered `402`).
+   */
+  endSession(advice?: 'handshake' | 'none'): void {
+    this.clientId = '';
+    this.subscriptions.clear();
+    if (advice !== undefined) {
+      this.write(
+        `${JSON.stringify([{ channel: '/meta/connect', successful: true, advice: { reconnect: advice } }])}\n`,
+      );
+    }
+    this.end();
+  }
+
   private request(req: http.IncomingMessage, res: http.ServerResponse): void {
     let body = '';
     req.setEncoding('utf8');

@@ -91,6 +91,28 @@ describe('the streaming transport', () => {
     expect(client.transport).toBe('streaming');
   });
 
+  it.each([
+    ['a last frame advising a handshake', 'handshake', 1],
+    ['the stream just ending (the next open answered 402)', undefined, 2],
+  ] as const)(
+    'handshakes again and resubscribes when the session ends with %s',
+    async (_what, advice, opened) => {
+      const fixture = new StreamFixture();
+      const { client, got } = await start(fixture);
+      const first = client.clientId;
+      fixture.endSession(advice);
+      await waitFor(
+        () => fixture.posted.filter((m) => m.channel === '/meta/subscribe').length === 2,
+        10_000,
+        'the resubscribe',
+      );
+      expect(client.clientId).not.toBe(first);
+      // Streams opened by the ended session: the first, and with no advice the one refused.
+      expect(fixture.opened.filter((c) => c.clientId === first)).toHaveLength(opened);
+      await stream(fixture, got, 5);
+    },
+  );
+
   it('falls back to long-polling, saying buffered, when the stream does not start in time', async () => {
     const fixture = new StreamFixture();
     fixture.buffer = true;

@@ -31,9 +31,10 @@ interface Stream {
   readonly controller: Abort;
   /** The sense timer until the first bytes, then the silence timer. */
   timer?: ReturnType<typeof setTimeout>;
-  /** The server ended it; `ended` is called once. */
+  /** The server ended it; `ended` is called once, with the last connect reply. */
   clean?: boolean;
-  ended?: () => void;
+  ended?: (last: Message | null) => void;
+  last?: Message;
 }
 
 class StreamingTransport extends LongPollingTransport {
@@ -50,9 +51,9 @@ class StreamingTransport extends LongPollingTransport {
     if (connect) this.read(connect);
   }
 
-  streamEnd(ended: () => void): void {
+  streamEnd(ended: (last: Message | null) => void): void {
     const stream = this.stream;
-    if (stream?.clean) queueMicrotask(ended);
+    if (stream?.clean) queueMicrotask(() => ended(stream.last ?? null));
     else if (stream) stream.ended = ended;
   }
 
@@ -61,14 +62,17 @@ class StreamingTransport extends LongPollingTransport {
     super.close();
   }
 
-  /** Opens a stream with `connect` (a newer connect ends the open one) and reads it to its end. */
+  /**
+   * Opens a stream with `connect` and reads it to its end. A stream open before is
+   * superseded, not dropped: the server ends it once the new one has the session, and what
+   * it wrote there until then is still read (a renewal reports no frame, so nothing is sent
+   * twice); it is aborted if the server has not ended it within `connectTimeout`.
+   */
   private async read(connect: Message): Promise<void> {
     const fetch = this.fetch;
     const previous = this.stream;
-    if (previous) {
-      clearTimeout(previous.timer);
-      previous.controller.abort();
-      this.inFlight.delete(previous.controller);
+    if (previous && !previous.clean) {
+      this.wait(previous, this.context.connectTimeout, () => previous.controller.abort());
     }
     const stream: Stream = { controller: new AbortController() };
     this.stream = stream;
@@ -90,21 +94,23 @@ class StreamingTransport extends LongPollingTransport {
       let text = '';
       for (;;) {
         const { done, value } = await reader.read();
-        if (this.stream !== stream || this.done) {
+        if (this.done) {
           reader.cancel().catch(() => {});
           return;
         }
         if (done) break;
-        this.wait(stream, this.heartbeat + this.context.connectTimeout, () =>
-          this.fail(stream, failure('silent past the heartbeat')),
-        );
+        if (this.stream === stream) {
+          this.wait(stream, this.heartbeat + this.context.connectTimeout, () =>
+            this.fail(stream, failure('silent past the heartbeat')),
+          );
+        }
         text += decoder.decode(value, { stream: true });
         let start = 0;
         for (let end = text.indexOf('\n'); end >= 0; end = text.indexOf('\n', start)) {
           const line = text.slice(start, end);
           start = end + 1;
           if (line.trim() !== '') this.frame(line, stream);
-          if (this.stream !== stream || this.done) return;
+          if (this.done) return;
         }
         text = text.slice(start);
       }
@@ -128,26 +134,29 @@ class StreamingTransport extends LongPollingTransport {
       return;
     }
     for (const m of messages) {
-      const timeout = m.channel === META_CONNECT ? m.advice?.timeout : undefined;
+      if (m.channel !== META_CONNECT) continue;
+      stream.last = m;
+      const timeout = m.advice?.timeout;
       if (typeof timeout === 'number' && timeout >= 0) this.heartbeat = timeout;
     }
     this.context.onMessages(messages, this);
   }
 
-  /** The server ended the stream: the next connect opens the next one. */
+  /** The server ended the stream: the next connect opens the next one (unless one did). */
   private ended(stream: Stream): void {
     clearTimeout(stream.timer);
     stream.clean = true;
     this.inFlight.delete(stream.controller);
     if (this.draining && this.inFlight.size === 0) this.close();
-    stream.ended?.();
+    if (this.stream === stream) stream.ended?.(stream.last ?? null);
   }
 
   private fail(stream: Stream, error: BayouError): void {
     clearTimeout(stream.timer);
-    if (this.stream !== stream || this.done) return;
     stream.controller.abort();
-    this.context.onFailure(this, error);
+    this.inFlight.delete(stream.controller);
+    if (this.stream === stream && !this.done) this.context.onFailure(this, error);
+    else if (this.draining && this.inFlight.size === 0) this.close();
   }
 }
 

@@ -46,10 +46,11 @@ export interface Transport {
   /**
    * Streaming transports only: a `/meta/connect` sent on them opens a stream that carries
    * its reply and then every delivery. `streamEnd(ended)` calls `ended` once when the stream
-   * the last connect opened has ended cleanly (the server recycled it, so the next connect
-   * opens the next one at once); a stream that breaks is reported by `onFailure` instead.
+   * the last connect opened has ended cleanly, with the last `/meta/connect` reply it carried
+   * (a recycle advises the next connect at once; an ended session, a handshake); a stream
+   * that breaks is reported by `onFailure` instead.
    */
-  streamEnd?(ended: () => void): void;
+  streamEnd?(ended: (last: Message | null) => void): void;
   /** Set when the transport failed because a proxy buffers its responses (stream-sense). */
   readonly buffered?: boolean;
 }
