@@ -20,6 +20,10 @@ describe.each(['websocket', 'long-polling', 'streaming'] as const)('chaos chat o
         roomsPerClient: 3,
         rate: 100,
         duration: 8000,
+        // The publisher waits for each reply; with 60 long-polling clients in this process
+        // its loop is nearly saturated (event-loop utilization ~0.9), and on a loaded machine
+        // 8 s carried as few as 40 messages. The run goes on until 150 went out.
+        minPublished: 150,
         chaosInterval: 250,
         outageFraction: 0.25,
         outageMs: 2500,
@@ -29,7 +33,7 @@ describe.each(['websocket', 'long-polling', 'streaming'] as const)('chaos chat o
       });
       expect(result.kills).toBeGreaterThan(10);
       expect(result.outages).toBeGreaterThan(0);
-      expect(result.published).toBeGreaterThan(150);
+      expect(result.published).toBeGreaterThanOrEqual(150);
       expect({ lost: result.lost, duplicated: result.duplicated, stranded: result.stranded }).toEqual({
         lost: 0,
         duplicated: 0,

@@ -23,6 +23,12 @@ export interface ChaosOptions {
   rate: number;
   /** How long the publisher runs, ms. */
   duration: number;
+  /**
+   * Fewest messages to publish: the publisher goes on past `duration` until this many went
+   * out (default 0). It waits for each publish's reply, so how many fit in `duration`
+   * depends on the machine's load; a bounded test that needs a stream of some size sets it.
+   */
+  minPublished?: number;
   /** Mean ms between two connection kills (exponential); 0 kills nothing. */
   chaosInterval: number;
   /** Fraction (0–1) of kills that hold the client down for `outageMs`. */
@@ -234,7 +240,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const end = Date.now() + options.duration;
   const perTick = Math.max(1, Math.round(options.rate / 100));
   let room = 0;
-  while (Date.now() < end) {
+  const least = options.minPublished ?? 0;
+  while (Date.now() < end || published < least) {
     const batch: Promise<unknown>[] = [];
     for (let i = 0; i < perTick; i++) {
       const seq = next[room] as number;
