@@ -1,6 +1,9 @@
 import type { StreamPosition } from '@bayou/protocol';
 import { describe, expect, it } from 'vitest';
-import { belowFloor } from './replay-extension.js';
+import type { Publication } from '../engine/engine.js';
+import { MemoryEngine } from '../engine/memory/memory-engine.js';
+import { type PublicationDelivery, Session, type SessionHost } from '../session/session.js';
+import { belowFloor, ReplayExtension } from './replay-extension.js';
 
 const at = (offset: number, epoch = 'e1'): StreamPosition => ({ offset, epoch });
 
@@ -26,5 +29,47 @@ describe('the floor a recovered channel keeps', () => {
     const floors = new Map([['/a', at(5)]]);
     expect(belowFloor(floors, '/b', at(1))).toBe(false);
     expect(floors.get('/a')).toEqual(at(5));
+  });
+});
+
+describe('a resumed session on the replay extension', () => {
+  const policy = { size: 100, ttlMs: 60_000 };
+  const host: SessionHost = {
+    scheduleFlush: () => undefined,
+    overflow: () => false,
+    maxQueuedMessages: 1000,
+    maxQueuedBytes: Number.POSITIVE_INFINITY,
+  };
+  /** A publication reaching the session live, as the subscription index hands it on. */
+  const live = (publication: Publication): PublicationDelivery => ({
+    publication,
+    json: publication.payload,
+    once: (_key, build) => build(publication),
+  });
+
+  it('drops a late live copy of a recovered message, and forgets the floor when it leaves the channel', async () => {
+    const engine = new MemoryEngine();
+    const publish = (n: number) =>
+      engine.bus.history.publish('/a', `{"channel":"/a","data":${n}}`, policy, Date.now());
+    const [one, two, three] = [publish(1), publish(2), publish(3)] as [Publication, Publication, Publication];
+    const replay = new ReplayExtension(engine.history);
+    const session = new Session('n.s', 'long-polling', host, Number.POSITIVE_INFINITY);
+    replay.outgoing({ successful: true }, { channel: '/meta/handshake', ext: { replay: true } }, session);
+    await replay.subscribing(session, '/a', {
+      channel: '/meta/subscribe',
+      subscription: '/a',
+      ext: { replay: { '/a': one.position } },
+    });
+    replay.subscribed(session, '/a');
+    const floors = (session.extensionState.get(replay) as { floors: Map<string, StreamPosition> }).floors;
+    const data = () => session.queue.map((m) => (JSON.parse(m) as { data: number }).data);
+    expect(data()).toEqual([2, 3]);
+    // The live copies of 2 and 3 come in after the recovery (pub/sub behind the history read).
+    expect(session.enqueueHooked(live(two))).toBe(false);
+    expect(session.enqueueHooked(live(three))).toBe(false);
+    expect(data()).toEqual([2, 3]);
+    expect(floors.size).toBe(1);
+    replay.unsubscribed(session, '/a');
+    expect(floors.size).toBe(0);
   });
 });
