@@ -96,6 +96,16 @@ describe('DemoFeedTracker', () => {
     });
   });
 
+  it("times a delta without time by the subject's image: time left out is time unchanged", () => {
+    const { t, stats } = setup();
+    const [a] = t.channelsOf(3);
+    t.onRecord(3, a!, { bid: 1, time: Date.now() - 5000 }, 's');
+    t.onRecord(3, a!, { bid: 2 }, 'd');
+    expect(t.toPart()).toMatchObject({ deltas: 1, untimed: 0 });
+    expect(stats.histogram.totalCount).toBe(1);
+    expect(stats.histogram.maxValue).toBeGreaterThanOrEqual(5000);
+  });
+
   it('takes the first untagged message of a subject as its snapshot (a server that does not tag)', () => {
     const { t } = setup();
     const [a] = t.channelsOf(2);

@@ -60,6 +60,12 @@ export class DemoFeedTracker implements RecordSink {
   private readonly snaps: Uint8Array;
   /** 1 once the client's subscribe was acknowledged. */
   private readonly subscribed: Uint8Array;
+  /**
+   * The last `time` seen per subscription: a delta carries only the fields that changed, so
+   * two updates of one subject within a millisecond (a late timer catching up) leave `time`
+   * out of the second, whose time is then the image's.
+   */
+  private readonly times: Float64Array;
   private snapshots = 0;
   private duplicateSnapshots = 0;
   private deltas = 0;
@@ -81,6 +87,7 @@ export class DemoFeedTracker implements RecordSink {
     for (let i = slice.lo; i < slice.hi; i++) this.subjects.set(all[i]!, (i - slice.lo) * k);
     this.snaps = new Uint8Array(this.subjects.length);
     this.subscribed = new Uint8Array(slice.hi - slice.lo);
+    this.times = new Float64Array(this.subjects.length);
   }
 
   /** The subjects client `index` subscribes to. */
@@ -113,6 +120,8 @@ export class DemoFeedTracker implements RecordSink {
       return;
     }
     const seen = this.snaps[slot]!;
+    const sent = (data as { time?: unknown } | null)?.time;
+    if (typeof sent === 'number') this.times[slot] = sent;
     // A Bayou server tags records when asked in the handshake; untagged, the first is the snapshot.
     if (kind === 's' || (kind !== 'd' && seen === 0)) {
       if (seen === 0) this.snapshots++;
@@ -123,8 +132,8 @@ export class DemoFeedTracker implements RecordSink {
     }
     this.deltas++;
     if (seen === 0) this.deltasBeforeSnapshot++;
-    const time = (data as { time?: unknown } | null)?.time;
-    if (typeof time === 'number') this.stats.onUpdate(time, Date.now());
+    const time = this.times[slot]!;
+    if (time > 0) this.stats.onUpdate(time, Date.now());
     else {
       this.untimed++;
       this.stats.onUpdate(undefined, 0);
