@@ -238,4 +238,20 @@ describe('streaming', () => {
     expect(server.bayou.stats().slowConsumers).toBe(1);
     socket.destroy();
   });
+
+  it('frames a publication reaching many streams alone in a turn once, and each gets it whole', async () => {
+    const { base, server } = await start();
+    const readers: StreamReader[] = [];
+    for (let i = 0; i < 3; i++) {
+      const client = await streamingClient(base);
+      await client.subscribe('/fan');
+      readers.push(await stream(client));
+    }
+    for (let n = 0; n < 5; n++) {
+      server.bayou.publish('/fan', { n });
+      await new Promise((r) => setImmediate(r));
+    }
+    for (const r of readers) await r.until(() => deliveries(r, '/fan').length === 5);
+    for (const r of readers) expect(deliveries(r, '/fan')).toEqual([0, 1, 2, 3, 4].map((n) => ({ n })));
+  });
 });

@@ -36,6 +36,7 @@ export const EVENT_SOURCE_PADDING = `:${' '.repeat(2048)}\nretry: ${EVENT_SOURCE
 
 const NEWLINE = Buffer.from('\n');
 const CRLF = '\r\n';
+const CRLF_BYTES = Buffer.from(CRLF);
 const SSE_HEAD = Buffer.from('data: ');
 const SSE_TAIL = Buffer.from('\n\n');
 
@@ -52,6 +53,19 @@ export function streamChunk(kind: StreamKind, payload: Buffer | string): Buffer 
       kind === 'streaming' ? Buffer.concat([payload, NEWLINE]) : Buffer.concat([SSE_HEAD, payload, SSE_TAIL]);
   }
   return lastChunk[kind];
+}
+
+/** The last shared frame put in a chunk of its own, and that chunk (one write per stream that gets it). */
+let lastWireSource: Buffer | null = null;
+let lastWire: Buffer = Buffer.alloc(0);
+
+/** `chunk` as one HTTP/1.1 chunk (size, CRLF, data, CRLF), built once for the streams it goes to in a row. */
+function wireChunk(chunk: Buffer): Buffer {
+  if (chunk !== lastWireSource) {
+    lastWireSource = chunk;
+    lastWire = Buffer.concat([Buffer.from(`${chunk.length.toString(16)}${CRLF}`), chunk, CRLF_BYTES]);
+  }
+  return lastWire;
 }
 
 export class StreamLink implements SocketLink {
@@ -118,13 +132,7 @@ export class StreamLink implements SocketLink {
     const socket = this.socket;
     if (socket === null) this.out.write(chunk);
     else if (typeof chunk === 'string') socket.write(`${bytes.toString(16)}\r\n${chunk}\r\n`);
-    else {
-      socket.cork();
-      socket.write(`${bytes.toString(16)}\r\n`);
-      socket.write(chunk);
-      socket.write(CRLF);
-      socket.uncork();
-    }
+    else socket.write(wireChunk(chunk));
     this.lastWrite = this.host.clock;
     const before = this.written;
     this.written += bytes;
