@@ -59,6 +59,13 @@ describe('cluster chaos report', () => {
     );
     expect(text).toContain('node restarts 3 (SIGKILL then restart, every 30 s), Redis restarts 1');
     expect(text).toContain('after p50 1.00 s, p99 3.00 s, max 3.00 s; never 0');
+    expect(text).toMatch(/\n {4}WebSocket .*\n {4}long-polling /);
+  });
+
+  it('names a single transport and does not split the recoveries by transport then', () => {
+    const text = formatClusterChaos({ ...options, transport: 'streaming' }, base);
+    expect(text).toContain('1,000 @bayou/client clients (all streaming), 10 rooms, 1 per client');
+    expect(text).not.toMatch(/\n {4}(WebSocket|long-polling) /);
   });
 
   it('draws the recovery distribution as percentile against seconds, ending at the maximum', () => {

@@ -32,8 +32,13 @@ export function formatClusterChaos(o: ClusterChaosOptions, r: ClusterChaosResult
     `  lost ${n(r.lost)}, duplicated ${n(r.duplicated)}, gap events ${r.gaps}, clients not connected at the end ${r.stranded}`,
     `  a client of a node gone down receiving again: ${n(r.recovery.count)} times`,
     `    after p50 ${s(r.recovery.p50)}, p99 ${s(r.recovery.p99)}, max ${s(r.recovery.max)}; never ${r.recovery.unrecovered}`,
-    `    WebSocket ${spreadText(r.recovery.websocket)}`,
-    `    long-polling ${spreadText(r.recovery.longPolling)}`,
+    // Split by transport only when there are two (the workers count long-polling apart).
+    ...(o.transport === 'mixed'
+      ? [
+          `    WebSocket ${spreadText(r.recovery.websocket)}`,
+          `    long-polling ${spreadText(r.recovery.longPolling)}`,
+        ]
+      : []),
   ];
   if (r.unacknowledged > 0)
     lines.push(
