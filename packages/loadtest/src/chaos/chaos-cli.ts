@@ -15,6 +15,7 @@ import {
   runClusterChaos,
 } from './cluster-chaos.js';
 import { formatClusterChaos, renderClusterHtml } from './cluster-report.js';
+import { assertReachable, exitOnSignal } from './reach.js';
 
 type Mode = 'both' | 'connections' | 'cluster';
 
@@ -364,6 +365,8 @@ export async function chaosMain(argv: readonly string[]): Promise<number> {
   let parsed: ParsedChaos;
   try {
     parsed = parseChaosArgs(argv);
+    // The clients would retry an unreachable --url for ever: refuse it up front instead.
+    if (parsed.mode === 'connections') await assertReachable(parsed.options.url);
   } catch (err) {
     process.stderr.write(
       `bayou-loadtest chaos: ${(err as Error).message} (see bayou-loadtest chaos --help)\n`,
@@ -371,7 +374,7 @@ export async function chaosMain(argv: readonly string[]): Promise<number> {
     return 2;
   }
   if (parsed.mode === 'cluster') return clusterMain(parsed.options, parsed.json, parsed.html);
-  const result = await runChaos(parsed.options);
+  const result = await runChaos(parsed.options).finally(exitOnSignal('bayou-loadtest chaos'));
   process.stdout.write(`${formatChaos(parsed.options, result)}\n`);
   if (parsed.json)
     writeFileSync(parsed.json, `${JSON.stringify({ options: parsed.options, result }, null, 2)}\n`);
