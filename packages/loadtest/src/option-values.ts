@@ -17,6 +17,8 @@ const RESERVED_HEADERS = new Set([
   'sec-websocket-key',
   'sec-websocket-version',
   'sec-websocket-extensions',
+  // The EventSource drivers send `Accept: text/event-stream`; a second Accept would clash.
+  'accept',
 ]);
 
 /** Parses one `--header name:value`. */
@@ -30,7 +32,7 @@ export function parseHeader(text: string): [string, string] {
   if (RESERVED_HEADERS.has(name.toLowerCase())) {
     throw new LoadtestError(
       LoadtestErrors.INVALID_OPTION,
-      `--header cannot set ${name}: the generator sets it`,
+      `--header cannot set ${name}: the generator sets it${name.toLowerCase() === 'accept' ? ' (text/event-stream on an EventSource, */* otherwise); drop this --header' : ''}`,
     );
   }
   return [name, value];

@@ -114,6 +114,9 @@ describe('options for servers that need credentials, and per-scenario help', () 
     expect(() => parseArgs(['chat', '--header', 'no-colon'])).toThrow(/name:value/);
     expect(() => parseArgs(['chat', '--header', 'bad name: x'])).toThrow(/name:value/);
     expect(() => parseArgs(['chat', '--header', 'Host: x'])).toThrow(/generator sets it/);
+    expect(() => parseArgs(['chat', '--header', 'Accept: application/json'])).toThrow(
+      /cannot set Accept: the generator sets it \(text\/event-stream on an EventSource.*drop this --header/,
+    );
   });
 
   it('takes --handshake-ext as a JSON object', () => {
