@@ -29,13 +29,12 @@ const NOT_AN_EVENT_SOURCE = JSON.stringify({
 });
 
 export class EventSourceTransport {
-  /** Where a stream of another node's session goes; `null` on a single node. */
-  relay: StreamRelay | null = null;
-
+  /** `relay` carries a stream of another node's session to its owner. */
   constructor(
     private readonly kernel: TransportKernel,
     private readonly hub: StreamHub,
     private readonly options: StreamingOptions,
+    private readonly relay: StreamRelay,
   ) {}
 
   /** Registers `GET <path>/*` in the endpoint's scope. */
@@ -61,7 +60,7 @@ export class EventSourceTransport {
     if (link === null) return;
     const info = requestInfo('eventsource', req, ip, browserId, secure);
     const owner = this.kernel.cluster.ownedElsewhere(clientId);
-    if (owner !== null && this.relay !== null) {
+    if (owner !== null) {
       this.relay(owner, link, clientId, null, info);
       return;
     }

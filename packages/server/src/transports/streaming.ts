@@ -48,12 +48,12 @@ export type StreamRelay = (
 
 export class StreamingTransport implements HttpTransport {
   private readonly browserIds = new RandomIds(12);
-  /** Where a stream of another node's session goes; `null` on a single node. */
-  relay: StreamRelay | null = null;
 
+  /** `relay` carries a stream of another node's session to its owner. */
   constructor(
     private readonly kernel: TransportKernel,
     readonly hub: StreamHub,
+    private readonly relay: StreamRelay,
   ) {}
 
   accepts(subpath: string): boolean {
@@ -78,7 +78,7 @@ export class StreamingTransport implements HttpTransport {
     const link = startStream(post.reply, 'streaming', this.hub, STREAM_HEADERS, STREAM_PADDING);
     if (link === null) return;
     const owner = this.kernel.cluster.ownedElsewhere(connect.clientId);
-    if (owner !== null && this.relay !== null) {
+    if (owner !== null) {
       this.relay(owner, link, String(connect.clientId), connect, poll.info);
       return;
     }

@@ -20,12 +20,9 @@ export function createStreams(kernel: TransportKernel, options: ResolvedOptions)
   const hub = new StreamHub(kernel, options);
   // A stream of another node's session is relayed to its owner (cluster/stream-relay.ts).
   const relay = createStreamRelay(kernel, hub, options.timeout);
-  const types = {
+  return {
     hub,
-    streaming: streaming ? new StreamingTransport(kernel, hub) : null,
-    eventSource: eventSource ? new EventSourceTransport(kernel, hub, options) : null,
+    streaming: streaming ? new StreamingTransport(kernel, hub, relay) : null,
+    eventSource: eventSource ? new EventSourceTransport(kernel, hub, options, relay) : null,
   };
-  if (types.streaming !== null) types.streaming.relay = relay;
-  if (types.eventSource !== null) types.eventSource.relay = relay;
-  return types;
 }
