@@ -8,8 +8,10 @@ import type { Message } from '@bayou/protocol';
 import type { Session } from '../session/session.js';
 import type { PendingPoll, SocketLink } from '../session/session-lifecycle.js';
 import type { RequestInfo, TransportName } from '../types.js';
+import { behindInFlight, type PipelineState } from './pipeline.js';
 
-export interface BatchContext {
+/** Also tracks the batch's publishes in flight (`PipelineState`, `pipeline.ts`). */
+export interface BatchContext extends PipelineState {
   readonly transport: TransportName;
   readonly request: RequestInfo;
   /** The WebSocket the batch arrived on; `null` for long-polling. */
@@ -36,7 +38,21 @@ export function createBatchContext(
   browserId: string | null,
   replies: string[] = [],
 ): BatchContext {
-  return { transport, request, socket, poll, browserId, replies, session: null, held: false, bound: [] };
+  return {
+    transport,
+    request,
+    socket,
+    poll,
+    browserId,
+    replies,
+    session: null,
+    held: false,
+    bound: [],
+    inFlight: null,
+    settling: false,
+    repliedTo: null,
+    repliedAt: 0,
+  };
 }
 
 /** Builds a reply carrying the request's `id` and channel. */
@@ -55,12 +71,19 @@ export function replyTo(
  * what handling the message itself queued (a snapshot, the publisher's own copy).
  */
 export function routeReply(ctx: BatchContext, session: Session | null, json: string, at?: number): void {
+  if (!behindInFlight(ctx, () => placeReply(ctx, session, json, at))) placeReply(ctx, session, json, at);
+}
+
+function placeReply(ctx: BatchContext, session: Session | null, json: string, at?: number): void {
   if (
     session !== null &&
     ctx.socket !== null &&
     session.socket === ctx.socket &&
     session.deliveryMode !== 'connect-reply'
   ) {
+    const length = session.queue.length;
+    ctx.repliedTo = session;
+    ctx.repliedAt = at === undefined || at > length ? length : at;
     if (at === undefined) session.enqueue(json);
     else session.insert(at, json);
   } else ctx.replies.push(json);

@@ -2,7 +2,9 @@
  * Runs a batch of incoming messages through validation, the incoming extensions and the
  * handler of each channel, in order. Everything answers synchronously unless a hook, an
  * extension or the engine returns a promise; then the rest of the batch waits for it, so
- * replies keep the order of the requests.
+ * replies keep the order of the requests — except for the engine's acknowledgement of a
+ * publish: the batch's next publishes go out behind it, their replies chained in order
+ * (`pipeline.ts`), and any other message waits until they are all in.
  */
 import {
   type ChannelInfo,
@@ -20,6 +22,7 @@ import { handleDisconnect } from './disconnect.js';
 import type { Refusal } from './extensions.js';
 import { handleHandshake } from './handshake.js';
 import type { KernelApi } from './kernel-api.js';
+import { inFlightSettled, pipelinable } from './pipeline.js';
 import { handlePublish } from './publish.js';
 import { handleSubscribe } from './subscribe.js';
 import { handleUnsubscribe } from './unsubscribe.js';
@@ -32,9 +35,14 @@ export function processBatch(
   from = 0,
 ): void | Promise<void> {
   for (let i = from; i < messages.length; i++) {
-    const pending = processOne(k, messages[i], ctx, scanForProto);
+    const raw = messages[i];
+    // Only a broadcast publish goes out behind publishes in flight; anything else waits.
+    if (ctx.inFlight !== null && !pipelinable(raw))
+      return inFlightSettled(ctx).then(() => processBatch(k, messages, ctx, scanForProto, i));
+    const pending = processOne(k, raw, ctx, scanForProto);
     if (pending !== undefined) return pending.then(() => processBatch(k, messages, ctx, scanForProto, i + 1));
   }
+  if (ctx.inFlight !== null) return inFlightSettled(ctx);
 }
 
 function processOne(

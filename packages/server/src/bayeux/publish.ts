@@ -8,6 +8,7 @@ import { andThen, guard, type HookOutcome } from '../kernel/hooks.js';
 import type { Session } from '../session/session.js';
 import type { BatchContext } from './batch-context.js';
 import type { KernelApi } from './kernel-api.js';
+import { answerInOrder, pipelinedMark } from './pipeline.js';
 
 type PublishKernel = Pick<
   KernelApi,
@@ -53,24 +54,23 @@ export function handlePublish(
   );
 }
 
-function broadcast(
-  k: PublishKernel,
-  message: Message,
-  ctx: BatchContext,
-  session: Session,
-): void | Promise<void> {
+function broadcast(k: PublishKernel, message: Message, ctx: BatchContext, session: Session): void {
   // The publisher may be a subscriber: its reply goes ahead of its own copy.
   const mark = session.queue.length;
   const accepted = k.engineCall(
     () => k.publish(message.channel, message.data),
     () => undefined,
   );
-  return settle(
-    andThen(accepted, (error) => {
-      if (error !== undefined) fail(k, ctx, session, message, error);
-      else k.reply(ctx, session, message, { successful: true }, mark);
-    }),
-  );
+  const answer = (error: string | undefined, at: number): void => {
+    if (error !== undefined) fail(k, ctx, session, message, error);
+    else k.reply(ctx, session, message, { successful: true }, at);
+  };
+  if (!(accepted instanceof Promise)) {
+    answer(accepted, mark);
+    return;
+  }
+  // The batch goes on; the reply follows once this and every earlier publish are in.
+  answerInOrder(ctx, accepted, (error) => answer(error, pipelinedMark(ctx, session, mark)));
 }
 
 function callService(

@@ -1,0 +1,159 @@
+/**
+ * Pipelined publishes: a session's publishes in one frame go to Redis without waiting for
+ * each acknowledgement, so their fan-out comes back together (several messages per
+ * subscriber frame), while replies and deliveries keep the order they have on the memory
+ * engine, and messages that must wait (an async canPublish, a service call, a meta
+ * message) still wait.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { BayouServer, CreateServerOptions } from '../src/index.js';
+import { redisAvailable, redisPerFile, requireRedis } from './cluster-helpers.js';
+import { startServer } from './start-server.js';
+import { type Msg, TestClient } from './test-client.js';
+
+requireRedis('pipelined publishes');
+
+describe.runIf(redisAvailable)('pipelined publishes per session', () => {
+  const redis = redisPerFile();
+  let server: BayouServer | null = null;
+  const clients: TestClient[] = [];
+  afterEach(async () => {
+    for (const c of clients.splice(0)) await c.close();
+    await server?.close();
+    server = null;
+  });
+
+  async function start(engine: 'memory' | 'redis', options: CreateServerOptions = {}) {
+    const started = await startServer({
+      ...(engine === 'redis'
+        ? { redis: redis().url, redisEngine: { keyPrefix: `pipe${process.pid}:` } }
+        : {}),
+      ...options,
+    });
+    server = started.server;
+    const publisher = new TestClient(started.base, 'websocket');
+    const subscriber = new TestClient(started.base, 'websocket');
+    clients.push(publisher, subscriber);
+    await publisher.connect();
+    await subscriber.connect();
+    await subscriber.subscribe(['/feed/a', '/feed/b', '/feed/slow']);
+    await publisher.subscribe('/feed/a');
+    // The first publish on a fresh Redis loads the script in a later turn: warm it up.
+    await subscriber.drained((channel, data) => started.server.bayou.publish(channel, data));
+    return { server: started.server, publisher, subscriber };
+  }
+
+  const publish = (channel: string, i: number): Msg => ({ channel, data: { i } });
+
+  /** Sends `messages` (with the publisher's clientId) in one frame; the replies in arrival order. */
+  async function burst(publisher: TestClient, messages: Msg[]): Promise<Msg[]> {
+    const from = publisher.received.length;
+    const replies = await publisher.send(messages.map((m) => ({ clientId: publisher.clientId, ...m })));
+    const ids = new Set(replies.map((r) => r.id));
+    const arrived = publisher.received.slice(from).filter((m) => ids.has(m.id as string));
+    return arrived;
+  }
+
+  describe.each(['memory', 'redis'] as const)('on the %s engine', (engine) => {
+    it('answers a burst in order and delivers it in order, each message once', async () => {
+      const { publisher, subscriber } = await start(engine, {
+        canPublish: (_session, channel) => channel !== '/feed/denied',
+      });
+      const messages = [...Array(10).keys()].map((i) => publish(i % 2 === 0 ? '/feed/a' : '/feed/b', i));
+      // A refusal in the middle keeps its place.
+      messages.splice(5, 0, publish('/feed/denied', 99));
+      const replies = await burst(publisher, messages);
+      expect(replies.map((r) => r.successful)).toEqual(messages.map((m) => m.channel !== '/feed/denied'));
+      expect(replies.map((r) => Number(r.id))).toEqual(
+        [...replies.map((r) => Number(r.id))].sort((x, y) => x - y),
+      );
+      await subscriber.waitFor((m) => (m.data as { i?: number } | undefined)?.i === 9);
+      const got = subscriber.deliveries('/feed/').map((m) => (m.data as { i: number }).i);
+      expect(got).toEqual([...Array(10).keys()]);
+      // The publisher's own copies follow its replies.
+      await publisher.waitFor((m) => m.successful === undefined && (m.data as { i?: number })?.i === 8);
+      const own = publisher.received.filter((m) => m.channel === '/feed/a');
+      const firstCopy = own.findIndex((m) => m.successful === undefined);
+      const firstReply = own.findIndex((m) => m.successful === true);
+      expect(firstReply).toBeGreaterThanOrEqual(0);
+      expect(firstCopy).toBeGreaterThan(firstReply);
+      expect(own.filter((m) => m.successful === undefined).map((m) => (m.data as { i: number }).i)).toEqual([
+        0, 2, 4, 6, 8,
+      ]);
+    });
+
+    it('keeps an async canPublish, a service call and a meta message waiting their turn', async () => {
+      const {
+        server: s,
+        publisher,
+        subscriber,
+      } = await start(engine, {
+        canPublish: (_session, channel, message) =>
+          channel === '/feed/slow'
+            ? new Promise<boolean>((resolve) =>
+                setTimeout(() => resolve((message.data as { i: number }).i !== 4), 20),
+              )
+            : true,
+      });
+      const seen: number[] = [];
+      s.bayou.service('/service/seen', () => {
+        seen.push(subscriber.deliveries('/feed/').length);
+        return null;
+      });
+      const messages: Msg[] = [
+        publish('/feed/a', 0),
+        publish('/feed/slow', 1),
+        publish('/feed/a', 2),
+        { channel: '/service/seen', data: null },
+        publish('/feed/slow', 4), // refused by the hook, later
+        publish('/feed/b', 5),
+        { channel: '/meta/subscribe', subscription: '/feed/c' },
+        publish('/feed/c', 7),
+      ];
+      const replies = await burst(publisher, messages);
+      // The service call answers twice (its reply, then its result).
+      expect(replies.map((r) => r.channel)).toEqual([
+        '/feed/a',
+        '/feed/slow',
+        '/feed/a',
+        '/service/seen',
+        '/service/seen',
+        '/feed/slow',
+        '/feed/b',
+        '/meta/subscribe',
+        '/feed/c',
+      ]);
+      expect(replies.map((r) => r.successful)).toEqual([
+        true,
+        true,
+        true,
+        true,
+        true,
+        false,
+        true,
+        true,
+        true,
+      ]);
+      // The subscribe came after the publishes before it: the publisher gets its own /feed/c copy.
+      await publisher.waitFor((m) => m.channel === '/feed/c' && m.successful === undefined);
+      await subscriber.waitFor((m) => (m.data as { i?: number } | undefined)?.i === 5);
+      expect(subscriber.deliveries('/feed/').map((m) => (m.data as { i: number }).i)).toEqual([0, 1, 2, 5]);
+      expect(seen).toHaveLength(1);
+    });
+  });
+
+  it('delivers a burst sent to Redis in one go in fewer frames than messages', async () => {
+    const { publisher, subscriber } = await start('redis');
+    const from = subscriber.frames.length;
+    for (let round = 0; round < 5; round++) {
+      const messages = [...Array(10).keys()].map((i) => publish('/feed/b', round * 10 + i));
+      await burst(publisher, messages);
+    }
+    await subscriber.waitFor((m) => (m.data as { i?: number } | undefined)?.i === 49);
+    const frames = subscriber.frames.slice(from).map((f) => f.filter((m) => m.channel === '/feed/b'));
+    const carrying = frames.filter((f) => f.length > 0);
+    expect(carrying.flat().map((m) => (m.data as { i: number }).i)).toEqual([...Array(50).keys()]);
+    // One Redis round trip per publish gave one message per frame; a burst comes back whole.
+    expect(50 / carrying.length).toBeGreaterThan(3);
+  });
+});
