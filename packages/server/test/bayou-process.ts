@@ -1,7 +1,7 @@
 /**
  * `bayou start` as a real child process, for the suites that kill or restart nodes: the
  * built CLI (`dist/cli.js`) run with the given flags and an environment without `BAYOU_*`
- * variables, so only the flags configure it.
+ * variables (but those a test adds), so only what the test gives configures it.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
@@ -18,10 +18,16 @@ export interface BayouProcess {
   exited: Promise<number | null>;
 }
 
-/** Starts `bayou start <args>`; resolves once it says where it listens. */
-export async function startBayou(args: string[], startTimeoutMs = 20_000): Promise<BayouProcess> {
+/** Starts `bayou start <args>` (with `extraEnv` added); resolves once it says where it listens. */
+export async function startBayou(
+  args: string[],
+  startTimeoutMs = 20_000,
+  extraEnv: Record<string, string> = {},
+): Promise<BayouProcess> {
   const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('BAYOU_') && k !== 'PORT') env[k] = v;
+  for (const [k, v] of Object.entries(process.env))
+    if (!k.startsWith('BAYOU_') && k !== 'PORT' && k !== 'HOST') env[k] = v;
+  Object.assign(env, extraEnv);
   const child = spawn('node', [cliPath, 'start', ...args], { env });
   let out = '';
   child.stdout?.on('data', (d: Buffer) => {

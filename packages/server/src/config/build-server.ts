@@ -15,6 +15,7 @@ import { STANDALONE_DEFAULTS } from '../server-defaults.js';
 import { checkAllowedOrigins } from '../transports/request-info.js';
 import type { BayouConfig } from './define-config.js';
 import { configError } from './flags.js';
+import { mergeLayers } from './merge-layers.js';
 
 export interface BuiltServer {
   server: BayouServer;
@@ -84,7 +85,8 @@ export function authOf(config: BayouConfig): BayouConfig['auth'] {
     ...(config.allowAnonymous !== undefined ? { allowAnonymous: config.allowAnonymous } : {}),
   };
   if (config.auth === undefined && Object.keys(top).length === 0) return undefined;
-  return { ...config.auth, ...top };
+  // Key by key: a flag's `--jwt-audience` keeps the file's `auth.tokens.secret`.
+  return mergeLayers({ ...config.auth }, top) as BayouConfig['auth'];
 }
 
 export async function buildServer(
