@@ -105,6 +105,10 @@ export interface BayouOptions {
   maxPayloadBytes?: number;
   /** Most messages in one frame or request. Default `1000`. */
   maxBatchMessages?: number;
+  /** `permessage-deflate` on WebSockets (`transports/compression.ts`). Default `false`. */
+  compression?: boolean;
+  /** With `compression`, payloads under this many bytes go uncompressed. Default `1024`. */
+  compressionThreshold?: number;
   /** Most subscriptions one session may hold. Default `1000`. */
   maxSubscriptionsPerSession?: number;
   /** Most messages queued for one session before it is dropped as a slow consumer. Default `10000`. */
@@ -252,6 +256,8 @@ export const defaultOptions: ResolvedOptions = Object.freeze({
   allowedOrigins: [] as string[],
   maxPayloadBytes: DEFAULTS.maxPayloadBytes,
   maxBatchMessages: DEFAULTS.maxBatchMessages,
+  compression: false,
+  compressionThreshold: 1024,
   maxSubscriptionsPerSession: 1_000,
   maxQueuedMessages: 10_000,
   maxQueuedBytes: 8 * 1024 * 1024,
@@ -286,6 +292,7 @@ const numeric = [
   'multiSessionInterval',
   'maxPayloadBytes',
   'maxBatchMessages',
+  'compressionThreshold',
   'maxSubscriptionsPerSession',
   'maxQueuedMessages',
   'maxQueuedBytes',
@@ -338,7 +345,8 @@ function checkValues(o: ResolvedOptions): void {
     invalidOption('metricsRegistry', 'a prom-client Registry');
   if (o.auth !== undefined && (o.auth === null || typeof o.auth !== 'object'))
     invalidOption('auth', 'an object { tokens?, channels?, allowAnonymous? }');
-  if (typeof o.trustClientSession !== 'boolean') invalidOption('trustClientSession', 'a boolean');
+  for (const b of ['trustClientSession', 'compression'] as const)
+    if (typeof o[b] !== 'boolean') invalidOption(b, 'a boolean');
   for (const p of ['metricsPath', 'healthPath', 'readyPath'] as const) {
     if (o[p] !== false && (typeof o[p] !== 'string' || !(o[p] as string).startsWith('/')))
       invalidOption(p, 'a path or false');

@@ -5,7 +5,7 @@
  * CometD adapter's globals stay in its own file.
  */
 import { eventually } from '../../../scripts/eventually.mjs';
-import { type BayouServer, createServer } from '../src/index.js';
+import { type BayouServer, type CreateServerOptions, createServer } from '../src/index.js';
 
 export type Transport = 'websocket' | 'long-polling';
 export const TRANSPORTS: Transport[] = ['websocket', 'long-polling'];
@@ -20,13 +20,14 @@ export interface Running {
 }
 
 /** A server on `port` (0 picks one) with `/service/echo` answering with the request's data. */
-export async function startBayou(port = 0): Promise<Running> {
+export async function startBayou(port = 0, options: CreateServerOptions = {}): Promise<Running> {
   const server = await createServer({
     host: '127.0.0.1',
     port,
     logger: false,
     timeout: 2000,
     sweepInterval: 100,
+    ...options,
   });
   server.bayou.service('/service/echo', (data) => data);
   const base = await server.listen();
@@ -65,4 +66,20 @@ export function within<T>(promise: Promise<T>, ms: number, what: string): Promis
     timer = setTimeout(() => reject(new Error(`${what}: nothing within ${ms} ms`)), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** What the compression interop suites publish: rows past the threshold, then one small message. */
+export const COMPRESSIBLE_FEED: Record<string, unknown>[] = [
+  ...Array.from({ length: 5 }, (_, n) => ({
+    n,
+    rows: Array.from({ length: 30 }, (_, i) => ({ symbol: `SYM${i}`, bid: 100 + i + n, ask: 101 + i + n })),
+  })),
+  { n: 5, small: true },
+];
+
+/** Bytes every connection of `server` wrote so far (open ones and closed ones), read by `written()`. */
+export function countWritten(server: BayouServer): { written(): number } {
+  const sockets: { bytesWritten: number }[] = [];
+  server.app.server.on('connection', (socket) => sockets.push(socket));
+  return { written: () => sockets.reduce((sum, s) => sum + s.bytesWritten, 0) };
 }

@@ -10,6 +10,7 @@ import { defaultOptions } from '../options.js';
 import { DEMO_FEED_DEFAULTS } from '../records/demo-feed.js';
 import { STANDALONE_DEFAULTS } from '../server-defaults.js';
 import { ADMIN_FLAGS } from './admin-flags.js';
+import { COMPRESSION_FLAGS } from './compression-flags.js';
 import { type FlagKind, type FlagSpec, nonNegative, oneOf, portCheck, positive, shown } from './flag-spec.js';
 import { HOOK_FLAGS } from './hook-flags.js';
 import { LIMIT_FLAGS } from './limit-flags.js';
@@ -105,6 +106,7 @@ export const FLAGS: readonly FlagSpec[] = [
     default: shown(defaultOptions.maxPayloadBytes),
     check: positive,
   },
+  ...COMPRESSION_FLAGS,
   ...LIMIT_FLAGS,
   {
     flag: 'history-size',

@@ -16,6 +16,7 @@ import type { ResolvedOptions } from '../options.js';
 import type { Session } from '../session/session.js';
 import type { SocketLink } from '../session/session-lifecycle.js';
 import type { RequestInfo } from '../types.js';
+import { boundDeflateOffers, compressedFrame, perMessageDeflate } from './compression.js';
 import { CLOSES_PER_SWEEP, DeadlineQueue } from './deadline-queue.js';
 import { keepAfterHandshake, originAllowed, pathOf, requestInfo } from './request-info.js';
 import { BATCH_DONE, BATCH_FAILED, runBatch } from './transport.js';
@@ -31,6 +32,8 @@ type WebSocketOptions = Pick<
   | 'authenticate'
   | 'handshakeTimeout'
   | 'maxConnections'
+  | 'compression'
+  | 'compressionThreshold'
 >;
 
 /** Close code and reason of a WebSocket that completed no Bayeux handshake in time. */
@@ -53,6 +56,8 @@ interface LinkHost {
   readonly maxBatchMessages: number;
   /** Whether later handshakes on a socket need its request headers (`authenticate` reads them). */
   readonly keepHeaders: boolean;
+  /** Payloads of at least this many bytes are compressed on sockets that negotiated it. */
+  readonly deflateThreshold: number;
 }
 
 const UPGRADE = Symbol('bayou.upgrade');
@@ -79,6 +84,8 @@ export class WebSocketLink extends WebSocket implements SocketLink {
   /** Found without a live session at the last handshake-timeout check (it had one before). */
   sessionless = false;
   tail: Promise<void> | null = null;
+  /** Whether the client negotiated `permessage-deflate` (set at the upgrade). */
+  deflate = false;
 
   end(code: number, reason: string): void {
     this.close(code, reason);
@@ -86,25 +93,23 @@ export class WebSocketLink extends WebSocket implements SocketLink {
 
   /**
    * Writes `data` as one text frame with one `write` to the socket. `ws` would write a
-   * header and the payload as two buffers (a corked `writev`); with compression off (always,
-   * here) its sender writes at once, so writing the frame whole is what it would send, at
+   * header and the payload as two buffers (a corked `writev`); asked not to compress, its
+   * sender writes at once, so writing the frame whole is what it would send, at
    * less cost per frame. Should the sender hold something (see `ws-fast-path.ts`), the frame
    * goes through `ws.send`, behind it. A payload sent to many sockets in a row (one
    * publication reaching sessions alone in a turn) is framed once; a text is encoded
-   * straight into its frame.
+   * straight into its frame. On a socket that negotiated `permessage-deflate`, a payload
+   * past the threshold is compressed here, once for all the sockets it goes to
+   * (`compression.ts`), never by a compressor of the socket's own.
    */
   sendText(data: Buffer | string): number {
+    const length = typeof data === 'string' ? Buffer.byteLength(data) : data.length;
+    if (this.readyState !== WebSocket.OPEN) return length;
+    if (!senderIdle(this)) return this.sendBehind(data, length);
     let frame: Buffer;
-    let length: number;
-    if (typeof data === 'string') {
-      length = Buffer.byteLength(data);
-      if (this.readyState !== WebSocket.OPEN) return length;
-      if (!senderIdle(this)) return this.sendBehind(data, length);
-      frame = textFrame(data, length);
-    } else {
-      length = data.length;
-      if (this.readyState !== WebSocket.OPEN) return length;
-      if (!senderIdle(this)) return this.sendBehind(data, length);
+    if (this.deflate && length >= this.host.deflateThreshold) frame = compressedFrame(data);
+    else if (typeof data === 'string') frame = textFrame(data, length);
+    else {
       if (data !== lastPayload) {
         lastPayload = data;
         lastFrame = textFrame(data, length);
@@ -122,7 +127,8 @@ export class WebSocketLink extends WebSocket implements SocketLink {
   }
 }
 
-const AS_TEXT = Object.freeze({ binary: false });
+/** Uncompressed: `ws` would otherwise keep a compressor for the socket. */
+const AS_TEXT = Object.freeze({ binary: false, compress: false });
 
 let lastPayload: Buffer | null = null;
 let lastFrame: Buffer = Buffer.alloc(0);
@@ -157,12 +163,13 @@ export class WebSocketTransport {
       kernel,
       maxBatchMessages: options.maxBatchMessages,
       keepHeaders: options.authenticate !== undefined,
+      deflateThreshold: options.compressionThreshold,
     };
     this.wss = new WebSocketServer({
       WebSocket: WebSocketLink,
       noServer: true,
       maxPayload: options.maxPayloadBytes,
-      perMessageDeflate: false,
+      perMessageDeflate: perMessageDeflate(options),
     });
     this.awaiting = options.handshakeTimeout > 0 ? new DeadlineQueue(options.handshakeTimeout) : null;
     app.server.on('upgrade', this.onUpgrade);
@@ -244,9 +251,11 @@ export class WebSocketTransport {
       pending.res.off('finish', onRefusedUpgrade);
       pending.res.detachSocket(pending.socket as Socket);
       raw[UPGRADE] = undefined;
+      if (this.options.compression) boundDeflateOffers(raw.headers);
       this.wss.handleUpgrade(raw, pending.socket, pending.head, (ws) => {
         const link = ws as WebSocketLink;
         link.host = this.host;
+        link.deflate = link.extensions !== '';
         link.request = requestInfo('websocket', raw, request.ip, null, request.protocol === 'https');
         link.on('message', onSocketMessage as SocketHandler);
         link.on('close', onSocketClose as SocketHandler);
@@ -300,14 +309,14 @@ function handleFrame(link: WebSocketLink, text: string): void | Promise<void> {
   const decoded = decodeBatch(text);
   if (!decoded.ok || decoded.messages.length > max) {
     const args = decoded.ok ? ['batch', `max ${max}`] : [decoded.reason.replace(/[:,]/g, ' ')];
-    link.send(JSON.stringify([{ successful: false, error: formatError('messageInvalid', args) }]));
+    link.sendText(JSON.stringify([{ successful: false, error: formatError('messageInvalid', args) }]));
     return;
   }
   const ctx = createBatchContext('websocket', requestOf(link), link, null, null);
   const outcome = runBatch(kernel, decoded.messages, ctx, text, 'websocket');
   if (outcome === BATCH_DONE) finishFrame(link, ctx.replies, ctx.bound);
   // A bug, not the client's fault: the frame gets an error, the socket and the process live on.
-  else if (outcome === BATCH_FAILED) link.send(INTERNAL_ERROR_FRAME);
+  else if (outcome === BATCH_FAILED) link.sendText(INTERNAL_ERROR_FRAME);
   // Failed later: what the batch did before failing is still answered.
   else return outcome.then(() => finishFrame(link, ctx.replies, ctx.bound));
 }
@@ -338,7 +347,7 @@ function finishFrame(link: WebSocketLink, replies: string[], bound: Session[]): 
     }
     link.trimmed = true;
   }
-  if (replies.length > 0 && link.readyState === WebSocket.OPEN) link.send(`[${replies.join(',')}]`);
+  if (replies.length > 0) link.sendText(`[${replies.join(',')}]`);
 }
 
 /** Whether `session` lives on `link`: not ended, and not moved to another socket since. */

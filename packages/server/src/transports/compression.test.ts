@@ -1,0 +1,83 @@
+import type { AddressInfo } from 'node:net';
+import { constants, inflateRawSync } from 'node:zlib';
+import { afterEach, describe, expect, it } from 'vitest';
+import { WebSocket, WebSocketServer } from 'ws';
+import { boundDeflateOffers, compressedFrame, deflateMessage, perMessageDeflate } from './compression.js';
+import { WebSocketLink } from './websocket.js';
+
+const TAIL = Buffer.from([0x00, 0x00, 0xff, 0xff]);
+
+describe('deflateMessage', () => {
+  it('gives a permessage-deflate payload: raw DEFLATE that inflates back once the sync-flush tail is put back', () => {
+    const text = JSON.stringify([{ channel: '/a', data: { rows: 'x'.repeat(3000) } }]);
+    const deflated = deflateMessage(text);
+    expect(deflated.length).toBeLessThan(200);
+    const back = inflateRawSync(Buffer.concat([deflated, TAIL]), { finishFlush: constants.Z_SYNC_FLUSH });
+    expect(back.toString()).toBe(text);
+  });
+
+  it('compresses a shared payload once for the sockets it goes to in a row', () => {
+    const shared = Buffer.from('y'.repeat(2000));
+    const first = compressedFrame(shared);
+    expect(compressedFrame(shared)).toBe(first);
+    expect(compressedFrame(Buffer.from('y'.repeat(2000)))).not.toBe(first);
+    expect(first[0]).toBe(0xc1);
+  });
+});
+
+describe('boundDeflateOffers', () => {
+  it.each([
+    ['permessage-deflate; client_max_window_bits', 'permessage-deflate; client_max_window_bits'],
+    ['permessage-deflate; client_max_window_bits=15', 'permessage-deflate; client_max_window_bits=15'],
+    ['permessage-deflate', undefined],
+    ['permessage-deflate; client_max_window_bits=9', undefined],
+    ['permessage-deflate; client_max_window_bits; server_max_window_bits=10', undefined],
+    [
+      'permessage-deflate; server_max_window_bits=9; client_max_window_bits, permessage-deflate; client_max_window_bits',
+      ' permessage-deflate; client_max_window_bits',
+    ],
+    ['x-webkit-deflate-frame', undefined],
+  ])('keeps of %j what a 2^11 window both ways can accept', (offer, kept) => {
+    const headers: Record<string, string> = { 'sec-websocket-extensions': offer };
+    boundDeflateOffers(headers);
+    expect(headers['sec-websocket-extensions']).toBe(kept);
+  });
+});
+
+describe('a compressing link', () => {
+  const closers: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    for (const close of closers.splice(0)) await close();
+  });
+
+  it('sends compressed frames the client reads, without a compressor of its own', async () => {
+    const wss = new WebSocketServer({
+      host: '127.0.0.1',
+      port: 0,
+      WebSocket: WebSocketLink,
+      perMessageDeflate: perMessageDeflate({ compression: true, compressionThreshold: 100 }),
+    });
+    await new Promise<void>((resolve) => wss.once('listening', resolve));
+    const linked = new Promise<WebSocketLink>((resolve) => wss.once('connection', resolve));
+    const client = new WebSocket(`ws://127.0.0.1:${(wss.address() as AddressInfo).port}`);
+    closers.push(async () => {
+      client.terminate();
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+    });
+    const received: string[] = [];
+    client.on('message', (data) => received.push(String(data)));
+    await new Promise<void>((resolve) => client.once('open', resolve));
+    const link = await linked;
+    link.host = { deflateThreshold: 100 } as WebSocketLink['host'];
+    link.deflate = link.extensions !== '';
+    expect(link.deflate).toBe(true);
+    const big = `[${'"abc",'.repeat(200)}"end"]`;
+    link.sendText(big);
+    link.sendText(Buffer.from(big));
+    link.sendText('["small"]');
+    await new Promise<void>((resolve) => client.on('message', () => received.length === 3 && resolve()));
+    expect(received).toEqual([big, big, '["small"]']);
+    const ext = (link as unknown as { _extensions: Record<string, { _deflate: unknown }> })._extensions;
+    expect(ext['permessage-deflate']?._deflate).toBeNull();
+  });
+});

@@ -1,0 +1,127 @@
+/**
+ * Compression on the wire, off by default (`compression` option): `permessage-deflate`
+ * (RFC 7692) on WebSockets. Memory is what bounds it:
+ * zlib's defaults cost about 320 KiB per connection, so
+ *
+ * - the server never keeps a compressor per socket. It negotiates
+ *   `server_no_context_takeover` (each message compressed on its own) and compresses a
+ *   frame with a short-lived zlib stream (window 2^11, memLevel 4, ~20 KiB while it runs);
+ *   a frame shared by many sockets (one publication reaching sessions alone in a turn) is
+ *   compressed once for all of them;
+ * - what clients send is inflated by `ws` with a window of at most 2^11
+ *   (`client_max_window_bits=11`; a client that cannot limit its window gets no
+ *   compression), at most `WS_CONCURRENCY` inflates at once, and a message inflating past
+ *   `maxPayloadBytes` closes the socket with 1009;
+ * - a payload under `compressionThreshold` bytes goes uncompressed (it would not shrink
+ *   enough to pay for the CPU).
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import { constants, deflateRawSync, type ZlibOptions } from 'node:zlib';
+import type { PerMessageDeflateOptions } from 'ws';
+
+/** LZ77 window of every compressor and of what clients may send: 2^11 = 2 KiB. */
+export const WINDOW_BITS = 11;
+/** zlib's hash memory level (1–9; 8 is its default): 4 halves its tables. */
+export const MEM_LEVEL = 4;
+/** zlib level: 1 compresses Bayeux JSON within a few percent of 6 for less CPU. */
+export const DEFLATE_LEVEL = 1;
+/** Most inflates of client frames `ws` runs at once (its thread-pool limiter). */
+export const WS_CONCURRENCY = 10;
+
+/** The options compression needs. */
+export interface CompressionOptions {
+  readonly compression: boolean;
+  readonly compressionThreshold: number;
+}
+
+/** `ws`'s `perMessageDeflate` setting for these options: `false` when compression is off. */
+export function perMessageDeflate(options: CompressionOptions): PerMessageDeflateOptions | false {
+  if (!options.compression) return false;
+  return {
+    serverNoContextTakeover: true,
+    serverMaxWindowBits: WINDOW_BITS,
+    clientMaxWindowBits: WINDOW_BITS,
+    threshold: options.compressionThreshold,
+    concurrencyLimit: WS_CONCURRENCY,
+    zlibDeflateOptions: { level: DEFLATE_LEVEL, memLevel: MEM_LEVEL, windowBits: WINDOW_BITS },
+    zlibInflateOptions: { windowBits: WINDOW_BITS },
+  };
+}
+
+/**
+ * Leaves in a WebSocket upgrade's `Sec-WebSocket-Extensions` only the `permessage-deflate`
+ * offers the bounds above can accept: the client lets the server cap its window
+ * (`client_max_window_bits`, bare or ≥ 11) and asks no smaller server window than 11.
+ * `ws` answers an upgrade whose every offer it cannot accept with 400; with the header
+ * cut down the client connects uncompressed instead.
+ */
+export function boundDeflateOffers(headers: IncomingHttpHeaders): void {
+  const header = headers['sec-websocket-extensions'];
+  if (header === undefined) return;
+  const kept = header.split(',').filter(acceptableOffer);
+  if (kept.length === 0) delete headers['sec-websocket-extensions'];
+  else headers['sec-websocket-extensions'] = kept.join(',');
+}
+
+function acceptableOffer(offer: string): boolean {
+  const [name = '', ...params] = offer.split(';').map((p) => p.trim().toLowerCase());
+  if (name !== 'permessage-deflate') return false;
+  let clientBounded = false;
+  for (const param of params) {
+    const [key, raw] = param.split('=').map((p) => p.trim().replace(/^"|"$/g, ''));
+    if (key === 'client_max_window_bits') clientBounded = raw === undefined || Number(raw) >= WINDOW_BITS;
+    else if (key === 'server_max_window_bits' && !(Number(raw) >= WINDOW_BITS)) return false;
+  }
+  return clientBounded;
+}
+
+const DEFLATE: ZlibOptions = Object.freeze({
+  level: DEFLATE_LEVEL,
+  memLevel: MEM_LEVEL,
+  windowBits: WINDOW_BITS,
+  finishFlush: constants.Z_SYNC_FLUSH,
+});
+
+/**
+ * `payload` compressed as a `permessage-deflate` message: raw DEFLATE ending in a sync
+ * flush, whose `00 00 ff ff` tail is left off (RFC 7692 §7.2.1).
+ */
+export function deflateMessage(payload: Buffer | string): Buffer {
+  const out = deflateRawSync(payload, DEFLATE);
+  return out.subarray(0, out.length - 4);
+}
+
+/** An unmasked, final text frame with RSV1 set (compressed), holding `deflated`. */
+export function deflatedTextFrame(deflated: Buffer): Buffer {
+  const length = deflated.length;
+  const headerLength = length < 126 ? 2 : length < 65536 ? 4 : 10;
+  const frame = Buffer.allocUnsafe(headerLength + length);
+  frame[0] = 0xc1;
+  if (length < 126) frame[1] = length;
+  else if (length < 65536) {
+    frame[1] = 126;
+    frame.writeUInt16BE(length, 2);
+  } else {
+    frame[1] = 127;
+    frame.writeUInt32BE(Math.floor(length / 2 ** 32), 2);
+    frame.writeUInt32BE(length >>> 0, 6);
+  }
+  deflated.copy(frame, headerLength);
+  return frame;
+}
+
+let lastPayload: Buffer | null = null;
+let lastFrame: Buffer = Buffer.alloc(0);
+
+/**
+ * A compressed text frame of `payload`; a shared payload (the same `Buffer` sent to many
+ * sockets in a row) is compressed and framed once.
+ */
+export function compressedFrame(payload: Buffer | string): Buffer {
+  if (typeof payload === 'string') return deflatedTextFrame(deflateMessage(payload));
+  if (payload !== lastPayload) {
+    lastPayload = payload;
+    lastFrame = deflatedTextFrame(deflateMessage(payload));
+  }
+  return lastFrame;
+}
