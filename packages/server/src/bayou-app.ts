@@ -11,6 +11,7 @@ import type { Extension } from './bayeux/extensions.js';
 import type { Engine, MaybePromise, PresenceMember } from './engine/engine.js';
 import { BayouConfigError } from './errors.js';
 import type { BayouEvents, ServiceHandler } from './kernel/events.js';
+import { OutageLog } from './kernel/outage-log.js';
 import type { Provider } from './records/provider-registry.js';
 import type { ServerSession } from './session/session.js';
 import type { RemovalReason } from './types.js';
@@ -61,10 +62,13 @@ export interface AppPort {
 export class BayouApp extends EventEmitter<BayouEvents> {
   /** Given by the composition root that made this facade. */
   private readonly port: AppPort;
+  /** The engine's refusals of this facade's calls, logged once per outage. */
+  private readonly outage: OutageLog;
 
   constructor(port: AppPort) {
     super();
     this.port = port;
+    this.outage = new OutageLog(port.log, 'bayou.publish/deliver/updateRecord');
   }
 
   /** This node's id (the prefix of the clientIds it issues). */
@@ -94,7 +98,7 @@ export class BayouApp extends EventEmitter<BayouEvents> {
   }
 
   /**
-   * A promise of what the engine did. A failure is logged even when nobody awaits it, so a
+   * A promise of what the engine did. A failure is logged (once per outage) even when nobody awaits it, so a
    * fire-and-forget publish during an engine outage cannot crash the process; awaiting
    * callers still see the rejection.
    */
@@ -103,9 +107,16 @@ export class BayouApp extends EventEmitter<BayouEvents> {
     try {
       p = Promise.resolve(call());
     } catch (err) {
+      // Thrown before reaching the engine (data JSON cannot hold): the caller's bug.
       p = Promise.reject(err);
+      p.catch((e: unknown) => this.port.log.warn({ err: e }, `${what} failed`));
+      return p;
     }
-    p.catch((err: unknown) => this.port.log.warn({ err }, `${what} failed`));
+    // Rejected by the engine: logged once per outage, not once per call.
+    p.then(
+      () => this.outage.answered(),
+      (err: unknown) => this.outage.failed(err),
+    );
     return p;
   }
 

@@ -139,6 +139,64 @@ describe('publish API configuration', () => {
     await server.close();
   });
 
+  it('hands a batch to the engine all at once and answers in order however the engine settles', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const { server, base } = await start(KEY, (channel) => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      // The first message settles last: only a pipelined batch sees all three in flight.
+      const wait = channel === '/p/1' ? 20 : 1;
+      return new Promise((resolve) =>
+        setTimeout(() => {
+          inFlight--;
+          resolve({ offset: Number(channel.slice(3)) });
+        }, wait),
+      );
+    });
+    const r = await post(
+      base,
+      [1, 2, 3].map((n) => ({ channel: `/p/${n}`, data: n })),
+    );
+    expect(r.status).toBe(200);
+    expect(await r.json()).toEqual({
+      results: [1, 2, 3].map((n) => ({ channel: `/p/${n}`, position: { offset: n } })),
+    });
+    expect(most).toBe(3);
+    await server.close();
+  });
+
+  it('answers 503 with Retry-After when the engine refuses, with what went through; a bug is a 500', async () => {
+    const { server, base } = await start(KEY, (channel) => {
+      if (channel === '/bug') throw new Error('a bug in publish');
+      return channel === '/down' ? Promise.reject(new Error('Redis is away')) : Promise.resolve(null);
+    });
+    const one = await post(base, { channel: '/down', data: 1 });
+    expect(one.status).toBe(503);
+    expect(one.headers.get('retry-after')).toBe('1');
+    expect(await one.json()).toEqual({ error: 'the engine is unavailable: publish again later' });
+    const batch = await post(base, [
+      { channel: '/up', data: 1 },
+      { channel: '/down', data: 2 },
+      { channel: '/up', data: 3 },
+    ]);
+    expect(batch.status).toBe(503);
+    expect(await batch.json()).toEqual({
+      error: 'the engine is unavailable: publish again later',
+      index: 1,
+      results: [
+        { channel: '/up', position: null },
+        { channel: '/down', error: 'the engine is unavailable: publish again later' },
+        { channel: '/up', position: null },
+      ],
+    });
+    const bug = await post(base, { channel: '/bug', data: 1 });
+    expect(bug.status).toBe(500);
+    expect(bug.headers.get('retry-after')).toBeNull();
+    expect(await bug.json()).toEqual({ error: 'publish failed' });
+    await server.close();
+  });
+
   it('refuses short keys at setup', async () => {
     const server = await createServer({ port: 0 });
     await expect(

@@ -3,9 +3,15 @@
  * job): `POST /api/publish` with `Authorization: Bearer <key>` and a JSON body.
  *
  * - `{ "channel": "/x", "data": ... }` → `200 { "channel", "position" }`
- * - `{ "messages": [{ channel, data }, ...] }` or a bare array → `200 { "results": [...] }`,
- *   one `{ channel, position }` per message, in order. Every message is validated before
- *   any is published: a batch is refused whole or published whole.
+ * - `{ "messages": [{ channel, data }, ...] }` or a bare array (at most `maxBatchMessages`,
+ *   default 1000) → `200 { "results": [...] }`, one `{ channel, position }` per message, in
+ *   order. Every message is validated before any is published: a bad batch is refused
+ *   whole. The publishes are then handed to the engine all at once (pipelined: on Redis
+ *   one write, not one round trip each); when the engine refuses some, the answer is the
+ *   first refusal's status with `{ error, index, results }`, each result either
+ *   `{ channel, position }` (published) or `{ channel, error }`.
+ * - The engine cannot answer (Redis away, a failover) → `503` with `Retry-After`, logged
+ *   once per outage at warn (by the facade); not a 500 with a stack trace per request.
  * - A missing or wrong key → `401` (the key is compared in constant time); no key
  *   configured → `404` for every request, so the API is off unless asked for.
  * - A bad channel (not a plain broadcast channel) or body → `400`; a message whose data
@@ -16,7 +22,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { formatError, jsonDepthExceeds, MAX_JSON_DEPTH, validateMessage } from '@bayou/protocol';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BayouError } from '../errors.js';
 import { invalidOption } from '../option-errors.js';
 
@@ -114,10 +120,56 @@ function parseBoundedJson(text: string): { text: string; value: unknown } {
   }
 }
 
-/** A BayouError from `publish` (a record subject, a channel it refuses) is the caller's fault. */
-function errorStatus(err: Error & { statusCode?: number }): number {
+/**
+ * The status of a failed publish: a BayouError (a record subject, a channel it refuses) or
+ * a 4xx is the caller's fault; anything else thrown by the call itself is a bug (500);
+ * anything else the engine rejected with means it could not answer (503, retry later).
+ */
+function errorStatus(err: unknown, rejected: boolean): number {
   if (err instanceof BayouError) return 400;
-  return err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
+  const code = (err as { statusCode?: unknown } | null)?.statusCode;
+  if (typeof code === 'number' && code >= 400 && code < 500) return code;
+  return rejected ? 503 : 500;
+}
+
+/** Seconds a caller refused with 503 is told to wait before publishing again. */
+export const PUBLISH_RETRY_AFTER_SECONDS = 1;
+
+type Outcome = { ok: true; position: unknown } | { ok: false; status: number; error: string };
+
+/** One publish, settled: never throws, never rejects. */
+function publishOne(
+  publish: PublishApiOptions['publish'],
+  channel: string,
+  data: unknown,
+  log: FastifyBaseLogger,
+): Outcome | Promise<Outcome> {
+  const failed =
+    (rejected: boolean) =>
+    (err: unknown): Outcome => {
+      const status = errorStatus(err, rejected);
+      if (status === 500) log.error({ err }, 'publish API failed');
+      const error =
+        status === 503
+          ? 'the engine is unavailable: publish again later'
+          : status === 500
+            ? 'publish failed'
+            : (err as Error).message;
+      return { ok: false, status, error };
+    };
+  try {
+    const r = publish(channel, data);
+    if (!(r instanceof Promise)) return { ok: true, position: r ?? null };
+    return r.then((position: unknown) => ({ ok: true, position: position ?? null }), failed(true));
+  } catch (err) {
+    return failed(false)(err);
+  }
+}
+
+/** Sends a refusal: a 503 carries `Retry-After`, a 500 (a bug) is logged with its cause. */
+function refuse(reply: FastifyReply, status: number, body: Record<string, unknown>): FastifyReply {
+  if (status === 503) reply.header('retry-after', String(PUBLISH_RETRY_AFTER_SECONDS));
+  return reply.code(status).send(body);
 }
 
 export async function publishApi(app: FastifyInstance, options: PublishApiOptions): Promise<void> {
@@ -139,7 +191,7 @@ export async function publishApi(app: FastifyInstance, options: PublishApiOption
       }
     });
     scope.setErrorHandler((err: Error & { statusCode?: number }, _req, reply) => {
-      const status = errorStatus(err);
+      const status = errorStatus(err, false);
       if (status === 500) scope.log.error({ err }, 'publish API failed');
       reply.code(status).send({ error: status === 500 ? 'publish failed' : err.message });
     });
@@ -163,8 +215,9 @@ export async function publishApi(app: FastifyInstance, options: PublishApiOption
         if (batch === null) {
           const checked = checkMessage(value, maxBytes, proto);
           if (!checked.ok) return reply.code(checked.status).send({ error: checked.error });
-          const position = await options.publish(checked.channel, checked.data);
-          return { channel: checked.channel, position: position ?? null };
+          const outcome = await publishOne(options.publish, checked.channel, checked.data, request.log);
+          if (!outcome.ok) return refuse(reply, outcome.status, { error: outcome.error });
+          return { channel: checked.channel, position: outcome.position };
         }
         if (batch.length === 0) return reply.code(400).send({ error: 'empty batch' });
         if (batch.length > maxBatch)
@@ -175,13 +228,30 @@ export async function publishApi(app: FastifyInstance, options: PublishApiOption
           const c = checked[bad] as Extract<Checked, { ok: false }>;
           return reply.code(c.status).send({ error: c.error, index: bad });
         }
-        const results: { channel: string; position: unknown }[] = [];
-        for (const c of checked as Extract<Checked, { ok: true }>[]) {
-          const position = await options.publish(c.channel, c.data);
-          results.push({ channel: c.channel, position: position ?? null });
-        }
-        return { results };
+        return publishAll(reply, request.log, options.publish, checked as Extract<Checked, { ok: true }>[]);
       },
     });
   });
+}
+
+/**
+ * Publishes a validated batch: every publish is handed to the engine before any is awaited
+ * (one write on Redis), the answers collected in order.
+ */
+async function publishAll(
+  reply: FastifyReply,
+  log: FastifyBaseLogger,
+  publish: PublishApiOptions['publish'],
+  messages: readonly { channel: string; data: unknown }[],
+): Promise<unknown> {
+  const pending = messages.map((m) => publishOne(publish, m.channel, m.data, log));
+  const outcomes = await Promise.all(pending);
+  const results = outcomes.map((o, i) => {
+    const channel = (messages[i] as { channel: string }).channel;
+    return o.ok ? { channel, position: o.position } : { channel, error: o.error };
+  });
+  const first = outcomes.findIndex((o) => !o.ok);
+  if (first < 0) return { results };
+  const refused = outcomes[first] as Extract<Outcome, { ok: false }>;
+  return refuse(reply, refused.status, { error: refused.error, index: first, results });
 }
