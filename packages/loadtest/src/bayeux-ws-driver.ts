@@ -125,7 +125,7 @@ export class BayeuxWsDriver implements Driver {
     const addrs = this.options.localAddresses;
     const localAddress = addrs.length > 0 ? addrs[index % addrs.length] : undefined;
     const ws: ClientSocket = new WebSocket(this.url, {
-      perMessageDeflate: false,
+      perMessageDeflate: this.options.compression === true,
       localAddress,
       headers: this.options.headers ?? {},
     });

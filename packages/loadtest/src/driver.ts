@@ -40,6 +40,8 @@ export interface DriverOptions {
   headers?: Readonly<Record<string, string>>;
   /** Merged into every handshake's `ext` (e.g. `{ "token": "…" }`). */
   handshakeExt?: Readonly<Record<string, unknown>> | null;
+  /** WebSocket clients offer `permessage-deflate` (with `client_max_window_bits`, as browsers do). */
+  compression?: boolean;
   sink: DeliverySink;
   /** When set, every non-meta message goes here instead of `sink`, and the handshake asks for tagged records. */
   records?: RecordSink;

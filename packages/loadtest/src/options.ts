@@ -92,6 +92,8 @@ export interface LoadtestOptions {
   handshakeExt: Record<string, unknown> | null;
   /** Put before the scenario's channels: `/lt` makes them `/lt/chat/<n>`, `/lt/feed/<n>`, `/lt/loadtest/idle`. */
   channelPrefix: string;
+  /** WebSocket clients offer `permessage-deflate` (as browsers do). */
+  compression: boolean;
 }
 
 type Kind = 'int' | 'ms' | 'string' | 'choice' | 'addresses' | 'bool' | 'header' | 'json' | 'prefix';
@@ -140,6 +142,7 @@ export const DEFAULTS: Readonly<LoadtestOptions> = Object.freeze({
   headers: [],
   handshakeExt: null,
   channelPrefix: '',
+  compression: false,
 });
 
 export const OPTION_SPECS: readonly OptionSpec[] = [
@@ -220,6 +223,7 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
   { key: 'json', kind: 'string', help: 'write the result as JSON to this file' },
   { key: 'html', kind: 'string', help: 'write a self-contained HTML report with charts' },
   { key: 'progress', kind: 'bool', help: 'live progress line (--no-progress to hide)' },
+  { key: 'compression', kind: 'bool', help: 'WebSocket clients offer permessage-deflate, as browsers do' },
   {
     key: 'headers',
     kind: 'header',

@@ -34,6 +34,7 @@ export async function runPart(
     localAddresses: options.localAddresses,
     headers: headerMap(options.headers),
     handshakeExt: options.handshakeExt,
+    compression: options.compression,
     sink: (id, sentAt) => stats.onDeliver(id, sentAt, now()),
     records: demo,
     onFrame: () => {
