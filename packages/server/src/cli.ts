@@ -8,9 +8,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { isWorker, onPrimaryShutdown, reportListening, runWorkers } from './cluster/workers.js';
-import { buildServer } from './config/build-server.js';
+import { type BuiltServer, buildServer } from './config/build-server.js';
+import type { BayouConfig } from './config/define-config.js';
 import { UsageError, usage } from './config/flags.js';
 import { type ResolvedCli, resolveCli } from './config/resolve-config.js';
+import { type ListenTarget, startupFailure } from './config/startup-failure.js';
+import { consoleLine, engineLine } from './config/startup-log.js';
 import { tuneRuntime } from './runtime-tuning.js';
 import { STANDALONE_DEFAULTS } from './server-defaults.js';
 
@@ -22,6 +25,17 @@ export const WORKERS_NEED_REDIS =
 function fail(message: string, withUsage: boolean): never {
   process.stderr.write(`bayou: ${message}\n${withUsage ? 'Run "bayou --help" for every option.\n' : ''}`);
   process.exit(2);
+}
+
+function warnPlain(warnings: readonly string[]): void {
+  for (const w of warnings) process.stderr.write(`bayou: warning: ${w}\n`);
+}
+
+/** A start-up failure: one line with the fix, exit code 2; the stack too at `--log-level debug`. */
+function failStart(err: unknown, target: ListenTarget, config: BayouConfig): never {
+  if (config.logLevel === 'debug' || config.logLevel === 'trace')
+    process.stderr.write(`${(err as Error)?.stack ?? String(err)}\n`);
+  fail(startupFailure(err, target), false);
 }
 
 function version(): string {
@@ -49,10 +63,10 @@ async function main(): Promise<void> {
   if (cli.command !== 'start')
     fail(cli.command ? `unknown command "${cli.command}"; the command is "start"` : 'missing command', true);
   const worker = isWorker();
-  if (!worker) for (const w of cli.warnings) process.stderr.write(`bayou: warning: ${w}\n`);
   const workers = cli.config.workers ?? STANDALONE_DEFAULTS.workers;
   if (workers > 1 && cli.config.redis === undefined) fail(WORKERS_NEED_REDIS, false);
   if (workers > 1 && !worker) {
+    warnPlain(cli.warnings);
     await runWorkers({
       count: workers,
       shutdownTimeout: cli.config.shutdownTimeout ?? STANDALONE_DEFAULTS.shutdownTimeout,
@@ -64,13 +78,20 @@ async function main(): Promise<void> {
 
   // This process is the server's own: V8 settings for it (runtime-tuning.ts).
   tuneRuntime();
-  let built: Awaited<ReturnType<typeof buildServer>>;
+  const port = cli.config.port ?? STANDALONE_DEFAULTS.port;
+  let built: BuiltServer;
   try {
     built = await buildServer(cli.config);
   } catch (err) {
-    fail((err as Error).message, false);
+    if (!worker) warnPlain(cli.warnings);
+    failStart(err, { host: cli.config.host ?? 'the default host', port }, cli.config);
   }
-  const { server, posture, shutdownTimeout } = built;
+  const { server, posture, shutdownTimeout, host, logsJson } = built;
+  const log = server.app.log;
+  if (!worker) {
+    if (logsJson) for (const w of cli.warnings) log.warn(w);
+    else warnPlain(cli.warnings);
+  }
   // Handlers first: a signal during start-up, or right after the line below, is handled.
   let closing = false;
   const shutdown = (signal: string): void => {
@@ -79,7 +100,7 @@ async function main(): Promise<void> {
       process.exit(130);
     }
     closing = true;
-    server.app.log.info({ signal, shutdownTimeout }, 'shutting down (send the signal again to exit at once)');
+    log.info({ signal, shutdownTimeout }, 'shutting down (send the signal again to exit at once)');
     const timer = setTimeout(() => {
       process.stderr.write(`bayou: graceful shutdown took longer than ${shutdownTimeout} ms: exiting\n`);
       process.exit(1);
@@ -94,18 +115,29 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
   // The primary asks once; a signal from the terminal may have asked already.
   if (worker) onPrimaryShutdown(() => closing || shutdown('shutdown request'));
-  const base = await server.listen();
-  const path = cli.config.path ?? '/bayeux';
-  if (worker) {
-    reportListening(`${base} (Bayeux endpoint ${base}${path})`);
-    server.app.log.info({ configFile: cli.configPath, nodeId: server.bayou.nodeId }, posture);
-    return;
+  let base: string;
+  try {
+    base = await server.listen();
+  } catch (err) {
+    await server.close().catch(() => undefined);
+    failStart(err, { host, port }, cli.config);
   }
-  process.stdout.write(`Bayou listening on ${base} (Bayeux endpoint ${base}${path})\n`);
-  server.app.log.info({ configFile: cli.configPath }, posture);
+  const path = cli.config.path ?? '/bayeux';
+  const listening = `Bayou listening on ${base} (Bayeux endpoint ${base}${path})`;
+  if (worker) reportListening(`${base} (Bayeux endpoint ${base}${path})`);
+  // The line tools and tests wait for: shown at any log level, as JSON when the log is.
+  else if (logsJson)
+    log.child({}, { level: 'info' }).info({ url: base, endpoint: `${base}${path}` }, listening);
+  else process.stdout.write(`${listening}\n`);
+  const nodeId = server.bayou.nodeId;
+  log.info({ configFile: cli.configPath, ...(worker ? { nodeId } : {}) }, posture);
+  const engine = engineLine(cli.config, nodeId);
+  log.info(engine.fields, engine.msg);
+  const admin = consoleLine(cli.config, base);
+  if (admin !== null) log.info(admin.fields, admin.msg);
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`bayou: ${(err as Error).stack ?? String(err)}\n`);
-  process.exit(1);
+  process.stderr.write(`bayou: ${startupFailure(err, { host: '?', port: 0 })}\n`);
+  process.exit(2);
 });

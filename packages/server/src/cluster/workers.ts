@@ -101,10 +101,12 @@ class Primary {
         this.resolveStarted();
       }
     });
-    worker.on('exit', (code, signal) => this.exited(worker, signal ? `signal ${signal}` : `code ${code}`));
+    worker.on('exit', (code, signal) =>
+      this.exited(worker, signal ? `signal ${signal}` : `code ${code}`, signal ? null : code),
+    );
   }
 
-  private exited(worker: Worker, how: string): void {
+  private exited(worker: Worker, how: string, code: number | null): void {
     const listenedAt = this.listening.get(worker);
     this.listening.delete(worker);
     this.alive.delete(worker);
@@ -113,9 +115,10 @@ class Primary {
       return;
     }
     if (!this.started && listenedAt === undefined) {
-      // It could not start (bad config, Redis unreachable…): its error is on stderr.
+      // It could not start (bad config, port in use, Redis unreachable…): its one-line
+      // reason is on stderr; its code 2 (a start-up failure the operator fixes) is ours too.
       this.options.warn(`a worker exited with ${how} before it listened: stopping`);
-      this.shutdownAll(1);
+      this.shutdownAll(code === 2 ? 2 : 1);
       return;
     }
     this.replace(worker, how, listenedAt);

@@ -25,6 +25,11 @@ export interface BuiltServer {
   host: string;
   /** One line saying how open the server is, for the start-up log. */
   posture: string;
+  /**
+   * Whether the log is JSON lines (`--log-format json`, or `auto` without a terminal): then
+   * the CLI writes its own lines through the log too, so stdout is JSON only.
+   */
+  logsJson: boolean;
   shutdownTimeout: number;
 }
 
@@ -112,13 +117,19 @@ export async function buildServer(
   const backendAuth = config.proxy?.connect !== undefined;
   const host =
     config.host ?? (auth.tokensOn || backendAuth ? STANDALONE_DEFAULTS.host : STANDALONE_DEFAULTS.openHost);
+  const logger = loggerFor(config, isTTY);
+  const logsJson =
+    config.logger === undefined &&
+    typeof logger === 'object' &&
+    !('transport' in logger) &&
+    logger.level !== 'silent';
   const options: CreateServerOptions = {
     ...(rest as CreateServerOptions),
     host,
     port: config.port ?? STANDALONE_DEFAULTS.port,
     allowedOrigins,
     ...(authOption !== undefined ? { auth: authOption } : {}),
-    logger: loggerFor(config, isTTY),
+    logger,
     ...(config.tls !== undefined && config.https === undefined
       ? { https: { key: readPem(config.tls.key, 'key'), cert: readPem(config.tls.cert, 'certificate') } }
       : {}),
@@ -157,5 +168,5 @@ export async function buildServer(
     : auth.tokensOn
       ? `tokens required${authOption?.allowAnonymous ? ' (anonymous sessions allowed)' : ''}; publish API ${config.apiKey ? 'on' : 'off'}`
       : `OPEN server: no tokens, anyone who reaches ${host} may subscribe and publish${host === '127.0.0.1' ? ' (listening on localhost only)' : ''}; publish API ${config.apiKey ? 'on' : 'off'}`;
-  return { server, auth, host, posture, shutdownTimeout };
+  return { server, auth, host, posture, shutdownTimeout, logsJson };
 }

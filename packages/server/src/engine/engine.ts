@@ -96,6 +96,20 @@ export interface EngineNode {
    * members were reported lost) and is back: these, its members, were written again.
    */
   membersRestored?(members: readonly LostMember[]): void;
+  /**
+   * The engine lost its backend (Redis went away) or has it back: called once per change,
+   * for the log. Whether the engine can serve is `Engine.ready()`.
+   */
+  connectionChanged?(change: EngineConnectionChange): void;
+}
+
+export interface EngineConnectionChange {
+  /** Whether the engine can reach its backend again (`true`) or lost it (`false`). */
+  readonly up: boolean;
+  /** Where the backend is, without a password: `redis://127.0.0.1:6379`. */
+  readonly where: string;
+  /** Why it was lost (the connection's last error), when `up` is `false`. */
+  readonly reason?: string;
 }
 
 export interface Broker {

@@ -146,6 +146,8 @@ export async function startEngine(
   } catch (err) {
     if (!(engine instanceof RedisEngine)) throw err;
     const where = typeof redis === 'string' ? redis.replace(/\/\/[^@/]*@/, '//***@') : 'Redis';
-    throw new BayouEngineError(`cannot join the cluster on ${where}: ${(err as Error).message}`);
+    throw new BayouEngineError(`cannot join the cluster on ${where}: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
 }

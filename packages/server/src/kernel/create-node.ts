@@ -116,8 +116,9 @@ export function createNode(options: ResolvedOptions, log: FastifyBaseLogger, eng
       const { cluster } = base;
       const control = operator.control;
       const findSession = base.findSession;
+      const log = base.log;
       await engine.start(
-        new NodeInbound({ cluster, control, records, index, presence, findSession, forwarded }),
+        new NodeInbound({ cluster, control, records, index, presence, findSession, forwarded, log }),
       );
       await engine.broker.subscribe(cluster.inbox);
       sessions.registry.startSweeping(options.sweepInterval, sessions.ends);

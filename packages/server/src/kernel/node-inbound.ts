@@ -3,7 +3,9 @@
  * subscribers, direct deliveries and control requests on its inbox, long-poll batches
  * other nodes forwarded for its sessions, and presence members of nodes found dead.
  */
+import type { FastifyBaseLogger } from 'fastify';
 import type {
+  EngineConnectionChange,
   EngineNode,
   ForwardRequest,
   ForwardResponse,
@@ -27,6 +29,7 @@ export interface NodeInboundParts {
   readonly presence: PresenceTracker;
   findSession(clientId: unknown): Session | undefined;
   readonly forwarded: ForwardHandler | null;
+  readonly log: FastifyBaseLogger;
 }
 
 export class NodeInbound implements EngineNode {
@@ -68,5 +71,15 @@ export class NodeInbound implements EngineNode {
   /** This node's members, written again after the cluster took it for dead: announced as joins. */
   membersRestored(members: readonly LostMember[]): void {
     this.p.presence.restored(members);
+  }
+
+  /** The engine lost Redis or has it back: one line each (warn, then info), for the operator. */
+  connectionChanged({ up, where, reason }: EngineConnectionChange): void {
+    if (up) this.p.log.info({ redis: where }, `Redis at ${where} is back: serving again`);
+    else
+      this.p.log.warn(
+        { redis: where, reason },
+        `Redis at ${where} went away (${reason}): publishes fail and /readyz answers 503 until it is back (reconnecting every second)`,
+      );
   }
 }

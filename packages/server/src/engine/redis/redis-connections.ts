@@ -44,16 +44,38 @@ export function createClient(options: ResolvedRedisOptions, name: string): Redis
   return options.url === null ? new Redis(redis) : new Redis(options.url, redis);
 }
 
-/** Connects `client`, or rejects and stops it (no reconnect loop behind a failed start). */
+/**
+ * Connects `client`, or rejects and stops it (no reconnect loop behind a failed start). It
+ * rejects with the socket's own error (`connect ECONNREFUSED 127.0.0.1:6379`, `getaddrinfo
+ * ENOTFOUND`, `WRONGPASS`…) rather than ioredis's `Connection is closed.`, which says nothing.
+ */
 export async function connect(client: RedisClient): Promise<void> {
+  let first: Error | null = null;
+  const remember = (err: Error) => {
+    first ??= err;
+  };
+  client.on('error', remember);
   try {
     await client.connect();
   } catch (err) {
     client.disconnect();
-    throw err;
+    throw first ?? err;
+  } finally {
+    client.off('error', remember);
   }
 }
 
 export function isReady(client: RedisClient): boolean {
   return client.status === 'ready';
+}
+
+/** Where the engine's Redis is, for logs and errors: never with its password. */
+export function describeRedis(options: ResolvedRedisOptions): string {
+  if (options.cluster !== null)
+    return `Redis Cluster ${options.cluster.nodes.map((n) => (typeof n === 'object' ? `${n.host ?? '127.0.0.1'}:${n.port ?? 6379}` : String(n))).join(',')}`;
+  if (options.url !== null) return options.url.replace(/\/\/[^@/]*@/, '//***@');
+  const { sentinels, name, host, port } = options.redis;
+  if (sentinels !== undefined)
+    return `Sentinel master ${name} via ${sentinels.map((s) => `${s.host ?? '127.0.0.1'}:${s.port ?? 26379}`).join(',')}`;
+  return `redis://${host ?? '127.0.0.1'}:${port ?? 6379}`;
 }

@@ -5,7 +5,7 @@
  */
 import type { Engine, EngineNode, HistoryStats } from '../engine.js';
 import { RedisBroker, RedisHistory } from './redis-broker.js';
-import { connect, createClient, isReady } from './redis-connections.js';
+import { connect, createClient, describeRedis, isReady } from './redis-connections.js';
 import type { RedisCore } from './redis-core.js';
 import { RedisDirectory } from './redis-directory.js';
 import { RedisHistoryBound } from './redis-history-bound.js';
@@ -51,6 +51,10 @@ export class RedisEngine implements Engine, RedisCore {
   private graceUntil = 0;
   /** Whether this node's first heartbeat is done (its joining the live set is no return). */
   private beaten = false;
+  /** Whether both connections were up at the last change told to the node. */
+  private connected = false;
+  /** The connections' latest error since then: the reason given when they go down. */
+  private lastError: string | null = null;
 
   constructor(options: RedisEngineOptions = {}) {
     this.options = resolveRedisOptions(options);
@@ -96,6 +100,7 @@ export class RedisEngine implements Engine, RedisCore {
     try {
       await Promise.all([connect(this.cmd), connect(this.sub)]);
       this.state = 'started';
+      this.connected = true;
       await this.broker.resubscribe();
       await this.heartbeat();
     } catch (err) {
@@ -209,16 +214,31 @@ export class RedisEngine implements Engine, RedisCore {
 
   private watch(client: RedisClient, onReconnect: () => Promise<unknown>): void {
     let connected = false;
-    client.on('error', () => {
+    client.on('error', (err: Error) => {
       this.stats.errors++;
+      this.lastError = err.message;
     });
+    client.on('close', () => this.connectionChanged());
     client.on('ready', () => {
       if (connected && this.state === 'started') {
         this.stats.reconnects++;
         void onReconnect().catch(() => undefined);
       }
       connected = true;
+      this.connectionChanged();
     });
+  }
+
+  /** Tells the node once when both connections are up again after either went down, and back. */
+  private connectionChanged(): void {
+    if (this.state !== 'started') return;
+    const up = this.ready();
+    if (up === this.connected) return;
+    this.connected = up;
+    const where = describeRedis(this.options);
+    const reason = this.lastError ?? 'connection closed';
+    this.lastError = null;
+    this.self?.connectionChanged?.(up ? { up, where } : { up, where, reason });
   }
 
   /** This node was taken for dead and is alive again: its members join again. */
