@@ -105,7 +105,7 @@ export interface BayouOptions {
   maxPayloadBytes?: number;
   /** Most messages in one frame or request. Default `1000`. */
   maxBatchMessages?: number;
-  /** `permessage-deflate` on WebSockets (`transports/compression.ts`). Default `false`. */
+  /** `permessage-deflate` on WebSockets, gzip on HTTP replies (`transports/compression.ts`). Default `false`. */
   compression?: boolean;
   /** With `compression`, payloads under this many bytes go uncompressed. Default `1024`. */
   compressionThreshold?: number;

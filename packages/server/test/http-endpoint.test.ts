@@ -77,7 +77,13 @@ async function start(
   // Any request hook keeps the endpoint in Fastify.
   if (path === 'fastify') app.addHook('onRequest', async () => undefined);
   hooks(app);
-  const options = { path: '/bayeux', allowedOrigins: [], maxPayloadBytes: LIMIT };
+  const options = {
+    path: '/bayeux',
+    allowedOrigins: [],
+    maxPayloadBytes: LIMIT,
+    compression: false,
+    compressionThreshold: 1024,
+  };
   const endpoint = createHttpEndpoint({ log: app.log }, options, [streams, echo]);
   await app.register(async (scope) => {
     await endpoint.routes(scope);

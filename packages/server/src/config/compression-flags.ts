@@ -11,7 +11,7 @@ export const COMPRESSION_FLAGS: readonly FlagSpec[] = [
     env: ['BAYOU_COMPRESSION'],
     key: 'compression',
     kind: 'bool',
-    help: 'compress what goes out: permessage-deflate on WebSockets (window 2^11, no context takeover)',
+    help: 'compress what goes out: permessage-deflate on WebSockets (window 2^11, no context takeover), gzip on long-polling replies and streams',
     default: shown(defaultOptions.compression),
   },
   {

@@ -1,6 +1,6 @@
 /**
  * Compression on the wire, off by default (`compression` option): `permessage-deflate`
- * (RFC 7692) on WebSockets. Memory is what bounds it:
+ * (RFC 7692) on WebSockets, here, and gzip on HTTP replies (`http-compression.ts`). Memory is what bounds it:
  * zlib's defaults cost about 320 KiB per connection, so
  *
  * - the server never keeps a compressor per socket. It negotiates

@@ -10,6 +10,8 @@
 import type { IncomingMessage } from 'node:http';
 import { BROWSER_COOKIE, formatError, META_CONNECT } from '@bayou/protocol';
 import type { FastifyInstance } from 'fastify';
+import type { CompressionOptions } from './compression.js';
+import { acceptsGzip, GzipHttpReply } from './http-compression.js';
 import { FastifyHttpReply, type HttpReply } from './http-reply.js';
 import { applyCors, readCookie } from './http-request.js';
 import { requestInfo } from './request-info.js';
@@ -33,14 +35,22 @@ export class EventSourceTransport {
   constructor(
     private readonly kernel: TransportKernel,
     private readonly hub: StreamHub,
-    private readonly options: StreamingOptions,
+    private readonly options: StreamingOptions & CompressionOptions,
     private readonly relay: StreamRelay,
   ) {}
 
   /** Registers `GET <path>/*` in the endpoint's scope. */
   routes(scope: FastifyInstance): void {
     scope.get(`${this.options.path.replace(/\/$/, '')}/*`, (req, reply) => {
-      this.open(req.raw, new FastifyHttpReply(reply), req.ip, req.protocol === 'https');
+      const plain = new FastifyHttpReply(reply);
+      const { compression, compressionThreshold } = this.options;
+      const gzip = compression && acceptsGzip(req.headers['accept-encoding']);
+      this.open(
+        req.raw,
+        gzip ? new GzipHttpReply(plain, compressionThreshold) : plain,
+        req.ip,
+        req.protocol === 'https',
+      );
     });
   }
 

@@ -22,12 +22,16 @@ import {
   UNSUPPORTED,
   UNSUPPORTED_BODY,
 } from './body-reader.js';
+import { acceptsGzip, GzipHttpReply } from './http-compression.js';
 import { FastifyHttpReply, type HttpReply, RawHttpReply } from './http-reply.js';
 import { applyCors } from './http-request.js';
 import type { HttpPost } from './poll-request.js';
 import type { TransportKernel } from './transport-kernel.js';
 
-export type HttpEndpointOptions = Pick<ResolvedOptions, 'path' | 'allowedOrigins' | 'maxPayloadBytes'>;
+export type HttpEndpointOptions = Pick<
+  ResolvedOptions,
+  'path' | 'allowedOrigins' | 'maxPayloadBytes' | 'compression' | 'compressionThreshold'
+>;
 
 /** A transport answering POSTs to the endpoint. */
 export interface HttpTransport {
@@ -83,9 +87,13 @@ class Endpoint implements HttpEndpoint {
     raw: IncomingMessage,
     ip: string | undefined,
     secure: boolean,
-    reply: HttpReply,
+    plain: RawHttpReply | FastifyHttpReply,
   ): void {
     const subpath = subpathOf(raw.url, this.base);
+    const reply: HttpReply =
+      this.options.compression && acceptsGzip(raw.headers['accept-encoding'])
+        ? new GzipHttpReply(plain, this.options.compressionThreshold)
+        : plain;
     for (const transport of this.transports) {
       if (!transport.accepts(subpath)) continue;
       transport.serve({ text, raw, subpath, ip, secure, reply });

@@ -49,7 +49,7 @@ export class FastifyHttpReply implements HttpReply {
     this.reply.header(name, value);
   }
 
-  send(status: number, body: string): void {
+  send(status: number, body: string | Buffer): void {
     this.reply.code(status).header('content-type', JSON_TYPE).send(body);
   }
 
@@ -86,7 +86,7 @@ export class RawHttpReply implements HttpReply {
     else this.head.push(name, value);
   }
 
-  send(status: number, body: string, bytes = Buffer.byteLength(body)): void {
+  send(status: number, body: string | Buffer, bytes = Buffer.byteLength(body)): void {
     if (this.sent) return;
     this.sent = true;
     const head = this.head ?? [];

@@ -7,6 +7,7 @@
 import type { Socket } from 'node:net';
 import type { Session } from '../session/session.js';
 import type { SocketLink } from '../session/session-lifecycle.js';
+import type { GzipFrames } from './http-compression.js';
 import type { ResponseStream } from './http-reply.js';
 
 export type StreamKind = 'streaming' | 'eventsource';
@@ -98,6 +99,8 @@ export class StreamLink implements SocketLink {
     readonly kind: StreamKind,
     readonly host: StreamHost,
     now: number,
+    /** With gzip (`http-compression.ts`): each write becomes the next piece of the gzip body. */
+    private readonly gzip: GzipFrames | null = null,
   ) {
     this.openedAt = now;
     this.lastWrite = now;
@@ -125,10 +128,11 @@ export class StreamLink implements SocketLink {
       this.host.full(this);
   }
 
-  /** Writes `chunk` as it is; returns its size in bytes. */
-  write(chunk: Buffer | string): number {
-    const bytes = typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
+  /** Writes `chunk` as it is (or gzipped, flushed); returns its size in bytes before compression. */
+  write(text: Buffer | string): number {
+    const bytes = typeof text === 'string' ? Buffer.byteLength(text) : text.length;
     if (this.done) return bytes;
+    const chunk = this.gzip === null ? text : this.gzip.frame(text);
     const socket = this.socket;
     if (socket === null) this.out.write(chunk);
     else if (typeof chunk === 'string') socket.write(`${bytes.toString(16)}\r\n${chunk}\r\n`);
@@ -157,6 +161,7 @@ export class StreamLink implements SocketLink {
     this.host.ended(this);
     if (last !== undefined) this.write(last);
     this.done = true;
-    this.out.end();
+    if (this.gzip !== null) this.out.end(this.gzip.close());
+    else this.out.end();
   }
 }

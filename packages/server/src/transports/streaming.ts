@@ -12,6 +12,7 @@ import { createBatchContext } from '../bayeux/batch-context.js';
 import type { ResolvedOptions } from '../options.js';
 import { RandomIds } from '../random-ids.js';
 import type { RequestInfo } from '../types.js';
+import { gzipFramesFor } from './http-compression.js';
 import type { HttpTransport } from './http-endpoint.js';
 import type { HttpReply } from './http-reply.js';
 import { type HttpPost, pollRequest } from './poll-request.js';
@@ -22,7 +23,7 @@ import type { TransportKernel } from './transport-kernel.js';
 
 export type StreamingOptions = Pick<ResolvedOptions, 'path' | 'allowedOrigins' | 'trustClientSession'>;
 
-/** Response headers of a stream: no buffering anywhere on the way, no compression. */
+/** Response headers of a stream: no buffering anywhere on the way, no compression by proxies. */
 export const STREAM_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'content-type': 'application/x-ndjson; charset=utf-8',
   'cache-control': 'no-cache, no-transform',
@@ -116,9 +117,10 @@ export function startStream(
     reply.send(400, '{"error":"a stream cannot be forwarded"}');
     return null;
   }
-  const link = new StreamLink(out, kind, hub, hub.clock);
+  const gzip = gzipFramesFor(reply);
+  const link = new StreamLink(out, kind, hub, hub.clock, gzip);
   // Sent at once, so that the client sees the stream work (or a proxy hold it).
-  out.write(padding);
+  out.write(gzip === null ? padding : gzip.frame(padding));
   const raw = reply.raw;
   if (raw !== null) watchClose(raw, link);
   // The direct path hands the response itself: its chunks can go to the socket whole.
