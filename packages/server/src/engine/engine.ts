@@ -76,6 +76,12 @@ export interface ForwardResponse {
 }
 
 /** What the engine calls on its node; implemented by the kernel. */
+/**
+ * Broker channels named after nodes (`/~node/<id>`) carry direct deliveries and control
+ * requests; clients cannot subscribe to them, and they are no channel a session follows.
+ */
+export const NODE_INBOX_PREFIX = '/~node/';
+
 export interface EngineNode {
   /** This node's id, carried in every clientId it issues. */
   readonly nodeId: string;
@@ -101,6 +107,8 @@ export interface EngineNode {
    * for the log. Whether the engine can serve is `Engine.ready()`.
    */
   connectionChanged?(change: EngineConnectionChange): void;
+  /** A change in how the engine serves this node, for the log (e.g. delivery probes failing). */
+  notice?(level: 'warn' | 'info', message: string): void;
 }
 
 export interface EngineConnectionChange {

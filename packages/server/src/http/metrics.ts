@@ -55,7 +55,7 @@ const SERVER_VERSION: string = (() => {
  */
 /** What an engine with counters (the Redis engine) reports. */
 interface EngineWithStats {
-  readonly stats: { readonly errors: number; readonly reconnects: number };
+  readonly stats: { readonly errors: number; readonly reconnects: number; readonly probeFailures?: number };
 }
 
 function hasStats(engine: Engine | undefined): engine is Engine & EngineWithStats {
@@ -338,6 +338,12 @@ function engineMetrics(
       'bayou_engine_reconnects_total',
       'Connections to the engine backend (Redis) re-established after a loss',
       () => engine.stats.reconnects,
+    );
+    totalCounter(
+      registry,
+      'bayou_engine_probe_failures_total',
+      'Delivery probes that did not come back on a pub/sub connection in time (the node went not ready and reconnected it)',
+      () => engine.stats.probeFailures ?? 0,
     );
   }
 }

@@ -3,11 +3,14 @@
  * it: which node owns a clientId, whether it is alive, forwarding a batch to it, and the
  * per-node inbox channels that carry direct deliveries and control requests.
  */
-import type { Engine, ForwardRequest, ForwardResponse, MaybePromise } from '../engine/engine.js';
+import {
+  type Engine,
+  type ForwardRequest,
+  type ForwardResponse,
+  type MaybePromise,
+  NODE_INBOX_PREFIX,
+} from '../engine/engine.js';
 import { ownerOf } from '../session/session-registry.js';
-
-/** Broker channels named after nodes carry direct deliveries; clients cannot subscribe to them. */
-const NODE_INBOX_PREFIX = '/~node/';
 
 export class ClusterLink {
   /** The broker channel that carries direct deliveries to this node's sessions. */

@@ -82,4 +82,9 @@ export class NodeInbound implements EngineNode {
         `Redis at ${where} went away (${reason}): publishes fail and /readyz answers 503 until it is back (reconnecting every second)`,
       );
   }
+
+  /** What the engine reports about how it serves this node (probes failing, passing again). */
+  notice(level: 'warn' | 'info', message: string): void {
+    this.p.log[level](message);
+  }
 }

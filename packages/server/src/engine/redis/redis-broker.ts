@@ -12,7 +12,15 @@
 import { randomBytes } from 'node:crypto';
 import { expandChannel, isWildcard } from '@bayou/protocol';
 import type { Redis } from 'ioredis';
-import type { Broker, History, HistoryPolicy, Publication, Recovery, StreamPosition } from '../engine.js';
+import {
+  type Broker,
+  type History,
+  type HistoryPolicy,
+  NODE_INBOX_PREFIX,
+  type Publication,
+  type Recovery,
+  type StreamPosition,
+} from '../engine.js';
 import { isReady } from './redis-connections.js';
 import type { RedisCore } from './redis-core.js';
 import { DeliveryGate } from './redis-delivery.js';
@@ -192,7 +200,12 @@ export class RedisBroker implements Broker {
   async resubscribe(catchUp = false): Promise<void> {
     const e = this.engine;
     this.own = `${e.node().nodeId}.`;
-    const topics = [e.keys.inbox(e.node().nodeId), ...[...this.interest.keys()].map((n) => e.keys.topic(n))];
+    const nodeId = e.node().nodeId;
+    const topics = [
+      e.keys.inbox(nodeId),
+      e.keys.probe(nodeId),
+      ...[...this.interest.keys()].map((n) => e.keys.topic(n)),
+    ];
     if (catchUp) {
       // What was in flight when the connection dropped is lost: history fills the gap.
       this.turns.reset();
@@ -207,6 +220,17 @@ export class RedisBroker implements Broker {
         await this.gate.catchUp((channel, at) => delivered.since(channel, at, true), followed);
       }
     }
+  }
+
+  /** @internal Whether this node follows a channel (its own inbox aside): then its probes go. */
+  following(): boolean {
+    for (const name of this.interest.keys()) if (!name.startsWith(NODE_INBOX_PREFIX)) return true;
+    return false;
+  }
+
+  /** @internal Whether a catch-up after a reconnect is under way. */
+  catchingUp(): boolean {
+    return this.gate.holding();
   }
 
   /** @internal A message on a publication topic. */

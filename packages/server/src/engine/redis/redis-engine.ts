@@ -3,6 +3,7 @@
  * shared by all nodes. This module owns the connections, the node's life (start,
  * heartbeat, reconnects, close) and its counters; the parts live in their own modules.
  */
+import type { Redis } from 'ioredis';
 import type { Engine, EngineNode, HistoryStats } from '../engine.js';
 import { RedisBroker, RedisHistory } from './redis-broker.js';
 import { connect, createClient, describeRedis, isReady } from './redis-connections.js';
@@ -13,6 +14,7 @@ import { RedisKeys } from './redis-keys.js';
 import { RedisLeases } from './redis-leases.js';
 import { type RedisEngineOptions, type ResolvedRedisOptions, resolveRedisOptions } from './redis-options.js';
 import { RedisPresence } from './redis-presence.js';
+import { DeliveryProbe, type ProbeHost } from './redis-probe.js';
 import { HEARTBEAT, type RedisClient, runScript } from './redis-scripts.js';
 
 /** Counters for metrics; they only grow. */
@@ -21,13 +23,15 @@ export interface RedisEngineStats {
   errors: number;
   /** Times a connection to Redis came back after it was lost. */
   reconnects: number;
+  /** Delivery probes that did not come back in time (`redis-probe.ts`). */
+  probeFailures: number;
 }
 
 type EngineState = 'new' | 'starting' | 'started' | 'closed';
 
 export class RedisEngine implements Engine, RedisCore {
   readonly options: ResolvedRedisOptions;
-  readonly stats: RedisEngineStats = { errors: 0, reconnects: 0 };
+  readonly stats: RedisEngineStats = { errors: 0, reconnects: 0, probeFailures: 0 };
   readonly broker: RedisBroker;
   readonly history: RedisHistory;
   readonly presence: RedisPresence;
@@ -35,6 +39,8 @@ export class RedisEngine implements Engine, RedisCore {
   readonly leases: RedisLeases;
   /** @internal The cap on channels with history keys this node wrote. */
   readonly historyBound: RedisHistoryBound;
+  /** @internal Probes of the subscriber connection (`redis-probe.ts`). */
+  readonly probe: DeliveryProbe;
   /** @internal Key and topic names. */
   readonly keys: RedisKeys;
   /** @internal The command connection (set by `start`). */
@@ -55,6 +61,8 @@ export class RedisEngine implements Engine, RedisCore {
   private connected = false;
   /** The connections' latest error since then: the reason given when they go down. */
   private lastError: string | null = null;
+  /** The pub/sub name of this node's probes (set by `start`). */
+  private probeTopic = '';
 
   constructor(options: RedisEngineOptions = {}) {
     this.options = resolveRedisOptions(options);
@@ -65,6 +73,7 @@ export class RedisEngine implements Engine, RedisCore {
     this.directory = new RedisDirectory(this);
     this.leases = new RedisLeases(this);
     this.historyBound = new RedisHistoryBound(this);
+    this.probe = new DeliveryProbe(this.probeHost(), this.options.probeIntervalMs);
   }
 
   /** The channels whose history keys this node wrote and still counts, and what it dropped. */
@@ -93,6 +102,9 @@ export class RedisEngine implements Engine, RedisCore {
     this.self = node;
     this.cmd = createClient(this.options, `bayou:${node.nodeId}`);
     this.sub = createClient(this.options, `bayou:${node.nodeId}:sub`);
+    this.probeTopic = this.keys.probe(node.nodeId);
+    // A probe in flight when the connection drops is lost with it, not missed.
+    this.sub.on('close', () => this.probe.void());
     this.watch(this.cmd, () => this.restore());
     this.watch(this.sub, () => this.broker.resubscribe(true));
     this.sub.on('message', (topic: string, message: string) => this.receive(topic, message));
@@ -112,15 +124,18 @@ export class RedisEngine implements Engine, RedisCore {
       void this.heartbeat().catch(() => undefined);
     }, this.options.heartbeatMs);
     this.timer.unref();
+    this.probe.start();
   }
 
+  /** Whether both connections are up and the latest delivery probe came back. */
   ready(): boolean {
+    return this.connectionsUp() && this.probe.healthy();
+  }
+
+  /** Whether both connections are up (what `connectionChanged` tells the node about). */
+  private connectionsUp(): boolean {
     return (
-      this.state === 'started' &&
-      this.cmd !== null &&
-      isReady(this.cmd) &&
-      this.sub !== null &&
-      isReady(this.sub)
+      this.state === 'started' && this.cmd !== null && isReady(this.cmd) && this.sub !== null && isReady(this.sub)
     );
   }
 
@@ -207,6 +222,7 @@ export class RedisEngine implements Engine, RedisCore {
     this.state = 'closed';
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
+    this.probe.stop();
     this.directory.abandon();
     this.broker.abandon();
     this.self = null;
@@ -232,13 +248,44 @@ export class RedisEngine implements Engine, RedisCore {
   /** Tells the node once when both connections are up again after either went down, and back. */
   private connectionChanged(): void {
     if (this.state !== 'started') return;
-    const up = this.ready();
+    const up = this.connectionsUp();
     if (up === this.connected) return;
     this.connected = up;
     const where = describeRedis(this.options);
     const reason = this.lastError ?? 'connection closed';
     this.lastError = null;
     this.self?.connectionChanged?.(up ? { up, where } : { up, where, reason });
+  }
+
+  /**
+   * What the probes need: a probe goes while the subscriber connection is up and caught up
+   * and the node follows a channel (or must learn whether the connection works again).
+   */
+  private probeHost(): ProbeHost {
+    return {
+      probing: () =>
+        this.state === 'started' &&
+        this.sub !== null &&
+        isReady(this.sub) &&
+        !this.broker.catchingUp() &&
+        (this.broker.following() || !this.probe.healthy()),
+      send: (nonce) => {
+        const cmd = this.commands();
+        return this.track(
+          this.options.sharded ? cmd.spublish(this.probeTopic, nonce) : cmd.publish(this.probeTopic, nonce),
+        );
+      },
+      reconnect: () => {
+        this.stats.probeFailures++;
+        const sub = this.sub;
+        if (sub === null) return;
+        // Destroyed, not ended: a silent peer may never answer a FIN, and ioredis reconnects on close.
+        const stream = this.options.cluster === null ? (sub as Redis).stream : undefined;
+        if (stream !== undefined) stream.destroy();
+        else sub.disconnect(true);
+      },
+      notice: (level, message) => this.self?.notice?.(level, message),
+    };
   }
 
   /** This node was taken for dead and is alive again: its members join again. */
@@ -256,7 +303,8 @@ export class RedisEngine implements Engine, RedisCore {
 
   private receive(topic: string, message: string): void {
     if (this.state !== 'started') return;
-    if (topic === this.keys.inbox((this.self as EngineNode).nodeId)) this.directory.receive(message);
+    if (topic === this.probeTopic) this.probe.received(message);
+    else if (topic === this.keys.inbox((this.self as EngineNode).nodeId)) this.directory.receive(message);
     else this.broker.receive(topic, message);
   }
 }

@@ -16,6 +16,7 @@ describe('resolveRedisOptions', () => {
       epochTtlMs: 120_000,
       historyChannels: 100_000,
       batchWindowMs: 1,
+      probeIntervalMs: 5000,
     });
   });
 
@@ -66,6 +67,8 @@ describe('resolveRedisOptions', () => {
     [{ url: 'redis+sentinel://s1/mymaster' }, /url.*Sentinel "s1" is not host:port/],
     [{ url: 'sentinel://s1:1/m' }, /url.*redis\+sentinel:\/\//],
     [{ batchWindowMs: '1' }, /batchWindowMs/],
+    [{ probeIntervalMs: -1 }, /probeIntervalMs.*0 = off/],
+    [{ probeIntervalMs: 1.5 }, /probeIntervalMs/],
   ])('rejects %o naming the option', (input, message) => {
     expect(() => resolveRedisOptions(input as never)).toThrow(message);
   });

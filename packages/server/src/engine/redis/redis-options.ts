@@ -76,6 +76,14 @@ export interface RedisEngineOptions {
    * comes back whole, as a few publishes do, never waits. Default: 1.
    */
   batchWindowMs?: number;
+  /**
+   * Milliseconds between two delivery probes (`redis-probe.ts`): the node publishes a probe
+   * to itself and expects it back on its subscriber connection within this time; one that
+   * does not come back makes the node not ready (`/readyz` 503) and reconnects that
+   * connection. Probes go only while the node follows a channel; 0 turns them off.
+   * Default: 5000.
+   */
+  probeIntervalMs?: number;
 }
 
 export interface ResolvedRedisOptions {
@@ -91,6 +99,7 @@ export interface ResolvedRedisOptions {
   readonly epochTtlMs: number;
   readonly historyChannels: number;
   readonly batchWindowMs: number;
+  readonly probeIntervalMs: number;
 }
 
 const defaults = Object.freeze({
@@ -103,6 +112,7 @@ const defaults = Object.freeze({
   epochTtlMs: 120_000,
   historyChannels: 100_000,
   batchWindowMs: 1,
+  probeIntervalMs: 5000,
 });
 
 /** The Redis engine's defaults, for the flag table (`--redis-prefix`). */
@@ -120,6 +130,12 @@ function positive(name: string, value: unknown): number {
 
 function nonNegative(name: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) invalid(name, 'a number ≥ 0');
+  return value;
+}
+
+function wholeOrZero(name: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0)
+    invalid(name, 'an integer ≥ 0 (0 = off)');
   return value;
 }
 
@@ -178,5 +194,6 @@ export function resolveRedisOptions(input: RedisEngineOptions = {}): ResolvedRed
     epochTtlMs: positive('epochTtlMs', o.epochTtlMs),
     historyChannels: positive('historyChannels', o.historyChannels),
     batchWindowMs: nonNegative('batchWindowMs', o.batchWindowMs),
+    probeIntervalMs: wholeOrZero('probeIntervalMs', o.probeIntervalMs),
   });
 }

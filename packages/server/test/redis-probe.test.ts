@@ -1,0 +1,164 @@
+/**
+ * Delivery probes: one node's pub/sub connection made silent while its TCP connection
+ * stays up (a loopback proxy between that node and Redis stops forwarding what Redis
+ * sends on it). The node turns not ready within two probe intervals, reconnects, and each
+ * of its subscribers gets every accepted message once, in order (missed ones from
+ * history); the other node never notices.
+ */
+import { createConnection, createServer as createTcpServer, type Server, type Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RedisEngine } from '../src/engine/redis/index.js';
+import { type BayouServer, createServer } from '../src/index.js';
+import { operationsOf } from '../src/kernel/node-operations.js';
+import { eventually, redisAvailable, redisPerFile, requireRedis } from './cluster-helpers.js';
+import { TestClient } from './test-client.js';
+
+requireRedis('delivery probes');
+
+const PROBE_MS = 400;
+
+interface Link {
+  client: Socket;
+  upstream: Socket;
+  /** Whether the node subscribed on it (its subscriber connection). */
+  subscriber: boolean;
+  silent: boolean;
+}
+
+/** A TCP proxy to Redis that can stop forwarding Redis → node on the subscriber connections it has now. */
+class SilencingProxy {
+  private constructor(
+    private readonly server: Server,
+    readonly port: number,
+    readonly links: Link[],
+  ) {}
+
+  static async start(redisPort: number): Promise<SilencingProxy> {
+    const links: Link[] = [];
+    const server = createTcpServer((client) => {
+      const upstream = createConnection({ host: '127.0.0.1', port: redisPort });
+      const link = { client, upstream, subscriber: false, silent: false };
+      links.push(link);
+      client.on('data', (d) => {
+        if (/subscribe/i.test(d.toString('latin1'))) link.subscriber = true;
+        upstream.write(d);
+      });
+      upstream.on('data', (d) => {
+        if (!link.silent) client.write(d);
+      });
+      const end = () => {
+        client.destroy();
+        upstream.destroy();
+      };
+      client.on('close', end).on('error', end);
+      upstream.on('close', end).on('error', end);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return new SilencingProxy(server, (server.address() as { port: number }).port, links);
+  }
+
+  /** Stops forwarding Redis → node on every subscriber connection open now; they stay up. */
+  silence(): number {
+    const subs = this.links.filter((l) => l.subscriber && !l.client.destroyed);
+    for (const l of subs) l.silent = true;
+    return subs.length;
+  }
+
+  close(): Promise<void> {
+    for (const l of this.links) l.client.destroy();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+describe.runIf(redisAvailable)('delivery probes', () => {
+  const redis = redisPerFile();
+  let proxy: SilencingProxy;
+  const servers: BayouServer[] = [];
+  const bases: string[] = [];
+  const clients: TestClient[] = [];
+
+  beforeAll(async () => {
+    proxy = await SilencingProxy.start(redis().port);
+    const keyPrefix = `probe${process.pid}:`;
+    for (const port of [proxy.port, redis().port]) {
+      const server = await createServer({
+        host: '127.0.0.1',
+        port: 0,
+        timeout: 2000,
+        sweepInterval: 50,
+        redis: `redis://127.0.0.1:${port}`,
+        redisEngine: { keyPrefix, probeIntervalMs: PROBE_MS, commandTimeoutMs: 2000 },
+      });
+      servers.push(server);
+      bases.push(await server.listen());
+    }
+  });
+  afterAll(async () => {
+    for (const c of clients) await c.close();
+    for (const s of servers) await s.close();
+    await proxy?.close();
+  });
+
+  const readyz = async (base: string) => (await fetch(`${base}/readyz`)).status;
+  const engineOf = (s: BayouServer) => operationsOf(s.app).engine as RedisEngine;
+
+  it('turns the silent node not ready, reconnects it, and its subscribers miss nothing', async () => {
+    const [a, b] = servers as [BayouServer, BayouServer];
+    const [baseA, baseB] = bases as [string, string];
+    const channel = '/probe/feed';
+    const onA = [new TestClient(baseA, 'websocket'), new TestClient(baseA, 'long-polling')];
+    const onB = new TestClient(baseB, 'websocket');
+    clients.push(...onA, onB);
+    for (const c of [...onA, onB]) {
+      await c.connect();
+      await c.subscribe(channel);
+    }
+    const accepted: number[] = [];
+    let n = 0;
+    const publishOne = async () => {
+      const i = n++;
+      try {
+        await b.bayou.publish(channel, i);
+        accepted.push(i);
+      } catch {
+        // refused: never delivered, never counted
+      }
+    };
+    await publishOne();
+    await eventually(() => onA.every((c) => c.deliveries(channel).length === 1), 5000);
+    expect([await readyz(baseA), await readyz(baseB)]).toEqual([200, 200]);
+    const reconnectsBefore = engineOf(a).stats.reconnects;
+
+    expect(proxy.silence()).toBe(1);
+    const silentAt = performance.now();
+    let notReadyAfter = -1;
+    let bWentNotReady = false;
+    // Publish from the healthy node all along, checking both nodes' readiness.
+    while (performance.now() - silentAt < 10_000) {
+      await publishOne();
+      if ((await readyz(baseB)) !== 200) bWentNotReady = true;
+      const statusA = await readyz(baseA);
+      if (statusA === 503 && notReadyAfter < 0) notReadyAfter = performance.now() - silentAt;
+      if (notReadyAfter >= 0 && statusA === 200) break;
+      await new Promise((resolve) => setTimeout(resolve, 20)); // timed on purpose: the publish pace
+    }
+    expect(notReadyAfter).toBeGreaterThan(0);
+    // Within two probe intervals (plus this loop's own step on a loaded machine).
+    expect(notReadyAfter).toBeLessThan(2 * PROBE_MS + 300);
+    expect(await readyz(baseA)).toBe(200);
+    expect(engineOf(a).stats.probeFailures).toBeGreaterThanOrEqual(1);
+    expect(engineOf(a).stats.reconnects).toBeGreaterThan(reconnectsBefore);
+    // A new subscriber connection replaced the silent one.
+    expect(proxy.links.filter((l) => l.subscriber && !l.silent && !l.client.destroyed)).toHaveLength(1);
+    for (let i = 0; i < 5; i++) await publishOne();
+    const last = accepted[accepted.length - 1] as number;
+    for (const c of [...onA, onB]) {
+      await c.waitFor((m) => m.channel === channel && m.data === last);
+      expect(c.deliveries(channel).map((m) => m.data)).toEqual(accepted);
+    }
+    expect(bWentNotReady).toBe(false);
+    expect(engineOf(b).stats.probeFailures).toBe(0);
+    const metrics = await (await fetch(`${baseA}/metrics`)).text();
+    expect(metrics).toMatch(/bayou_engine_probe_failures_total [1-9]/);
+  }, 30_000);
+});
