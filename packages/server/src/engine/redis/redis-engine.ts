@@ -135,7 +135,11 @@ export class RedisEngine implements Engine, RedisCore {
   /** Whether both connections are up (what `connectionChanged` tells the node about). */
   private connectionsUp(): boolean {
     return (
-      this.state === 'started' && this.cmd !== null && isReady(this.cmd) && this.sub !== null && isReady(this.sub)
+      this.state === 'started' &&
+      this.cmd !== null &&
+      isReady(this.cmd) &&
+      this.sub !== null &&
+      isReady(this.sub)
     );
   }
 
