@@ -11,8 +11,12 @@ afterEach(() => {
   child = null;
 });
 
+let printed = '';
+
 function start(env: Record<string, string>): Promise<string> {
-  const proc = spawn(process.execPath, ['dist/server.js'], { cwd, env: { ...process.env, ...env } });
+  const base: NodeJS.ProcessEnv = { ...process.env };
+  delete base.HOST;
+  const proc = spawn(process.execPath, ['dist/server.js'], { cwd, env: { ...base, ...env } });
   child = proc;
   return new Promise((resolve, reject) => {
     let out = '';
@@ -21,6 +25,7 @@ function start(env: Record<string, string>): Promise<string> {
       out += chunk.toString();
       const match = /Bayou live grid: (http:\/\/\S+?)\/\?rows/.exec(out);
       if (match) {
+        printed = out;
         clearTimeout(timer);
         resolve(match[1]!);
       }
@@ -45,6 +50,12 @@ describe('the grid start script', () => {
     const exited = new Promise<number | null>((r) => child!.on('exit', (code) => r(code)));
     child!.kill('SIGTERM');
     expect(await exited).toBe(0);
+  });
+
+  it('listens on this machine only by default (an open server), and says so', async () => {
+    const base = await start({ PORT: '0', GRID_SYMBOLS: '100' });
+    expect(base).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(printed).toContain('(open server: this machine only, HOST=0.0.0.0 shares it)');
   });
 
   it('refuses a bad PORT with exit code 2', async () => {

@@ -2,6 +2,8 @@
  * The hello world in Chromium: the page served by server.mjs prints a time that the server
  * published on /time, and then the next one.
  */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumOptions } from '../../../scripts/chromium.mjs';
@@ -43,5 +45,26 @@ describe('examples/hello', () => {
     expect(await page.locator('#state').textContent()).toBe('connected');
     expect(errors).toEqual([]);
     await page.close();
+  });
+
+  it('listens on this machine only by default (an open server), and prints that address', async () => {
+    const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0' };
+    delete env.HOST;
+    const cwd = fileURLToPath(new URL('..', import.meta.url));
+    const child = spawn(process.execPath, ['server.mjs'], { cwd, env });
+    let out = '';
+    const line = await new Promise<string>((resolve, reject) => {
+      child.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        if (out.includes('\n')) resolve(out.trim());
+      });
+      child.on('exit', (code) => reject(new Error(`exited with ${code}: ${out}`)));
+    });
+    const exited = new Promise((r) => child.on('exit', r));
+    child.kill('SIGTERM');
+    await exited;
+    expect(line).toMatch(
+      /^Bayou hello world: http:\/\/127\.0\.0\.1:\d+ \(open server: anyone who reaches it may subscribe and publish; this machine only, HOST=0\.0\.0\.0 shares it\)$/,
+    );
   });
 });

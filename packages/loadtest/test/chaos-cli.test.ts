@@ -27,7 +27,7 @@ describe('bayou-loadtest chaos on bad input', () => {
     const [code] = await run.exit;
     expect(code).toBe(2);
     expect(run.err()).toMatch(/cannot reach --url http:\/\/127\.0\.0\.1:1\/bayeux \(ECONNREFUSED\)/);
-    expect(run.err()).toMatch(/start the server \(bayou start\)/);
+    expect(run.err()).toMatch(/start the server \(npx @bayou\/server start\)/);
   });
 
   it('stops at SIGTERM while its clients retry an endpoint that is no Bayeux server', {

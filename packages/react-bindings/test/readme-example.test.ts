@@ -29,9 +29,10 @@ let browser: Browser;
 function readmeExample(): { command: string; code: string } {
   const readme = readFileSync(join(pkg, 'README.md'), 'utf8');
   const section = readme.slice(readme.indexOf('### Example'));
-  const command = /^npx bayou start .*$/m.exec(section)?.[0];
+  const command = /^npx @bayou\/server start .*$/m.exec(section)?.[0];
   const m = /```tsx\n([\s\S]*?)```/.exec(section);
-  if (!m || !command) throw new Error('README: no `npx bayou start` command or tsx block under ### Example');
+  if (!m || !command)
+    throw new Error('README: no `npx @bayou/server start` command or tsx block under ### Example');
   return { command, code: m[1] as string };
 }
 

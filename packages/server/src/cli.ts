@@ -23,7 +23,9 @@ export const WORKERS_NEED_REDIS =
   'deliver a message published on one worker to subscribers on the others';
 
 function fail(message: string, withUsage: boolean): never {
-  process.stderr.write(`bayou: ${message}\n${withUsage ? 'Run "bayou --help" for every option.\n' : ''}`);
+  process.stderr.write(
+    `bayou: ${message}\n${withUsage ? 'Run "npx @bayou/server --help" for every option.\n' : ''}`,
+  );
   process.exit(2);
 }
 

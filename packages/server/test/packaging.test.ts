@@ -6,7 +6,9 @@
  *   Fastify plugin, make a round trip with `@bayou/client`, render `@bayou/react` on the
  *   server and use `@bayou/protocol` and `@bayou/loadtest`;
  * - TypeScript checks an `.mts` and a `.cts` consumer (NodeNext), so both type entries resolve;
- * - `npx bayou start` serves /healthz and `npx bayou-loadtest --help` prints its usage.
+ * - `npx @bayou/server start` serves /healthz and `npx @bayou/loadtest --help` prints its usage
+ *   (the scoped names the READMEs give: a bare `npx bayou` would ask the registry for a
+ *   package this project does not own).
  */
 import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -161,15 +163,15 @@ describe('the packed packages in an empty npm project', () => {
     expect(check.stdout, 'tsc output').toBe('');
   }, 60_000);
 
-  it('run `npx bayou-loadtest --help`', async () => {
-    const { stdout } = await run('npx', ['--no-install', 'bayou-loadtest', '--help'], { cwd: app });
+  it('run `npx @bayou/loadtest --help`', async () => {
+    const { stdout } = await run('npx', ['--no-install', '@bayou/loadtest', '--help'], { cwd: app });
     expect(stdout).toContain('usage: bayou-loadtest');
   });
 
-  it('serve /healthz through `npx bayou start`', async () => {
+  it('serve /healthz through `npx @bayou/server start`', async () => {
     child = spawn(
       'npx',
-      ['--no-install', 'bayou', 'start', '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn'],
+      ['--no-install', '@bayou/server', 'start', '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn'],
       // Its own process group, so the server npx starts can be signalled with it.
       { cwd: app, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
     );

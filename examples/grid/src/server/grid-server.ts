@@ -4,7 +4,7 @@ import { type BayouOptions, type BayouServer, createServer, demoSubject } from '
 import { serveStatic } from './static-files.js';
 
 export interface GridServerOptions {
-  /** Interface to listen on. Default `'0.0.0.0'`. */
+  /** Interface to listen on. Default `'127.0.0.1'`: an open server, this machine only. */
   host?: string;
   /** Port; `0` picks a free one. Default `8080`. */
   port?: number;
@@ -20,7 +20,7 @@ export interface GridServerOptions {
 
 export async function createGridServer(options: GridServerOptions = {}): Promise<BayouServer> {
   const server = await createServer({
-    host: options.host ?? '0.0.0.0',
+    host: options.host ?? '127.0.0.1',
     port: options.port ?? 8080,
     // Room for a page that subscribes to every row (`?visibleOnly=0`, the comparison):
     // 10,000 subscriptions, which the client sends in one batch after a reconnect.

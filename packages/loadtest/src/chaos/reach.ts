@@ -20,7 +20,7 @@ export async function assertReachable(url: string, ms = 5000): Promise<void> {
   if (failure === null) return;
   throw new LoadtestError(
     LoadtestErrors.SETUP_FAILED,
-    `cannot reach --url ${url} (${failure}): start the server (bayou start) or pass the URL of a running one, e.g. --url http://127.0.0.1:8080/bayeux`,
+    `cannot reach --url ${url} (${failure}): start the server (npx @bayou/server start) or pass the URL of a running one, e.g. --url http://127.0.0.1:8080/bayeux`,
   );
 }
 

@@ -241,8 +241,9 @@ export function usage(): string {
     const left = `  --${f.flag}${f.value ? ` ${f.value}` : ''}`;
     return `${left.padEnd(30)} ${f.help}\n${' '.repeat(31)}(default ${f.default}; env ${f.env.join(' or ')})`;
   });
-  return `Usage: bayou start [options]
-       bayou --version
+  return `Usage: npx @bayou/server start [options]
+       npx @bayou/server --version
+(With @bayou/server installed in your project the command is also "bayou": bayou start.)
 
 Every option can also be set by its environment variable or in the config file;
 flags win over the environment, which wins over the file.
