@@ -6,6 +6,7 @@
 import { META_SUBSCRIBE, META_UNSUBSCRIBE, parseChannel, parseError } from '@bayou/protocol';
 import { AckExtension } from './ack.js';
 import { Backoff } from './backoff.js';
+import { ConnectTrouble } from './connect-trouble.js';
 import { Connection } from './connection.js';
 import { Dispatcher, type Outgoing } from './dispatcher.js';
 import { Emitter } from './emitter.js';
@@ -14,7 +15,7 @@ import { type BayouClientOptions, type ResolvedOptions, resolveOptions } from '.
 import { Presence } from './presence.js';
 import { RecordCodec, type RecordOptions } from './records/record-codec.js';
 import type { RecordStore } from './records/record-store.js';
-import { type RecordCallback, type RecordHandle, Records } from './records/records.js';
+import { checkRecordSubject, type RecordCallback, type RecordHandle, Records } from './records/records.js';
 import { type GapInfo, Recovery } from './recovery.js';
 import type { ConnectionState } from './state.js';
 import {
@@ -36,7 +37,7 @@ export interface ClientEvents {
    * why this one and not a more preferred one (see `TransportReason`).
    */
   transport: (transport: string, previous: string | null, reason: TransportReason) => void;
-  /** An operational failure no promise reports: the client stopped, a resubscribe was refused. */
+  /** A failure no promise reports: the client stopped, a resubscribe refused, an attempt failed. */
   error: (error: BayouError) => void;
   /**
    * After a new session the server could not recover what `info.channel` missed (history
@@ -67,6 +68,7 @@ export class BayouClient {
   private stopError: BayouError | null = null;
   private readonly records: Records;
   private readonly recovery: Recovery;
+  private readonly trouble: ConnectTrouble;
 
   constructor(url: string, options?: BayouClientOptions) {
     if (typeof url !== 'string' || url === '')
@@ -105,11 +107,14 @@ export class BayouClient {
       subscribe: (channel, handler) => this.subscribe(channel, handler),
       batch: (fn) => this.batch(fn),
     });
+    this.trouble = new ConnectTrouble(url, this.options.connectDeadline, (e) => this.events.emit('error', e));
+    this.events.on('state', (state) => state === 'connected' && this.trouble.connected());
     this.connection = new Connection(this.options, this.dispatcher, context, {
       onState: (next, previous) => this.events.emit('state', next, previous),
       onTransport: (next, previous, reason) => this.events.emit('transport', next, previous, reason),
       onConnected: (newSession) => this.resume(newSession),
       onStopped: (error) => this.stopped(error),
+      onAttemptFailed: (error) => this.trouble.failed(error),
     });
     ack.onReport = () => this.connection.reportFrames();
   }
@@ -142,10 +147,10 @@ export class BayouClient {
     };
   }
 
-  /** Handshakes and connects; resolves once connected, rejects if the server refuses for good. */
+  /** Handshakes and connects; rejects if the server refuses for good, or after `connectDeadline` ms. */
   connect(): Promise<void> {
     this.stopError = null;
-    return this.connection.connect();
+    return this.trouble.within(this.connection.connect());
   }
 
   /** Leaves the server; pending publishes reject with `BAYOU_ERR_DISCONNECTED`. */
@@ -388,12 +393,5 @@ export class BayouClient {
     for (const item of waiting) item.onFail(error, false);
     this.subscriptions.rejectWaiters(error);
     if (error.code !== ErrorCodes.DISCONNECTED) this.events.emit('error', error);
-  }
-}
-
-function checkRecordSubject(subject: string): void {
-  const info = parseChannel(subject);
-  if (info?.kind !== 'broadcast' || info.wildcard) {
-    throw new TypeError(`BayouClient: "${subject}" is not a record subject (a plain broadcast channel)`);
   }
 }

@@ -29,6 +29,8 @@ export interface ConnectionHooks {
   onConnected(newSession: boolean): void;
   /** The client stopped for good (until the next `connect()`). */
   onStopped(error: BayouError): void;
+  /** Every transport failed this attempt (the error with an HTTP status, if one had it); retrying. */
+  onAttemptFailed(error: BayouError): void;
 }
 
 type Timer = ReturnType<typeof setTimeout>;
@@ -204,6 +206,7 @@ export class Connection {
     }
     const failedFirst: [string, TransportReason][] = [];
     let refusal: Message | null = null;
+    let reason: BayouError | null = null;
     for (const factory of candidates) {
       const transport = factory.create(this.context);
       try {
@@ -215,8 +218,10 @@ export class Connection {
         return this.activate(transport, newSession);
       } catch (err) {
         transport.close();
-        this.dispatcher.fail(transport, asTransportError(err), true);
+        const error = asTransportError(err);
+        this.dispatcher.fail(transport, error, true);
         if (epoch !== this.epoch) return;
+        if (reason === null || reason.status === null) reason = error;
         if (isStop(err)) return this.stop(err);
         if (err instanceof Refusal) {
           refusal = err.reply;
@@ -225,6 +230,7 @@ export class Connection {
         failedFirst.push([factory.name, transport.buffered ? 'buffered' : 'failed']);
       }
     }
+    if (reason && !refusal) this.hooks.onAttemptFailed(reason);
     const delay = Math.max(refusal?.advice?.interval ?? 0, this.reconnectBackoff.next());
     this.timer = setTimeout(() => this.attempt(epoch), delay);
   }

@@ -23,6 +23,13 @@ export const ErrorCodes = {
   NO_TRANSPORT: 'BAYOU_ERR_NO_TRANSPORT',
   /** A transport failed (socket closed, request failed, nothing received in time). */
   TRANSPORT: 'BAYOU_ERR_TRANSPORT',
+  /**
+   * A connection attempt failed on every transport (emitted as `error`, once per reason,
+   * while the client keeps trying); `status` is the HTTP status when the server answered one.
+   */
+  UNREACHABLE: 'BAYOU_ERR_UNREACHABLE',
+  /** `connect()` did not connect within `connectDeadline`; the message says the last reason. */
+  CONNECT_TIMEOUT: 'BAYOU_ERR_CONNECT_TIMEOUT',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
@@ -40,12 +47,15 @@ export class BayouError extends Error {
   readonly bayeux: BayeuxError | null;
   /** The server's reply when there was one. */
   readonly reply: Message | null;
+  /** The HTTP status of a failed request or stream (`403` for a page's origin the server refuses). */
+  readonly status: number | null;
 
-  constructor(code: ErrorCode, message: string, reply: Message | null = null) {
+  constructor(code: ErrorCode, message: string, reply: Message | null = null, status?: number | null) {
     super(message);
     this.name = 'BayouError';
     this.code = code;
     this.reply = reply;
+    this.status = status ?? null;
     this.bayeux = reply ? parseError(reply.error) : null;
   }
 }

@@ -48,6 +48,12 @@ export interface BayouClientOptions {
    * server's hold `timeout` for `/meta/connect`). Default `10000`.
    */
   connectTimeout?: number;
+  /**
+   * Milliseconds after which `connect()` rejects (`BAYOU_ERR_CONNECT_TIMEOUT`, with the last
+   * reason) when the client is not connected yet; it goes on trying. `0`: no deadline.
+   * Default `30000`.
+   */
+  connectDeadline?: number;
   /** Smallest reconnect delay in milliseconds (full-jitter backoff). Default `500`. */
   minReconnectDelay?: number;
   /** Largest reconnect delay in milliseconds. Default `20000`. */
@@ -119,6 +125,7 @@ export interface ResolvedOptions {
   readonly wsOpenTimeout: number;
   readonly streamSenseTimeout: number;
   readonly connectTimeout: number;
+  readonly connectDeadline: number;
   readonly minReconnectDelay: number;
   readonly maxReconnectDelay: number;
   readonly minProbeDelay: number;
@@ -130,6 +137,7 @@ const numeric = [
   'wsOpenTimeout',
   'streamSenseTimeout',
   'connectTimeout',
+  'connectDeadline',
   'minReconnectDelay',
   'maxReconnectDelay',
   'minProbeDelay',
@@ -152,6 +160,7 @@ export function resolveOptions(options: BayouClientOptions = {}): ResolvedOption
     wsOpenTimeout: 5000,
     streamSenseTimeout: 3000,
     connectTimeout: 10000,
+    connectDeadline: 30000,
     minReconnectDelay: 500,
     maxReconnectDelay: 20000,
     minProbeDelay: 5000,

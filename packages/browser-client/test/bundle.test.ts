@@ -8,8 +8,11 @@ import { dist } from './helpers.js';
 // 10 KB until acknowledgements, recovery and dead-link detection (≈ 1.9 KB) and the token
 // option came in; 11 KB until presence (`client.presence`, ≈ 0.8 KB); 12 KB until the
 // streaming transport with stream-sense (+913 B) and the split of the connection into
-// session, watchdog and probe modules (+236 B): 12,152 -> 13,301 bytes.
-const BUDGET = 13.5 * 1024;
+// session, watchdog and probe modules (+236 B): 12,152 -> 13,301 bytes; 13.5 KB until a
+// client that cannot connect says why (the `error` event with the HTTP status, the origin
+// diagnosis of a blind CORS failure, the `connectDeadline` of connect(): +534 B, 13,532 ->
+// 14,066 bytes).
+const BUDGET = 14 * 1024;
 
 describe('the built bundles', () => {
   it(`keeps the IIFE within ${BUDGET / 1024} KB min+gzip`, () => {

@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { directEndpoint, servedDirectly } from '../src/http/direct-endpoint.js';
 import { createHttpEndpoint, type HttpTransport } from '../src/transports/http-endpoint.js';
 import type { ResponseStream } from '../src/transports/http-reply.js';
+import { OriginGuard } from '../src/transports/origin-guard.js';
 import type { HttpPost } from '../src/transports/poll-request.js';
 import { eventually } from './test-client.js';
 
@@ -84,7 +85,8 @@ async function start(
     compression: false,
     compressionThreshold: 1024,
   };
-  const endpoint = createHttpEndpoint({ log: app.log }, options, [streams, echo]);
+  const origins = new OriginGuard(options.allowedOrigins, app.log);
+  const endpoint = createHttpEndpoint({ log: app.log }, options, [streams, echo], origins);
   await app.register(async (scope) => {
     await endpoint.routes(scope);
     directEndpoint(app, scope, { path: '/bayeux', serve: endpoint.serveDirect, closing: () => false });

@@ -7,7 +7,7 @@
  * changes, the subject is unsubscribed and subscribed again in one frame, and the server
  * sends a fresh snapshot. Each store shows only its own fields.
  */
-import { EXT_RECORD_KIND } from '@bayou/protocol';
+import { EXT_RECORD_KIND, parseChannel } from '@bayou/protocol';
 import type { MessageHandler, Subscription } from '../subscriptions.js';
 import type { Message } from '../types.js';
 import type { RecordCodec, RecordOptions } from './record-codec.js';
@@ -180,4 +180,12 @@ export function merge(all: readonly RecordOptions[]): RecordOptions {
 
 function optionsKey(options: RecordOptions): string {
   return JSON.stringify([options.fields ?? null, options.maxFrequency ?? null]);
+}
+
+/** Throws unless `subject` can be a record subject (a plain broadcast channel). */
+export function checkRecordSubject(subject: string): void {
+  const info = parseChannel(subject);
+  if (info?.kind !== 'broadcast' || info.wildcard) {
+    throw new TypeError(`BayouClient: "${subject}" is not a record subject (a plain broadcast channel)`);
+  }
 }

@@ -8,14 +8,24 @@ import { BayouError, ErrorCodes } from '../errors.js';
 import type { Message } from '../types.js';
 import {
   type FetchFunction,
+  type FetchResponseLike,
   parseMessages,
   type Transport,
   type TransportContext,
   type TransportFactory,
 } from './transport.js';
 
-function failure(message: string): BayouError {
-  return new BayouError(ErrorCodes.TRANSPORT, `long-polling: ${message}`);
+function failure(message: string, status: number | null = null): BayouError {
+  return new BayouError(ErrorCodes.TRANSPORT, `long-polling: ${message}`, null, status);
+}
+
+/** The error for an HTTP answer that is not a success: its status and the server's `error`. */
+export async function httpFailure(
+  response: FetchResponseLike,
+  fail: (message: string, status: number) => BayouError,
+): Promise<BayouError> {
+  const body = await response.text().catch(() => '');
+  return fail(`HTTP ${response.status} ${/"error":("[^"]*")/.exec(body)?.[1] ?? ''}`, response.status);
 }
 
 /** An `AbortController`, typed here so the published types need no DOM library. */
@@ -70,8 +80,8 @@ export class LongPollingTransport implements Transport {
     const controller = new AbortController();
     this.inFlight.add(controller);
     fetch(this.context.url, post(messages, controller))
-      .then((response) => {
-        if (!response.ok) throw failure(`HTTP ${response.status}`);
+      .then(async (response) => {
+        if (!response.ok) throw await httpFailure(response, failure);
         return response.text();
       })
       .then(
@@ -85,9 +95,11 @@ export class LongPollingTransport implements Transport {
           }
           this.context.onMessages(replies, this);
         },
-        (err: unknown) => {
+        async (err: unknown) => {
+          let error = err instanceof BayouError ? err : failure(String(err));
+          // A handshake a browser failed blindly (CORS hides a refusal): ask why, without cookies.
+          if (error !== err && messages[0]?.channel === META_HANDSHAKE) error = await this.diagnose(error);
           if (this.finish(controller)) return;
-          const error = err instanceof BayouError ? err : failure(String(err));
           // A connect or handshake tests the link itself; any other request failed alone.
           if (messages.some(carriesSession)) this.context.onFailure(this, error);
           else this.context.onRequestFailure(this, messages, error);
@@ -96,6 +108,23 @@ export class LongPollingTransport implements Transport {
       .finally(() => {
         if (this.draining && this.inFlight.size === 0) this.close();
       });
+  }
+
+  /**
+   * One request a page may send to another origin without a preflight or cookies: a Bayou
+   * server answers it with a readable status when it refuses the page's origin (`403`).
+   * The error has that status; `error` stays when this request fails blindly too.
+   */
+  private async diagnose(error: BayouError): Promise<BayouError> {
+    try {
+      // A string body goes as text/plain: a simple request.
+      const init = { method: 'POST', body: '[]', credentials: 'omit' };
+      const fetch = this.fetch as FetchFunction; // called unbound: a browser's fetch refuses another `this`
+      const response = await fetch(this.context.url, init as never);
+      return response.ok ? error : await httpFailure(response, failure);
+    } catch {
+      return error;
+    }
   }
 
   /** Forgets a finished request; true when the transport was closed meanwhile. */

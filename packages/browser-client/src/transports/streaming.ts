@@ -14,11 +14,11 @@
 import { META_CONNECT } from '@bayou/protocol';
 import { BayouError, ErrorCodes } from '../errors.js';
 import type { Message } from '../types.js';
-import { type Abort, LongPollingTransport, post } from './long-polling.js';
+import { type Abort, httpFailure, LongPollingTransport, post } from './long-polling.js';
 import { parseMessages, type TransportFactory } from './transport.js';
 
-function failure(message: string): BayouError {
-  return new BayouError(ErrorCodes.TRANSPORT, `streaming: ${message}`);
+function failure(message: string, status: number | null = null): BayouError {
+  return new BayouError(ErrorCodes.TRANSPORT, `streaming: ${message}`, null, status);
 }
 
 /** Where streams open: `http://h/bayeux?x` → `http://h/bayeux/stream?x`. */
@@ -87,7 +87,7 @@ class StreamingTransport extends LongPollingTransport {
     });
     try {
       const response = await fetch(streamUrl(this.context.url), post([connect], stream.controller));
-      if (!response.ok) throw failure(`HTTP ${response.status}`);
+      if (!response.ok) throw await httpFailure(response, failure);
       const reader = response.body?.getReader();
       if (!reader) throw failure('no response body stream');
       const decoder = new TextDecoder();

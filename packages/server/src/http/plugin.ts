@@ -26,6 +26,7 @@ import type { ResolvedOptions } from '../options.js';
 import type { ProxyStats } from '../proxy/proxy-backend.js';
 import { createHttpEndpoint } from '../transports/http-endpoint.js';
 import { createLongPolling } from '../transports/long-polling.js';
+import { OriginGuard } from '../transports/origin-guard.js';
 import { createStreams } from '../transports/streams.js';
 import { WebSocketTransport } from '../transports/websocket.js';
 import { attachWebhooks } from '../webhooks/webhook-events.js';
@@ -100,7 +101,7 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
   // The rpc backend answers what no handler of the app serves (the more specific one wins).
   if (proxied.rpc !== undefined) bayou.service('/service/**', proxied.rpc);
 
-  const { limiter, auth } = addSecurityExtensions(bayou, kernel, options, hooks);
+  const { limiter, auth, origins } = addSecurityExtensions(bayou, kernel, options, hooks);
   // Long-polling also carries the POSTs of streaming sessions, and runs the batches other nodes forward here.
   const longPolling = options.transports.some((t) => t !== 'websocket')
     ? createLongPolling(kernel, options)
@@ -108,15 +109,18 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
   await startEngine(() => node.start(longPolling?.forwarded ?? null), engine, opts.redis);
   let draining = false;
 
-  const ws = options.transports.includes('websocket') ? new WebSocketTransport(app, kernel, options) : null;
+  const ws = options.transports.includes('websocket')
+    ? new WebSocketTransport(app, kernel, options, origins)
+    : null;
   const securitySweep = startSecuritySweep(auth, limiter, options.sweepInterval);
-  const streams = createStreams(kernel, options);
+  const streams = createStreams(kernel, options, origins);
   if (streams !== null) bayou.addExtension(streams.hub.extension);
   // The HTTP transports, asked in order for each POST to the endpoint (long-polling last: it
   // takes the rest). Streams send everything but their deliveries on long-polling POSTs.
   const httpTransports =
     longPolling === null ? [] : [...(streams?.streaming ? [streams.streaming] : []), longPolling];
-  const http = httpTransports.length > 0 ? createHttpEndpoint(kernel, options, httpTransports) : null;
+  const http =
+    httpTransports.length > 0 ? createHttpEndpoint(kernel, options, httpTransports, origins) : null;
   // Connections past maxConnections are refused; idle ones closed by a shared sweep.
   const connections = guardConnections(app, options, (now) => ws?.sweep(now));
   // The endpoint's routes live in their own scope, so their body parsers stay out of the app.
@@ -182,11 +186,13 @@ function addSecurityExtensions(
   kernel: Kernel,
   options: ResolvedOptions,
   hooks: ReturnType<typeof createAuthHooks> | null,
-): { limiter: Limiter; auth: AuthExtension | null } {
+): { limiter: Limiter; auth: AuthExtension | null; origins: OriginGuard } {
   const limiter = new Limiter(options.limits);
   bayou.addExtension(new LimitsExtension(limiter));
+  // One origin check for every transport: a refused origin is logged once (transports/origin-guard.ts).
+  const origins = new OriginGuard(options.allowedOrigins, kernel.log);
   const tokensOn = hooks?.tokensOn === true;
-  if (!tokensOn && options.trustClientSession) return { limiter, auth: null };
+  if (!tokensOn && options.trustClientSession) return { limiter, auth: null, origins };
   const auth = new AuthExtension({
     hooks: tokensOn ? hooks : null,
     expire: (session) => {
@@ -200,7 +206,7 @@ function addSecurityExtensions(
       : {}),
   });
   bayou.addExtension(auth);
-  return { limiter, auth };
+  return { limiter, auth, origins };
 }
 
 /** The health check and the readiness check (`503` unless `status()` is `'ready'`), where configured. */

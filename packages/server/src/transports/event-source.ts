@@ -13,7 +13,8 @@ import type { FastifyInstance } from 'fastify';
 import type { CompressionOptions } from './compression.js';
 import { acceptsGzip, GzipHttpReply } from './http-compression.js';
 import { FastifyHttpReply, type HttpReply } from './http-reply.js';
-import { applyCors, readCookie } from './http-request.js';
+import { readCookie } from './http-request.js';
+import { ORIGIN_REFUSED_BODY, type OriginGuard } from './origin-guard.js';
 import { requestInfo } from './request-info.js';
 import type { StreamHub } from './stream-hub.js';
 import { EVENT_SOURCE_PADDING } from './stream-link.js';
@@ -37,6 +38,7 @@ export class EventSourceTransport {
     private readonly hub: StreamHub,
     private readonly options: StreamingOptions & CompressionOptions,
     private readonly relay: StreamRelay,
+    private readonly origins: OriginGuard,
   ) {}
 
   /** Registers `GET <path>/*` in the endpoint's scope. */
@@ -60,8 +62,8 @@ export class EventSourceTransport {
       reply.send(406, NOT_AN_EVENT_SOURCE);
       return;
     }
-    if (!applyCors(req.headers, reply, this.options.allowedOrigins)) {
-      reply.send(403, '{"error":"origin not allowed"}');
+    if (!this.origins.admit(req.headers, reply, 'eventsource')) {
+      reply.send(403, ORIGIN_REFUSED_BODY);
       return;
     }
     const clientId = clientIdOf(req.url ?? '');

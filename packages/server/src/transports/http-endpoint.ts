@@ -24,7 +24,7 @@ import {
 } from './body-reader.js';
 import { acceptsGzip, GzipHttpReply } from './http-compression.js';
 import { FastifyHttpReply, type HttpReply, RawHttpReply } from './http-reply.js';
-import { applyCors } from './http-request.js';
+import { ORIGIN_REFUSED_BODY, type OriginGuard } from './origin-guard.js';
 import type { HttpPost } from './poll-request.js';
 import type { TransportKernel } from './transport-kernel.js';
 
@@ -57,8 +57,9 @@ export function createHttpEndpoint(
   kernel: Pick<TransportKernel, 'log'>,
   options: HttpEndpointOptions,
   transports: readonly HttpTransport[],
+  origins: OriginGuard,
 ): HttpEndpoint {
-  return new Endpoint(kernel, options, transports);
+  return new Endpoint(kernel, options, transports, origins);
 }
 
 class Endpoint implements HttpEndpoint {
@@ -72,6 +73,7 @@ class Endpoint implements HttpEndpoint {
     private readonly kernel: Pick<TransportKernel, 'log'>,
     private readonly options: HttpEndpointOptions,
     private readonly transports: readonly HttpTransport[],
+    private readonly origins: OriginGuard,
   ) {
     this.tooLarge = {
       error: formatError('messageTooLarge', [options.maxPayloadBytes]),
@@ -103,7 +105,7 @@ class Endpoint implements HttpEndpoint {
   }
 
   async routes(scope: FastifyInstance): Promise<void> {
-    const { options, kernel, tooLarge } = this;
+    const { options, kernel, tooLarge, origins } = this;
     scope.setErrorHandler((err: Error & { statusCode?: number; code?: string }, req, reply) => {
       if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || err.statusCode === 413) {
         // The answer goes out first; the rest of the body is then read within a bound.
@@ -126,10 +128,10 @@ class Endpoint implements HttpEndpoint {
     });
     // CometD's client appends the message type to the URL (`/bayeux/connect`) by default.
     for (const url of [options.path, `${this.base}/*`]) {
-      scope.options(url, (req, reply) => preflight(options, req, reply));
+      scope.options(url, (req, reply) => preflight(origins, req, reply));
       scope.post(url, (req, reply) => {
-        if (!applyCors(req.headers, reply, options.allowedOrigins)) {
-          reply.code(403).send({ error: 'origin not allowed' });
+        if (!origins.admit(req.headers, reply, 'long-polling')) {
+          reply.code(403).type('application/json').send(ORIGIN_REFUSED_BODY);
           return;
         }
         const text = typeof req.body === 'string' ? req.body : '';
@@ -170,8 +172,8 @@ class Endpoint implements HttpEndpoint {
     reply: RawHttpReply,
   ): void {
     try {
-      if (!applyCors(req.headers, reply, this.options.allowedOrigins)) {
-        reply.send(403, '{"error":"origin not allowed"}');
+      if (!this.origins.admit(req.headers, reply, 'long-polling')) {
+        reply.send(403, ORIGIN_REFUSED_BODY);
         return;
       }
       this.dispatch(body, req, ip, secure, reply);
@@ -200,9 +202,10 @@ function subpathOf(url: string | undefined, base: string): string {
   return path.length <= base.length ? '' : path.slice(base.length);
 }
 
-function preflight(options: HttpEndpointOptions, req: FastifyRequest, reply: FastifyReply): FastifyReply {
-  if (!applyCors(req.headers, reply, options.allowedOrigins))
-    return reply.code(403).send({ error: 'origin not allowed' });
+function preflight(origins: OriginGuard, req: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (!origins.admit(req.headers, reply, 'long-polling', true)) {
+    return reply.code(403).type('application/json').send(ORIGIN_REFUSED_BODY);
+  }
   reply.header('access-control-allow-methods', 'POST, OPTIONS');
   reply.header(
     'access-control-allow-headers',

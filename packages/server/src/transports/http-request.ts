@@ -1,9 +1,7 @@
 /**
- * Reading an HTTP transport's request headers: the browser cookie and CORS. (Bodies are
- * read by `body-reader.ts`.)
+ * Reading an HTTP transport's request headers: the browser cookie. (Bodies are read by
+ * `body-reader.ts`, CORS is `origin-guard.ts`.)
  */
-import type { IncomingHttpHeaders } from 'node:http';
-import { corsFor } from './request-info.js';
 
 /** The value of cookie `name` in a `Cookie` header, or `null`; scans without splitting. */
 export function readCookie(header: string | undefined, name: string): string | null {
@@ -22,20 +20,4 @@ export function readCookie(header: string | undefined, name: string): string | n
     const end = header.indexOf(';', eq);
     return header.slice(eq + 1, end < 0 ? header.length : end).trim() || null;
   }
-}
-
-/**
- * Sets the CORS headers `corsFor` grants (none for no-Origin and same-origin requests,
- * credentials only for listed origins) and says whether to serve the request.
- */
-export function applyCors(
-  headers: IncomingHttpHeaders,
-  reply: { header(name: string, value: string): unknown },
-  allowed: readonly string[],
-): boolean {
-  // Requests without Origin (and most same-origin ones) cost no allocation.
-  if (headers.origin === undefined) return true;
-  const answer = corsFor(allowed, headers.origin, headers.host);
-  for (const name in answer.headers) reply.header(name, answer.headers[name] as string);
-  return answer.allowed;
 }

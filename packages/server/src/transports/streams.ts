@@ -2,6 +2,7 @@
 import { createStreamRelay } from '../cluster/stream-relay.js';
 import type { ResolvedOptions } from '../options.js';
 import { EventSourceTransport } from './event-source.js';
+import type { OriginGuard } from './origin-guard.js';
 import { StreamHub } from './stream-hub.js';
 import { StreamingTransport } from './streaming.js';
 import type { TransportKernel } from './transport-kernel.js';
@@ -13,7 +14,11 @@ export interface Streams {
 }
 
 /** The streams `options.transports` asks for, or `null` when it names neither type. */
-export function createStreams(kernel: TransportKernel, options: ResolvedOptions): Streams | null {
+export function createStreams(
+  kernel: TransportKernel,
+  options: ResolvedOptions,
+  origins: OriginGuard,
+): Streams | null {
   const streaming = options.transports.includes('streaming');
   const eventSource = options.transports.includes('eventsource');
   if (!streaming && !eventSource) return null;
@@ -23,6 +28,6 @@ export function createStreams(kernel: TransportKernel, options: ResolvedOptions)
   return {
     hub,
     streaming: streaming ? new StreamingTransport(kernel, hub, relay) : null,
-    eventSource: eventSource ? new EventSourceTransport(kernel, hub, options, relay) : null,
+    eventSource: eventSource ? new EventSourceTransport(kernel, hub, options, relay, origins) : null,
   };
 }

@@ -18,7 +18,8 @@ import type { SocketLink } from '../session/session-lifecycle.js';
 import type { RequestInfo } from '../types.js';
 import { boundDeflateOffers, compressedFrame, perMessageDeflate } from './compression.js';
 import { CLOSES_PER_SWEEP, DeadlineQueue } from './deadline-queue.js';
-import { keepAfterHandshake, originAllowed, pathOf, requestInfo } from './request-info.js';
+import type { OriginGuard } from './origin-guard.js';
+import { keepAfterHandshake, pathOf, requestInfo } from './request-info.js';
 import { BATCH_DONE, BATCH_FAILED, runBatch } from './transport.js';
 import type { TransportKernel } from './transport-kernel.js';
 import { senderIdle, socketOf, textFrame } from './ws-fast-path.js';
@@ -158,6 +159,7 @@ export class WebSocketTransport {
     private readonly app: FastifyInstance,
     kernel: TransportKernel,
     private readonly options: WebSocketOptions,
+    private readonly origins: OriginGuard,
   ) {
     this.host = {
       kernel,
@@ -240,7 +242,7 @@ export class WebSocketTransport {
         reply.code(426).header('upgrade', 'websocket').send({ error: 'WebSocket upgrade expected' });
         return;
       }
-      if (!originAllowed(this.options.allowedOrigins, request.headers.origin, request.headers.host)) {
+      if (!this.origins.admitsUpgrade(request.headers.origin, request.headers.host)) {
         reply.code(403).send({ error: 'origin not allowed' });
         return;
       }
