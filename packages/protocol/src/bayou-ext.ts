@@ -33,6 +33,18 @@ export const EXT_ACK_FRAMES = 'ackFrames';
 export const ACK_MARKER_CHANNEL = '/meta/ack';
 /** The replay extension: handshake `ext.replay: true`; positions and recovery under `ext.replay`. */
 export const EXT_REPLAY = 'replay';
+/**
+ * Deltas on a plain channel (Bayou only): a subscribe with `ext.delta: DELTA_FORMAT` asks
+ * for them and a reply with the same `ext.delta` grants them. Every message then delivered
+ * on that channel names itself, `ext.delta.id` (`"<epoch>:<offset>"`, its place in the
+ * channel's history); a delta also names its base, `ext.delta.from`, and its `data` is a
+ * JSON Merge Patch (RFC 7386) to apply to the data of that base. A client whose last
+ * message on the channel is not the base must not apply it (it subscribes again: the next
+ * message comes whole).
+ */
+export const EXT_DELTA = 'delta';
+/** The one delta format: JSON Merge Patch of `data` against the base's `data`. */
+export const DELTA_FORMAT = 'merge-patch';
 /** Handshake `ext` key of a connection token: `ext.auth = { token }`. */
 export const EXT_AUTH = 'auth';
 

@@ -14,6 +14,7 @@ import { presencePatterns } from '../auth/channel-rules.js';
 import { ExtensionPipeline } from '../bayeux/extensions.js';
 import { type AppPort, BayouApp, type BayouStats } from '../bayou-app.js';
 import { SubscriptionIndex } from '../channels/subscription-index.js';
+import { DeltaExtension } from '../delta/delta-extension.js';
 import type { Engine } from '../engine/engine.js';
 import { AckExtension } from '../extensions/ack-extension.js';
 import { ReplayExtension } from '../extensions/replay-extension.js';
@@ -207,7 +208,9 @@ function buildSessions(
     options.maxQueuedMessages,
   );
   extensions.add(ack);
-  extensions.add(new ReplayExtension(base.engine.history));
+  const replay = new ReplayExtension(base.engine.history);
+  extensions.add(replay);
+  extensions.add(new DeltaExtension(replay));
   const outbound: Outbound = new Outbound(
     (s) => connects.complete(s),
     (s) => ends.dropSlowConsumer(s),

@@ -79,8 +79,11 @@ export interface ExtensionSession extends ServerSession {
   requestDelivery(mode: DeliveryMode): void;
   /** The hooks its deliveries pass (`null` when none). */
   readonly enqueueHooks: readonly EnqueueHook[] | null;
-  /** Runs `hook` on every publication the index queues for this session, until removed. */
-  addEnqueueHook(hook: EnqueueHook): void;
+  /**
+   * Runs `hook` on every publication the index queues for this session, until removed;
+   * `first` puts it ahead of the hooks already there (one that wraps what they make).
+   */
+  addEnqueueHook(hook: EnqueueHook, first?: boolean): void;
   removeEnqueueHook(hook: EnqueueHook): void;
   /** Queues one serialized message. */
   enqueue(json: string): void;
@@ -160,9 +163,9 @@ export class Session implements ExtensionSession, Lifecycle {
     return this.hooks;
   }
 
-  addEnqueueHook(hook: EnqueueHook): void {
+  addEnqueueHook(hook: EnqueueHook, first = false): void {
     if (this.hooks === null) this.hooks = [hook];
-    else if (!this.hooks.includes(hook)) this.hooks = [...this.hooks, hook];
+    else if (!this.hooks.includes(hook)) this.hooks = first ? [hook, ...this.hooks] : [...this.hooks, hook];
   }
 
   removeEnqueueHook(hook: EnqueueHook): void {

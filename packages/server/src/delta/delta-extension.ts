@@ -1,0 +1,167 @@
+/**
+ * Deltas on plain channels, asked for per subscription (`ext.delta`, see `@bayou/protocol`'s
+ * `EXT_DELTA`). After a first whole message, a subscriber gets each message of the channel
+ * as a JSON Merge Patch against the previous one it was sent there, named by both ids;
+ * a message goes whole instead when there is no base (the first one, a channel without
+ * history positions, another epoch, a message replay held back or dropped) or when the
+ * delta is not smaller. The client checks the base: one that is not its last message is
+ * never applied (it subscribes again, and the next message comes whole).
+ *
+ * Cost: a publication is parsed and made whole once, and each delta is computed once per
+ * base (`PreparedPublication`): subscribers that were sent the same previous message share
+ * one text. Per session, one map entry per delta subscription (its last message, shared
+ * with the other subscribers), dropped on unsubscribe and with the session.
+ */
+import { DELTA_FORMAT, EXT_DELTA, EXT_REPLAY, META_SUBSCRIBE, type Message } from '@bayou/protocol';
+import type { Extension, Reply } from '../bayeux/extensions.js';
+import type { Publication } from '../engine/engine.js';
+import { withPosition } from '../extensions/replay-extension.js';
+import type { EnqueueHook, ExtensionSession, PublicationDelivery } from '../session/session.js';
+import { mergePatch } from './merge-patch.js';
+
+/** A message as a base of later deltas: shared by every subscriber that was sent it. */
+interface Base {
+  readonly id: string;
+  readonly epoch: string;
+  readonly data: unknown;
+}
+
+/** By channel: the last message sent there, `null` when the next one must go whole. */
+type DeltaState = Map<string, Base | null>;
+
+export class DeltaExtension implements Extension {
+  readonly name = 'delta';
+
+  /** `replay` positions messages: a session that negotiated it gets them positioned here too. */
+  constructor(private readonly replay: EnqueueHook) {}
+
+  beforeSubscribe(session: ExtensionSession, channel: string, message: Message): void {
+    if (message.ext?.[EXT_DELTA] === DELTA_FORMAT) this.restart(session, channel);
+    else {
+      const state = session.extensionState.get(this) as DeltaState | undefined;
+      if (state?.delete(channel)) this.dropIfEmpty(session, state);
+    }
+  }
+
+  /** Grants deltas in the reply; a subscribe again (already subscribed) starts afresh too. */
+  outgoing(reply: Reply, request: Message, session: ExtensionSession | null): void {
+    if (session === null || request.channel !== META_SUBSCRIBE || reply.successful !== true) return;
+    if (request.ext?.[EXT_DELTA] !== DELTA_FORMAT) return;
+    const names = Array.isArray(request.subscription) ? request.subscription : [request.subscription];
+    let granted = false;
+    for (const name of names) {
+      // Concrete channels only (as `beforeSubscribe` sees them): not wildcards, not records.
+      if (typeof name !== 'string' || name.includes('*') || !session.subscriptions.has(name)) continue;
+      this.restart(session, name);
+      granted = true;
+    }
+    if (granted) reply.ext = { ...reply.ext, [EXT_DELTA]: DELTA_FORMAT };
+  }
+
+  /** The next message on `channel` goes whole, and later ones as deltas. */
+  private restart(session: ExtensionSession, channel: string): void {
+    let state = session.extensionState.get(this) as DeltaState | undefined;
+    if (state === undefined) {
+      state = new Map();
+      session.extensionState.set(this, state);
+      // Ahead of replay's hook: this one asks replay first and wraps what it makes.
+      session.addEnqueueHook(this, true);
+    }
+    state.set(channel, null);
+  }
+
+  unsubscribed(session: ExtensionSession, channel: string): void {
+    const state = session.extensionState.get(this) as DeltaState | undefined;
+    if (state?.delete(channel)) this.dropIfEmpty(session, state);
+  }
+
+  beforeEnqueue(session: ExtensionSession, delivery: PublicationDelivery): string | null | undefined {
+    const state = session.extensionState.get(this) as DeltaState;
+    const publication = delivery.publication;
+    if (publication.record === true || !state.has(publication.channel)) return undefined;
+    const positioned = session.enqueueHooks?.includes(this.replay) === true;
+    // Replay's verdict first (held back, dropped, positioned): its hook must not run twice.
+    const replayed = positioned ? this.replay.beforeEnqueue(session, delivery) : undefined;
+    if (replayed === null || publication.position === null) {
+      state.set(publication.channel, null);
+      return replayed ?? delivery.json;
+    }
+    const prepared = prepare(publication);
+    const base = state.get(publication.channel) ?? null;
+    state.set(publication.channel, prepared.base);
+    return prepared.text(base, positioned);
+  }
+
+  removed(session: ExtensionSession): void {
+    session.extensionState.delete(this);
+  }
+
+  private dropIfEmpty(session: ExtensionSession, state: DeltaState): void {
+    if (state.size > 0) return;
+    session.extensionState.delete(this);
+    session.removeEnqueueHook(this);
+  }
+}
+
+/** A publication made ready for delta subscribers: its base, its whole texts, its deltas by base. */
+class PreparedPublication {
+  readonly base: Base;
+  private readonly message: Message;
+  private readonly whole: [string | null, string | null] = [null, null];
+  /** By base, then positioned or not: the delta's text, or `null` when it goes whole. */
+  private readonly deltas = new Map<Base, [string | null | undefined, string | null | undefined]>();
+
+  constructor(readonly publication: Publication) {
+    const position = publication.position as NonNullable<Publication['position']>;
+    this.message = JSON.parse(publication.payload) as Message;
+    this.base = {
+      id: `${position.epoch}:${position.offset}`,
+      epoch: position.epoch,
+      data: this.message.data,
+    };
+  }
+
+  /** What a subscriber whose last message was `base` gets. */
+  text(base: Base | null, positioned: boolean): string {
+    const whole = this.wholeText(positioned);
+    if (base === null || base.epoch !== this.base.epoch) return whole;
+    let cached = this.deltas.get(base);
+    if (cached === undefined) {
+      cached = [undefined, undefined];
+      this.deltas.set(base, cached);
+    }
+    const slot = positioned ? 1 : 0;
+    if (cached[slot] === undefined) cached[slot] = this.deltaText(base, positioned, whole);
+    return cached[slot] ?? whole;
+  }
+
+  private wholeText(positioned: boolean): string {
+    const slot = positioned ? 1 : 0;
+    const ext = `"${EXT_DELTA}":{"id":${JSON.stringify(this.base.id)}}`;
+    // Payloads are `{"channel":…,"data":…}`; a positioned one ends `,"ext":{"replay":{…}}}`.
+    this.whole[slot] ??= positioned
+      ? `${withPosition(this.publication).slice(0, -2)},${ext}}}`
+      : `${this.publication.payload.slice(0, -1)},"ext":{${ext}}}`;
+    return this.whole[slot];
+  }
+
+  /** The delta from `base`, or `null` when there is none or it is not smaller than `whole`. */
+  private deltaText(base: Base, positioned: boolean, whole: string): string | null {
+    const patch = mergePatch(base.data, this.message.data);
+    if (patch === undefined) return null;
+    const position = this.publication.position as NonNullable<Publication['position']>;
+    const ext: Record<string, unknown> = { ...this.message.ext };
+    if (positioned) ext[EXT_REPLAY] = { offset: position.offset, epoch: position.epoch };
+    ext[EXT_DELTA] = { id: this.base.id, from: base.id };
+    const text = JSON.stringify({ ...this.message, data: patch, ext });
+    return text.length < whole.length ? text : null;
+  }
+}
+
+/** The publication being delivered, prepared once for all the delta subscribers it reaches. */
+let current: PreparedPublication | null = null;
+
+function prepare(publication: Publication): PreparedPublication {
+  if (current === null || current.publication !== publication) current = new PreparedPublication(publication);
+  return current;
+}
