@@ -17,15 +17,27 @@ const common = {
 rmSync('dist', { recursive: true, force: true });
 await build({ ...common, format: 'esm', outfile: 'dist/index.js' });
 await build({ ...common, format: 'iife', globalName: 'Bayou', minify: true, outfile: 'dist/bayou.min.js' });
+// The shared connection (sharedConnection: true) is its own entry: the main bundle only has its hook.
+const shared = { ...common, entryPoints: ['src/shared.ts'] };
+await build({ ...shared, format: 'esm', outfile: 'dist/shared.js' });
+await build({
+  ...shared,
+  format: 'iife',
+  globalName: 'Bayou',
+  minify: true,
+  outfile: 'dist/bayou-shared.min.js',
+});
 
 const r = spawnSync('node_modules/.bin/tsc', ['-p', 'tsconfig.json'], { stdio: 'inherit' });
 if (r.status !== 0) process.exit(r.status ?? 1);
 
-for (const file of ['dist/index.js', 'dist/index.d.ts']) {
+for (const file of ['dist/index.js', 'dist/index.d.ts', 'dist/shared.js', 'dist/shared.d.ts']) {
   if (/from\s*["']@bayou\/protocol["']/.test(readFileSync(file, 'utf8'))) {
     console.error(`${file} imports @bayou/protocol, which is not a runtime dependency`);
     process.exit(1);
   }
 }
-const gz = gzipSync(readFileSync('dist/bayou.min.js'), { level: 9 }).length;
-console.log(`dist/bayou.min.js: ${(gz / 1024).toFixed(2)} KB min+gzip`);
+for (const file of ['dist/bayou.min.js', 'dist/bayou-shared.min.js']) {
+  const gz = gzipSync(readFileSync(file), { level: 9 }).length;
+  console.log(`${file}: ${(gz / 1024).toFixed(2)} KB min+gzip`);
+}

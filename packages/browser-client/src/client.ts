@@ -17,6 +17,7 @@ import { RecordCodec, type RecordOptions } from './records/record-codec.js';
 import type { RecordStore } from './records/record-store.js';
 import { checkRecordSubject, type RecordCallback, type RecordHandle, Records } from './records/records.js';
 import { type GapInfo, Recovery } from './recovery.js';
+import { joinShared } from './share-hook.js';
 import type { ConnectionState } from './state.js';
 import {
   type ChannelEntry,
@@ -117,6 +118,9 @@ export class BayouClient {
       onAttemptFailed: (error) => this.trouble.failed(error),
     });
     ack.onReport = () => this.connection.reportFrames();
+    const tab = this.options.sharedConnection !== false ? joinShared(url, options ?? {}) : null;
+    // biome-ignore lint/correctness/noConstructorReturn: a tab of a shared connection (src/shared/tab.ts) stands in for this client, so `new BayouClient()` keeps working
+    if (tab !== null) return tab as BayouClient;
   }
 
   /** `disconnected | connecting | connected | reconnecting`. */
@@ -328,10 +332,7 @@ export class BayouClient {
     return item;
   }
 
-  /**
-   * A subscribe answered `503` (the server's engine is away, e.g. Redis restarting): not a
-   * refusal either. It goes out again after a backoff delay of its own.
-   */
+  /** A subscribe answered `503` (engine away, e.g. Redis restarting): sent again after a backoff. */
   private retryLater(entry: ChannelEntry, item: Outgoing): void {
     if (this.lastSubscribe.get(entry) !== item) return;
     this.subscriptions.retry(entry);

@@ -106,6 +106,14 @@ export interface BayouClientOptions {
    * only the server's hold `timeout` plus `connectTimeout` bounds the wait). Default `20000`.
    */
   deadLinkTimeout?: number;
+  /**
+   * Share one session and one connection among the tabs of this origin that use the same
+   * URL (and, when a string, the same key: name the signed-in identity): a leader tab,
+   * chosen with Web Locks, holds the connection and feeds the others over a
+   * BroadcastChannel. Needs the shared build (`@bayou/client/shared`, `bayou-shared.min.js`);
+   * without Web Locks or BroadcastChannel the tab has its own connection. Default `false`.
+   */
+  sharedConnection?: boolean | string;
 }
 
 export interface ResolvedOptions {
@@ -131,6 +139,7 @@ export interface ResolvedOptions {
   readonly minProbeDelay: number;
   readonly maxProbeDelay: number;
   readonly maxQueuedMessages: number;
+  readonly sharedConnection: boolean | string;
 }
 
 const numeric = [
@@ -173,6 +182,7 @@ export function resolveOptions(options: BayouClientOptions = {}): ResolvedOption
     ackFrames: true,
     recover: true,
     deadLinkTimeout: 20000,
+    sharedConnection: false,
   };
   for (const key of Object.keys(options)) {
     if (!(key in resolved)) throw new TypeError(`BayouClient: unknown option "${key}"`);
@@ -198,6 +208,10 @@ export function resolveOptions(options: BayouClientOptions = {}): ResolvedOption
     if (typeof resolved[key] !== 'boolean') {
       throw new TypeError(`BayouClient: option "${key}" must be a boolean`);
     }
+  }
+  const shared = resolved.sharedConnection;
+  if (typeof shared !== 'boolean' && (typeof shared !== 'string' || shared === '')) {
+    throw new TypeError('BayouClient: option "sharedConnection" must be a boolean or a non-empty string');
   }
   if (!Array.isArray(resolved.transports) || resolved.transports.length === 0) {
     throw new TypeError('BayouClient: option "transports" must be a non-empty array');

@@ -38,6 +38,16 @@ export class Recovery implements Extension {
     this.positions.delete(channel);
   }
 
+  /**
+   * A position known from elsewhere (the tabs of a shared connection, after a new leader
+   * took over): the earliest one of an epoch is kept, so no tab misses what follows it.
+   */
+  seed(channel: string, p: Position): void {
+    const last = this.positions.get(channel);
+    if (last === undefined || (last.epoch === p.epoch && p.offset < last.offset))
+      this.positions.set(channel, p);
+  }
+
   /** The gaps the subscribe reply `id` reported (`recovered: false`), once. */
   takeGaps(id: string | undefined): GapInfo[] {
     if (id === undefined) return [];

@@ -65,8 +65,9 @@ export async function startBayou(options: CreateServerOptions = {}): Promise<Bay
  */
 export type ProxyMode = 'pass' | 'refuse-upgrade' | 'blackhole' | 'one-frame' | 'client-to-server';
 
-const PAGE = `<!doctype html><meta charset="utf-8"><title>bayou test</title>
-<script src="/test/bayou.min.js"></script>
+/** The test page, with the main bundle or (`/test/shared`) the shared-connection one. */
+const page = (bundle: string) => `<!doctype html><meta charset="utf-8"><title>bayou test</title>
+<script src="/test/${bundle}"></script>
 <script>
   window.log = { received: [], transports: [], reasons: [], states: [], errors: [], multipleClients: false };
   window.startClient = function (options) {
@@ -147,12 +148,14 @@ export class TestProxy {
       req.socket.destroy();
       return;
     }
-    if (req.url === '/test/' || req.url === '/test/index.html') {
-      res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
+    if (req.url === '/test/' || req.url === '/test/index.html' || req.url === '/test/shared') {
+      const bundle = req.url === '/test/shared' ? 'bayou-shared.min.js' : 'bayou.min.js';
+      res.writeHead(200, { 'content-type': 'text/html' }).end(page(bundle));
       return;
     }
-    if (req.url === '/test/bayou.min.js') {
-      res.writeHead(200, { 'content-type': 'text/javascript' }).end(readFileSync(dist('bayou.min.js')));
+    if (req.url === '/test/bayou.min.js' || req.url === '/test/bayou-shared.min.js') {
+      const file = req.url.slice('/test/'.length);
+      res.writeHead(200, { 'content-type': 'text/javascript' }).end(readFileSync(dist(file)));
       return;
     }
     const [host, port] = this.target.split(':');
