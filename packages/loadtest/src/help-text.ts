@@ -1,6 +1,11 @@
 /** `--help` text, made from the option table so it cannot drift from the parser. */
 import { DEFAULTS, flagName, OPTION_SPECS, type OptionSpec, type Scenario } from './options.js';
 
+const EXIT_CODES = [
+  'exit code: 0 ok, 1 loss/duplicates/failed sessions, 2 usage or a server that cannot be reached or refuses',
+  'every handshake, 3 --max-latency exceeded',
+].join('\n');
+
 function formatDefault(spec: OptionSpec): string {
   const v = DEFAULTS[spec.key];
   if (spec.key === 'metricsUrl') return '/metrics on the origin of --url';
@@ -42,7 +47,7 @@ export function helpText(scenario?: Scenario): string {
       if (spec.scenarios && !spec.scenarios.includes(scenario)) continue;
       lines.push(`  ${`--${flagName(spec.key)}`.padEnd(22)} ${spec.help} (default ${formatDefault(spec)})`);
     }
-    lines.push('', 'exit code: 0 ok, 1 loss/duplicates/failed sessions, 2 usage, 3 --max-latency exceeded');
+    lines.push('', EXIT_CODES);
     return lines.join('\n');
   }
   return fullHelp();
@@ -50,21 +55,23 @@ export function helpText(scenario?: Scenario): string {
 
 function fullHelp(): string {
   const lines = [
-    'usage: bayou-loadtest <chat|feed|connections> [options]',
-    '       bayou-loadtest <chat|feed|connections> --help   (that scenario and its options)',
+    'usage: bayou-loadtest <chat|feed|connections|chaos> [options]',
+    '       bayou-loadtest <chat|feed|connections|chaos> --help   (that scenario and its options)',
     '',
     '  chat         CometD benchmark: clients in random rooms, messages to random rooms',
     '  feed         clients watch --subjects-per-client of --subjects subjects updated --rate times a second;',
     "               --source publisher: the driver publishes them; --source demo: the server's demo feed does",
     '  connections  ramp to --clients idle sessions at --ramp/s, hold, report memory per session',
+    '  chaos        the chaos chat: connections (or --cluster nodes) killed throughout, nothing may be',
+    '               lost or duplicated; its own options: bayou-loadtest chaos --help',
     '',
-    'options (durations take ms, s, m, h):',
+    'options of chat, feed and connections (durations take ms, s, m, h):',
   ];
   for (const spec of OPTION_SPECS) {
     const flag = `--${flagName(spec.key)}`.padEnd(22);
     const only = spec.scenarios ? ` [${spec.scenarios.join(', ')}]` : '';
     lines.push(`  ${flag} ${spec.help}${only} (default ${formatDefault(spec)})`);
   }
-  lines.push('', 'exit code: 0 ok, 1 loss/duplicates/failed sessions, 2 usage, 3 --max-latency exceeded');
+  lines.push('', EXIT_CODES);
   return lines.join('\n');
 }

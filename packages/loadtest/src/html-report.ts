@@ -222,7 +222,7 @@ export function htmlPage(page: HtmlPage): string {
 <html lang="en"><head><meta charset="utf-8">
 <title>${escapeHtml(page.title)}</title>
 <style>${assets.css}</style>
-<style>body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:820px}pre{background:#f6f6f6;padding:1em;overflow-x:auto}
+<style>body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:820px}pre{background:#f6f6f6;padding:1em;overflow-x:auto;white-space:pre-wrap}
 figure{margin:1.5em 0}figcaption{font-weight:600;margin-bottom:.3em}.note{color:#666}
 table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2em .6em;text-align:right}</style></head>
 <body><h1>${escapeHtml(page.heading)}</h1>

@@ -3,6 +3,7 @@
  * extension, the channel prefix, durations and address ranges. Each throws a
  * LoadtestError naming the flag and what it takes.
  */
+import { EXT_AUTH } from '@bayou/protocol';
 import { LoadtestError, LoadtestErrors } from './errors.js';
 
 /** The generator writes these itself; `--header` may not set them. */
@@ -41,6 +42,12 @@ export function parseHeader(text: string): [string, string] {
 /** `--header` values as a header map (a repeated name keeps its last value). */
 export function headerMap(headers: readonly string[]): Record<string, string> {
   return Object.fromEntries(headers.map(parseHeader));
+}
+
+/** `ext` with `auth.token` set to `token` (Bayou's token extension), the rest kept. */
+export function withToken(ext: Record<string, unknown> | null, token: string): Record<string, unknown> {
+  const auth = ext?.[EXT_AUTH];
+  return { ...ext, [EXT_AUTH]: { ...(typeof auth === 'object' && auth !== null ? auth : {}), token } };
 }
 
 export function parseExt(raw: string): Record<string, unknown> {

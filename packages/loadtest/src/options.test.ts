@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { LoadtestErrors } from './errors.js';
 import { helpText } from './help-text.js';
 import { headerMap, parseAddresses, parseDuration } from './option-values.js';
-import { DEFAULTS, flagName, OPTION_SPECS, parseArgs, resolveOptions } from './options.js';
+import { DEFAULTS, flagName, OPTION_SPECS, parseArgs, redactOptions, resolveOptions } from './options.js';
 
 describe('options', () => {
   it('parses durations with units and bare milliseconds', () => {
@@ -127,6 +127,14 @@ describe('options for servers that need credentials, and per-scenario help', () 
     expect(() => parseArgs(['chat', '--handshake-ext', '[1]'])).toThrow(/JSON object/);
   });
 
+  it('sends --token as ext.auth.token, kept beside the rest of --handshake-ext, and hides it in reports', () => {
+    const { options } = parseArgs(['chat', '--token', 'jwt1', '--handshake-ext', '{"auth":{"x":1},"y":2}']);
+    const resolved = resolveOptions(options);
+    expect(resolved.handshakeExt).toEqual({ auth: { x: 1, token: 'jwt1' }, y: 2 });
+    expect(resolveOptions({ token: 'jwt2' }).handshakeExt).toEqual({ auth: { token: 'jwt2' } });
+    expect(JSON.stringify(redactOptions(resolved))).not.toContain('jwt1');
+  });
+
   it('takes --channel-prefix as channel segments, not /meta, not with --source demo', () => {
     expect(parseArgs(['chat', '--channel-prefix', '/lt/a-1']).options.channelPrefix).toBe('/lt/a-1');
     for (const bad of ['lt', '/lt/', '/meta', '/service/x', '/a b', '/a/*'])
@@ -144,6 +152,6 @@ describe('options for servers that need credentials, and per-scenario help', () 
     expect(feed).toContain('--source');
     expect(feed).not.toContain('--rooms');
     expect(helpText('connections')).toContain('--hold');
-    expect(helpText()).toContain('<chat|feed|connections> --help');
+    expect(helpText()).toContain('<chat|feed|connections|chaos> --help');
   });
 });

@@ -11,6 +11,7 @@ import {
   parseDuration,
   parseExt,
   parseHeader,
+  withToken,
 } from './option-values.js';
 
 export type Scenario = 'chat' | 'feed' | 'connections';
@@ -90,6 +91,8 @@ export interface LoadtestOptions {
   headers: string[];
   /** Merged into every handshake's `ext`, e.g. `{ "token": "…" }` for a server that authenticates. */
   handshakeExt: Record<string, unknown> | null;
+  /** A JWT sent as `ext.auth.token` with every handshake (merged into `handshakeExt`). */
+  token: string;
   /** Put before the scenario's channels: `/lt` makes them `/lt/chat/<n>`, `/lt/feed/<n>`, `/lt/loadtest/idle`. */
   channelPrefix: string;
   /** WebSocket clients offer `permessage-deflate` (as browsers do). */
@@ -141,6 +144,7 @@ export const DEFAULTS: Readonly<LoadtestOptions> = Object.freeze({
   progress: true,
   headers: [],
   handshakeExt: null,
+  token: '',
   channelPrefix: '',
   compression: false,
 });
@@ -233,7 +237,12 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
   {
     key: 'handshakeExt',
     kind: 'json',
-    help: 'a JSON object merged into every handshake\'s ext, e.g. \'{"token":"…"}\'',
+    help: 'a JSON object merged into every handshake\'s ext, e.g. \'{"auth":{"token":"<jwt>"}}\'',
+  },
+  {
+    key: 'token',
+    kind: 'string',
+    help: 'a JWT sent as ext.auth.token with every handshake (bayou start --jwt-secret)',
   },
   {
     key: 'channelPrefix',
@@ -251,6 +260,7 @@ export function redactOptions(o: Readonly<LoadtestOptions>): LoadtestOptions {
       o.handshakeExt === null
         ? null
         : Object.fromEntries(Object.keys(o.handshakeExt).map((k) => [k, '<hidden>'])),
+    token: o.token === '' ? '' : '<hidden>',
   };
 }
 
@@ -335,6 +345,7 @@ export function resolveOptions(partial: Partial<LoadtestOptions> = {}): Readonly
   if (o.handshakeExt !== null && (typeof o.handshakeExt !== 'object' || Array.isArray(o.handshakeExt))) {
     throw new LoadtestError(LoadtestErrors.INVALID_OPTION, 'handshakeExt must be an object or null');
   }
+  if (o.token !== '') o.handshakeExt = withToken(o.handshakeExt, o.token);
   checkPrefix(o.channelPrefix);
   if (o.channelPrefix !== '' && o.source === 'demo') {
     throw new LoadtestError(
