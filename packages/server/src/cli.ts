@@ -22,9 +22,10 @@ export const WORKERS_NEED_REDIS =
   'and only a shared Redis lets workers forward a long-poll to the worker that holds its session and ' +
   'deliver a message published on one worker to subscribers on the others';
 
+/** One line on stderr, exit code 2; `withUsage` adds where every option is listed. */
 function fail(message: string, withUsage: boolean): never {
   process.stderr.write(
-    `bayou: ${message}\n${withUsage ? 'Run "npx @bayou/server --help" for every option.\n' : ''}`,
+    `bayou: ${message}${withUsage ? ' (npx @bayou/server --help lists every option)' : ''}\n`,
   );
   process.exit(2);
 }
@@ -52,7 +53,9 @@ async function main(): Promise<void> {
   try {
     cli = await resolveCli(process.argv.slice(2));
   } catch (err) {
-    fail((err as Error).message, err instanceof UsageError);
+    // A bad value names its flag and range; an unknown flag or command gets the help's name.
+    const message = (err as Error).message;
+    fail(message, err instanceof UsageError && message.startsWith('unknown flag'));
   }
   if (cli.version) {
     process.stdout.write(`${version()}\n`);

@@ -4,7 +4,7 @@ import type { BayouApp } from './bayou-app.js';
 import { type BayouPluginOptions, bayou } from './http/plugin.js';
 import { resolveTrustProxy, type TrustProxy } from './http/trust-proxy.js';
 import { defaultOptions } from './options.js';
-import { DEMO_PATTERN, DemoFeed, type DemoFeedOptions } from './records/demo-feed.js';
+import { DEMO_PATTERN, DemoFeed, type DemoFeedOptions, resolveDemoFeedOptions } from './records/demo-feed.js';
 import { STANDALONE_DEFAULTS } from './server-defaults.js';
 
 export interface CreateServerOptions extends BayouPluginOptions {
@@ -61,6 +61,8 @@ export async function createServer(options: CreateServerOptions = {}): Promise<B
     ...pluginOptions
   } = options;
   const trusted = resolveTrustProxy(trustProxy);
+  // Checked before anything starts: a bad `demoFeed` is a setup error, not a half-built app.
+  const feed = demoFeed ? resolveDemoFeedOptions(demoFeed === true ? {} : demoFeed) : null;
   const arrival = requestDeadline(pluginOptions.handshakeTimeout);
   // A Comet endpoint answers thousands of polls a second: no per-request log lines.
   const base = {
@@ -89,9 +91,9 @@ export async function createServer(options: CreateServerOptions = {}): Promise<B
   pluginOptions.healthPath ??= STANDALONE_DEFAULTS.healthPath;
   pluginOptions.readyPath ??= STANDALONE_DEFAULTS.readyPath;
   await app.register(bayou, pluginOptions);
-  if (demoFeed) {
-    const feed = new DemoFeed(app.bayou, demoFeed === true ? {} : demoFeed);
-    app.addHook('onClose', async () => feed.close());
+  if (feed !== null) {
+    const running = new DemoFeed(app.bayou, feed);
+    app.addHook('onClose', async () => running.close());
   }
   return {
     app,

@@ -68,4 +68,28 @@ describe('the option-error helpers', () => {
     }
     expect(() => rejectUnknownKeys({ a: 1 }, ['a'])).not.toThrow();
   });
+
+  it('suggest the closest option for a typo, in every group the resolvers check', async () => {
+    expect(() => rejectUnknownKeys({ timout: 1 }, ['timeout', 'interval'])).toThrow(
+      'unknown option(s): timout (did you mean timeout?)',
+    );
+    const cases: [Record<string, unknown>, string][] = [
+      [{ limits: { publishRat: 1 } }, 'unknown option(s) in limits: publishRat (did you mean publishRate?)'],
+      [
+        { webhooks: { url: 'http://127.0.0.1:1/h', retyFor: 1 } },
+        'unknown option(s) in webhooks: retyFor (did you mean retryFor?)',
+      ],
+      [
+        { proxy: { conect: 'http://127.0.0.1:1/c' } },
+        'unknown option(s) in proxy: conect (did you mean connect?)',
+      ],
+      [{ demoFeed: { symbol: 5 } }, 'unknown option(s) in demoFeed: symbol (did you mean symbols?)'],
+      [
+        { maxConectionsPerIp: 1 },
+        'unknown option(s): maxConectionsPerIp (did you mean maxConnectionsPerIp?)',
+      ],
+    ];
+    for (const [options, message] of cases)
+      await expect(createServer({ port: 0, ...options })).rejects.toThrow(message);
+  });
 });

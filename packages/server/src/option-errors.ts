@@ -5,6 +5,7 @@
  * tokens', the plugin's) throws through these.
  */
 import { BayouConfigError } from './errors.js';
+import { closest } from './suggest.js';
 
 /** `option "<name>" must be <expected>`. */
 export function invalidOption(name: string, expected: string): never {
@@ -16,16 +17,21 @@ export function optionProblem(message: string): never {
   throw new BayouConfigError('BAYOU_ERR_INVALID_OPTION', message);
 }
 
-/** Throws for the keys of `input` not in `known`; `where` names the object (`webhooks`, `history[2]`). */
+/**
+ * Throws for the keys of `input` not in `known`, each with the closest known key when it
+ * looks like a typo (`timout (did you mean timeout?)`), as an unknown flag is told; `where`
+ * names the object (`webhooks`, `history[2]`).
+ */
 export function rejectUnknownKeys(input: object, known: Iterable<string>, where?: string): void {
-  const allowed = new Set(known);
-  const unknown = Object.keys(input).filter((k) => !allowed.has(k));
+  const allowed = [...known];
+  const unknown = Object.keys(input).filter((k) => !allowed.includes(k));
   if (unknown.length > 0) {
     const place = where === undefined ? '' : ` in ${where}`;
-    throw new BayouConfigError(
-      'BAYOU_ERR_UNKNOWN_OPTION',
-      `unknown option(s)${place}: ${unknown.join(', ')}`,
-    );
+    const named = unknown.map((k) => {
+      const near = closest(k, allowed);
+      return near === undefined ? k : `${k} (did you mean ${near}?)`;
+    });
+    throw new BayouConfigError('BAYOU_ERR_UNKNOWN_OPTION', `unknown option(s)${place}: ${named.join(', ')}`);
   }
 }
 

@@ -6,7 +6,10 @@
  * redis-server killed and started again.
  */
 import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type BayouProcess, cliPath, startBayou } from './bayou-process.js';
 import { eventually } from './cluster-helpers.js';
@@ -82,6 +85,32 @@ describe('bayou start failing to start', () => {
     expect(line).toContain(`bayou: cannot join the cluster on ${url}: connect ECONNREFUSED`);
     expect(line).toContain(
       'is Redis running there? Start it (redis-server), or fix --redis / BAYOU_REDIS_URL',
+    );
+  });
+
+  it('says how to fix a config module importing @bayou/server where it is not installed', async () => {
+    // A folder outside the repository: no node_modules above it resolves @bayou/server.
+    const outside = mkdtempSync(join(tmpdir(), 'bayou-outside-'));
+    const config = join(outside, 'bayou.config.mjs');
+    writeFileSync(
+      config,
+      "import { defineConfig } from '@bayou/server';\nexport default defineConfig({ port: 8080 });\n",
+    );
+    const line = oneLine(await runToExit(['--config', config]));
+    expect(line).toContain(`bayou: cannot load config ${config}: Cannot find package '@bayou/server'`);
+    expect(line).toMatch(
+      / — install it next to the file \(npm install @bayou\/server\), or drop the import: defineConfig only gives the object its type, so `export default \{ port: 8080 \}` works alone; or use a JSON config \(--config bayou.config.json\)$/,
+    );
+  });
+
+  it('refuses more demo symbols than exist (AAA…ZZZ), from the flag and from the file', async () => {
+    const flag = oneLine(await runToExit(['--port', '0', '--demo-feed', '--demo-symbols', '20000']));
+    expect(flag).toBe('bayou: --demo-symbols must be 1-17576 (the symbols AAA…ZZZ), got "20000"');
+    const config = join(mkdtempSync(join(tmpdir(), 'bayou-demo-')), 'demo.json');
+    writeFileSync(config, JSON.stringify({ demoFeed: { symbols: 20000 } }));
+    const file = oneLine(await runToExit(['--port', '0', '--config', config]));
+    expect(file).toBe(
+      'bayou: option "demoFeed.symbols" must be a whole number from 1 to 17576 (the symbols AAA…ZZZ)',
     );
   });
 

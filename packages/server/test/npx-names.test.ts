@@ -43,6 +43,8 @@ describe('npx names', () => {
     expect(help.stdout).toMatch(/^Usage: npx @bayou\/server start \[options\]$/m);
     const wrong = spawnSync('node', [cliPath, 'strat'], { encoding: 'utf8' });
     expect(wrong.status).toBe(2);
-    expect(wrong.stderr).toContain('Run "npx @bayou/server --help" for every option.');
+    expect(wrong.stderr).toBe(
+      'bayou: unknown command "strat"; the command is "start" (npx @bayou/server --help lists every option)\n',
+    );
   });
 });

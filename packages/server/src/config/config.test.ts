@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BayouError } from '../errors.js';
+import { closest } from '../suggest.js';
 import { FLAGS, parseEnv, parseFlags, UsageError, usage } from './flags.js';
 import { resolveCli } from './resolve-config.js';
-import { closest } from './suggest.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'bayou-config-'));
 function file(name: string, text: string): string {
@@ -224,6 +224,39 @@ describe('resolveCli precedence: flags > env > file > defaults', () => {
       expect(err).toBeInstanceOf(BayouError);
       expect((err as BayouError).code).toBe('BAYOU_ERR_CONFIG');
     }
+  });
+});
+
+describe('config file keys, told as flags are', () => {
+  const refused = async (config: Record<string, unknown>) => {
+    const path = file(`keys-${Math.random().toString(36).slice(2)}.json`, JSON.stringify(config));
+    const err = await resolveCli(['start', '--config', path], {}).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(BayouError);
+    expect((err as BayouError).code).toBe('BAYOU_ERR_UNKNOWN_OPTION');
+    return (err as Error).message.replace(path, '<file>');
+  };
+
+  it('names an unknown key and the closest valid one, at the top level and in the groups only bayou start reads', async () => {
+    expect(await refused({ prot: 9000 })).toBe(
+      'unknown option(s) in config <file>: prot (did you mean port?)',
+    );
+    expect(await refused({ maxConnectionz: 5, zzzzzzzz: 1 })).toBe(
+      'unknown option(s) in config <file>: maxConnectionz (did you mean maxConnections?), zzzzzzzz',
+    );
+    expect(await refused({ admin: { enabeld: true } })).toBe(
+      'unknown option(s) in config <file>: admin: enabeld (did you mean enabled?)',
+    );
+    expect(await refused({ tls: { key: 'k.pem', crt: 'c.pem' } })).toBe(
+      'unknown option(s) in config <file>: tls: crt (did you mean cert?)',
+    );
+  });
+
+  it("accepts every plugin option, asked of the plugin's resolver, and the flags' own keys", async () => {
+    const path = file(
+      'every.json',
+      JSON.stringify({ trustClientSession: true, historyChannels: 5, demoSymbols: 3, redisEngine: {} }),
+    );
+    await expect(resolveCli(['start', '--config', path], {})).resolves.toBeDefined();
   });
 });
 

@@ -4,18 +4,19 @@
  * Precedence: flags > environment > config file > defaults.
  */
 
+import { DEMO_SYMBOL_COUNT } from '@bayou/protocol';
 import { REDIS_ENGINE_DEFAULTS } from '../engine/redis/redis-options.js';
 import { BayouConfigError, type BayouError } from '../errors.js';
 import { defaultOptions } from '../options.js';
 import { DEMO_FEED_DEFAULTS } from '../records/demo-feed.js';
 import { STANDALONE_DEFAULTS } from '../server-defaults.js';
+import { closest } from '../suggest.js';
 import { ADMIN_FLAGS } from './admin-flags.js';
 import { COMPRESSION_FLAGS } from './compression-flags.js';
 import { type FlagKind, type FlagSpec, nonNegative, oneOf, portCheck, positive, shown } from './flag-spec.js';
 import { HOOK_FLAGS } from './hook-flags.js';
 import { LIMIT_FLAGS } from './limit-flags.js';
 import { SECURITY_FLAGS } from './security-flags.js';
-import { closest } from './suggest.js';
 
 export type { FlagKind, FlagSpec };
 
@@ -197,9 +198,12 @@ export const FLAGS: readonly FlagSpec[] = [
     key: 'demoSymbols',
     kind: 'int',
     value: '<n>',
-    help: 'symbols in the demo feed',
+    help: `symbols in the demo feed (AAA, AAB, …), at most ${DEMO_SYMBOL_COUNT}`,
     default: shown(DEMO_FEED_DEFAULTS.symbols),
-    check: positive,
+    check: (v) =>
+      Number.isInteger(v) && (v as number) >= 1 && (v as number) <= DEMO_SYMBOL_COUNT
+        ? null
+        : `must be 1-${DEMO_SYMBOL_COUNT} (the symbols AAA…ZZZ)`,
   },
   {
     flag: 'demo-rate',

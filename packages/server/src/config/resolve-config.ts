@@ -2,6 +2,7 @@
  * Resolves the configuration of `bayou start` from its four sources, highest first:
  * command-line flags, environment variables, the config file, the defaults.
  */
+import { checkConfigKeys } from './config-keys.js';
 import type { BayouConfig } from './define-config.js';
 import { type ParsedArgs, parseEnv, parseFlags } from './flags.js';
 import { loadConfigFile } from './load-config.js';
@@ -39,6 +40,7 @@ export async function resolveCli(
   const fromEnv = parseEnv(env);
   const configPath = flags.configPath ?? fromEnv.configPath;
   const file = configPath !== undefined ? await loadConfigFile(configPath, cwd) : {};
+  if (configPath !== undefined) checkConfigKeys(file, configPath);
   const config = mergeLayers(mergeLayers(file, fromEnv.layer), flags.layer);
   foldDemo(config);
   return {

@@ -112,7 +112,9 @@ describe('Limiter', () => {
   });
 
   it('refuses unknown and bad options, naming them', () => {
-    expect(() => resolveLimits({ publishRat: 1 } as never)).toThrow(/limits\.publishRat/);
+    expect(() => resolveLimits({ publishRat: 1 } as never)).toThrow(
+      'unknown option(s) in limits: publishRat (did you mean publishRate?)',
+    );
     expect(() => resolveLimits({ publishRate: -1 })).toThrow(BayouError);
     expect(() => resolveLimits({ publishBurst: 0 })).toThrow(/publishBurst/);
     expect(resolveLimits({ publishRate: undefined }).publishRate).toBe(2000);

@@ -9,8 +9,7 @@
  * handshake bucket is full again, checked by `prune` (call it from the existing sweep).
  */
 import { formatError } from '@bayou/protocol';
-import { BayouConfigError } from '../errors.js';
-import { invalidOption } from '../option-errors.js';
+import { invalidOption, rejectUnknownKeys } from '../option-errors.js';
 import { type BucketSpec, type BucketState, fullBucket, isFull, take } from './token-bucket.js';
 
 export interface LimitOptions {
@@ -62,9 +61,8 @@ interface IpEntry {
 
 export function resolveLimits(input: LimitOptions = {}): Readonly<Required<LimitOptions>> {
   const out = { ...defaultLimits };
+  rejectUnknownKeys(input, Object.keys(defaultLimits), 'limits');
   for (const [key, value] of Object.entries(input)) {
-    if (!(key in defaultLimits))
-      throw new BayouConfigError('BAYOU_ERR_UNKNOWN_OPTION', `unknown option(s): limits.${key}`);
     if (value === undefined) continue;
     if (typeof value !== 'number' || !Number.isFinite(value) || value < 0)
       invalidOption(`limits.${key}`, `a non-negative number`);

@@ -2,8 +2,7 @@
  * The `proxy` option: backend endpoints that decide connects (handshakes), subscriptions
  * and publishes, and answer `/service/**` calls, over HTTP.
  */
-import { BayouConfigError } from '../errors.js';
-import { scopedInvalid } from '../option-errors.js';
+import { rejectUnknownKeys, scopedInvalid } from '../option-errors.js';
 import { badEndpoint } from '../webhooks/webhook-options.js';
 
 export type ProxyHookName = 'connect' | 'subscribe' | 'publish' | 'rpc';
@@ -46,12 +45,7 @@ export const DEFAULT_PROXY_TIMEOUT = 5_000;
 const invalid: (name: string, expected: string) => never = scopedInvalid('proxy');
 
 function unknownKeys(o: Record<string, unknown>, known: readonly string[], where: string): void {
-  const unknown = Object.keys(o).filter((k) => !known.includes(k));
-  if (unknown.length > 0)
-    throw new BayouConfigError(
-      'BAYOU_ERR_UNKNOWN_OPTION',
-      `unknown option(s) in ${where}: ${unknown.join(', ')}`,
-    );
+  rejectUnknownKeys(o, known, where);
 }
 
 function checkHeaders(h: unknown, where: string): Record<string, string> {

@@ -10,6 +10,7 @@ import {
   demoSubject,
   demoSymbol,
 } from '@bayou/protocol';
+import { rejectUnknownKeys, scopedInvalid } from '../option-errors.js';
 import type { Provider } from './provider-registry.js';
 
 /** What the feed needs of the application facade. */
@@ -29,6 +30,21 @@ export interface DemoFeedOptions {
   symbols?: number;
   /** Updates per second of each watched subject. Default `1`. */
   rate?: number;
+}
+
+/**
+ * Checks the feed's options (a `BayouConfigError` naming `demoFeed.<key>` otherwise): at
+ * most the 17,576 symbols `AAA`…`ZZZ` exist, so more is refused rather than cut silently.
+ */
+export function resolveDemoFeedOptions(options: DemoFeedOptions): Required<DemoFeedOptions> {
+  const invalid = scopedInvalid('demoFeed');
+  if (options === null || typeof options !== 'object') invalid('', 'true or { symbols?, rate? }');
+  rejectUnknownKeys(options, ['symbols', 'rate'], 'demoFeed');
+  const { symbols = DEMO_FEED_DEFAULTS.symbols, rate = DEMO_FEED_DEFAULTS.rate } = options;
+  if (!Number.isInteger(symbols) || symbols < 1 || symbols > DEMO_SYMBOL_COUNT)
+    invalid('symbols', `a whole number from 1 to ${DEMO_SYMBOL_COUNT} (the symbols AAA…ZZZ)`);
+  if (typeof rate !== 'number' || !Number.isFinite(rate) || rate <= 0) invalid('rate', 'a positive number');
+  return { symbols, rate };
 }
 
 interface Quote {
@@ -53,9 +69,9 @@ export class DemoFeed {
     private readonly bayou: RecordPublisher,
     options: DemoFeedOptions = {},
   ) {
-    const count = Math.min(options.symbols ?? DEMO_FEED_DEFAULTS.symbols, DEMO_SYMBOL_COUNT);
-    this.symbols = new Set(Array.from({ length: count }, (_, i) => demoSymbol(i)));
-    this.perMs = (options.rate ?? DEMO_FEED_DEFAULTS.rate) / 1000;
+    const { symbols, rate } = resolveDemoFeedOptions(options);
+    this.symbols = new Set(Array.from({ length: symbols }, (_, i) => demoSymbol(i)));
+    this.perMs = rate / 1000;
     bayou.provide(DEMO_PATTERN, {
       onRequest: (subject) => this.start(subject),
       onDiscard: (subject) => this.active.delete(subject),

@@ -1,6 +1,7 @@
 /** Record patterns: which channels carry records, and their throttle bounds. */
 import { EXT_RECORD_REQUEST, parseChannel } from '@bayou/protocol';
 import { BayouConfigError } from '../errors.js';
+import { rejectUnknownKeys } from '../option-errors.js';
 
 export interface RecordPattern {
   /** A channel or pattern (`/fx/*`, `/prices/**`) whose subjects are records. */
@@ -16,13 +17,7 @@ export type ResolvedRecordPattern = Readonly<Required<RecordPattern>>;
 export function resolveRecordPatterns(patterns: readonly RecordPattern[]): ResolvedRecordPattern[] {
   return patterns.map((p, i) => {
     const where = `records[${i}]`;
-    const known = ['pattern', 'throttleMs', 'maxFrequency'];
-    const unknown = Object.keys(p).filter((k) => !known.includes(k));
-    if (unknown.length > 0)
-      throw new BayouConfigError(
-        'BAYOU_ERR_UNKNOWN_OPTION',
-        `unknown option(s) in ${where}: ${unknown.join(', ')}`,
-      );
+    rejectUnknownKeys(p, ['pattern', 'throttleMs', 'maxFrequency'], where);
     const info = parseChannel(p.pattern);
     if (info === null || info.kind !== 'broadcast') {
       throw new BayouConfigError(

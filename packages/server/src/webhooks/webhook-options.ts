@@ -1,6 +1,5 @@
 /** The `webhooks` option: where events go, how they are signed, batched and retried. */
-import { BayouConfigError } from '../errors.js';
-import { scopedInvalid } from '../option-errors.js';
+import { rejectUnknownKeys, scopedInvalid } from '../option-errors.js';
 
 export interface WebhookOptions {
   /** The receiver: an `http://` or `https://` URL each batch is POSTed to. Required. */
@@ -71,12 +70,7 @@ export function resolveWebhookOptions(input: unknown): ResolvedWebhookOptions {
   if (input === null || typeof input !== 'object' || Array.isArray(input))
     invalid('', 'an object { url, secret?, batchWindow?, … }');
   const o = input as Record<string, unknown>;
-  const unknown = Object.keys(o).filter((k) => !KEYS.has(k));
-  if (unknown.length > 0)
-    throw new BayouConfigError(
-      'BAYOU_ERR_UNKNOWN_OPTION',
-      `unknown option(s) in webhooks: ${unknown.join(', ')}`,
-    );
+  rejectUnknownKeys(o, KEYS, 'webhooks');
   const bad = badEndpoint(o.url);
   if (bad !== null) invalid('url', bad);
   const headers = o.headers ?? {};

@@ -24,8 +24,10 @@ export function closest(name: string, candidates: readonly string[]): string | u
       bestScore = d;
     }
   }
-  // A typo, not a different word: at most a third of the name (and at least 2 edits) apart;
-  // failing that, a flag the name starts (`--jwt` for `--jwt-secret`).
-  if (best !== undefined && bestScore <= Math.max(2, Math.floor(name.length / 3))) return best;
+  // A typo, not a different word: at most a third of the name (and at least 2 edits) apart,
+  // and not every character changed (`b` is no typo of `a`); failing that, a flag the name
+  // starts (`--jwt` for `--jwt-secret`).
+  if (best !== undefined && bestScore < name.length && bestScore <= Math.max(2, Math.floor(name.length / 3)))
+    return best;
   return name.length >= 3 ? candidates.find((c) => c.startsWith(name)) : undefined;
 }
