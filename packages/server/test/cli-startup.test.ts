@@ -5,7 +5,7 @@
  * issue #31, items 3 and 4. The real CLI, a real port held by another server, a real
  * redis-server killed and started again.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -111,6 +111,46 @@ describe('bayou start failing to start', () => {
     const file = oneLine(await runToExit(['--port', '0', '--config', config]));
     expect(file).toBe(
       'bayou: option "demoFeed.symbols" must be a whole number from 1 to 17576 (the symbols AAA…ZZZ)',
+    );
+  });
+
+  it('names the TLS file that is wrong: not a key, not a certificate, or a key of another certificate', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bayou-tls-'));
+    const pair = (name: string) => {
+      const args = [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+      ];
+      execFileSync(
+        'openssl',
+        [...args, '-keyout', join(dir, `${name}.key`), '-out', join(dir, `${name}.crt`)],
+        {
+          stdio: 'ignore',
+          input: '',
+        },
+      );
+      return { key: join(dir, `${name}.key`), cert: join(dir, `${name}.crt`) };
+    };
+    const a = pair('a');
+    const b = pair('b');
+    const tls = (key: string, cert: string) =>
+      runToExit(['--port', '0', '--host', '127.0.0.1', '--tls-key', key, '--tls-cert', cert]);
+    const fix = 'give a PEM private key (--tls-key) and its PEM certificate chain (--tls-cert)';
+    const swapped = oneLine(await tls(a.cert, a.key));
+    expect(swapped.startsWith(`bayou: cannot serve TLS: ${a.cert} is not a PEM private key (`)).toBe(true);
+    expect(swapped).toContain(`) — ${fix}`);
+    const mismatched = oneLine(await tls(b.key, a.cert));
+    expect(mismatched).toContain(
+      `cannot serve TLS: the key ${b.key} does not belong to the certificate ${a.cert}`,
     );
   });
 

@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { createSecureContext, type SecureContextOptions } from 'node:tls';
 import type { FastifyServerOptions } from 'fastify';
 import { adminConsole } from '../admin/admin-console.js';
 import { type BayouServer, type CreateServerOptions, createServer } from '../create-server.js';
@@ -54,6 +55,28 @@ export const ADMIN_NEEDS_PASSWORD =
   '--admin on a server reachable from other hosts needs a password: set BAYOU_ADMIN_PASSWORD (or --admin-password, admin.password) to at least 12 characters, or listen on loopback (--host 127.0.0.1)';
 
 const isLoopback = (host: string) => /^127\./.test(host) || host === '::1' || host === 'localhost';
+
+/**
+ * The key and certificate files, checked here so that a wrong file is named with the fix
+ * rather than surfacing as OpenSSL's `DECODER routines::unsupported` from inside Fastify.
+ */
+function readTls(tls: { key: string; cert: string }): { key: Buffer; cert: Buffer } {
+  const key = readPem(tls.key, 'key');
+  const cert = readPem(tls.cert, 'certificate');
+  const fix =
+    'give a PEM private key (--tls-key) and its PEM certificate chain (--tls-cert), e.g. made with the openssl command in the README, or leave both out for plain http';
+  const attempt = (options: SecureContextOptions, problem: string) => {
+    try {
+      createSecureContext(options);
+    } catch (err) {
+      throw configError(`cannot serve TLS: ${problem} (${(err as Error).message}) — ${fix}`);
+    }
+  };
+  attempt({ key }, `${tls.key} is not a PEM private key`);
+  attempt({ cert }, `${tls.cert} is not a PEM certificate`);
+  attempt({ key, cert }, `the key ${tls.key} does not belong to the certificate ${tls.cert}`);
+  return { key, cert };
+}
 
 function readPem(path: string, what: string): Buffer {
   try {
@@ -130,9 +153,7 @@ export async function buildServer(
     allowedOrigins,
     ...(authOption !== undefined ? { auth: authOption } : {}),
     logger,
-    ...(config.tls !== undefined && config.https === undefined
-      ? { https: { key: readPem(config.tls.key, 'key'), cert: readPem(config.tls.cert, 'certificate') } }
-      : {}),
+    ...(config.tls !== undefined && config.https === undefined ? { https: readTls(config.tls) } : {}),
   };
   if (config.authenticate !== undefined) options.authenticate = config.authenticate;
   if (config.canSubscribe !== undefined) options.canSubscribe = config.canSubscribe;
