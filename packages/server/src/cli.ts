@@ -11,6 +11,7 @@ import { isWorker, onPrimaryShutdown, reportListening, runWorkers } from './clus
 import { type BuiltServer, buildServer } from './config/build-server.js';
 import type { BayouConfig } from './config/define-config.js';
 import { UsageError, usage } from './config/flags.js';
+import { primaryLog } from './config/primary-log.js';
 import { type ResolvedCli, resolveCli } from './config/resolve-config.js';
 import { type ListenTarget, startupFailure } from './config/startup-failure.js';
 import { consoleLine, engineLine } from './config/startup-log.js';
@@ -75,8 +76,7 @@ async function main(): Promise<void> {
     await runWorkers({
       count: workers,
       shutdownTimeout: cli.config.shutdownTimeout ?? STANDALONE_DEFAULTS.shutdownTimeout,
-      say: (line) => process.stdout.write(`${line}\n`),
-      warn: (line) => process.stderr.write(`bayou: ${line}\n`),
+      ...primaryLog(cli.config, Boolean(process.stdout.isTTY)),
     });
     return;
   }

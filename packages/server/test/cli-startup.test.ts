@@ -216,6 +216,20 @@ describe('bayou start on Redis, without a terminal', () => {
     expect(all.filter((l) => l.msg === back).map((l) => l.level)).toEqual([30]);
   });
 
+  it("logs JSON only with --workers too: the primary writes its lines in the workers' shape", async () => {
+    bayou = await startBayou(['--port', '0', '--redis', redis.url, '--workers', '2']);
+    const p = bayou;
+    await eventually(() => expect(lines(p).filter((l) => l.engine === 'redis')).toHaveLength(2));
+    expect(lines(p).map((l) => l.msg)).toContainEqual(
+      expect.stringMatching(/^Bayou listening on http:\/\/127\.0\.0\.1:\d+ .* with 2 workers/),
+    );
+    p.child.kill('SIGTERM');
+    expect(await p.exited).toBe(0);
+    expect(lines(p).map((l) => l.msg)).toContain(
+      'SIGTERM: shutting down 2 workers (send it again to exit at once)',
+    );
+  });
+
   it('names the in-process engine without --redis', async () => {
     bayou = await startBayou(['--port', '0']);
     const p = bayou;
