@@ -33,6 +33,12 @@ export interface ChatEvents {
   transport(name: string | null): void;
   /** An operational failure to show (a refused subscription, a lost history request). */
   problem(text: string): void;
+  /**
+   * The server advised `multiple-clients` (another tab of this browser long-polls it too,
+   * and browsers allow only a few connections per server: connects are spaced out) — or
+   * stopped advising it (`false`).
+   */
+  slowed(slowed: boolean): void;
 }
 
 export class ChatConnection {
@@ -133,6 +139,14 @@ export class ChatConnection {
     client.on('error', (error) => {
       if (client === this.client) this.events.problem(error.message);
     });
+    // Only connect and handshake replies carry advice; each says whether it is spaced out.
+    client.use({
+      incoming: (message) => {
+        if (message.advice && client === this.client)
+          this.events.slowed(message.advice['multiple-clients'] === true);
+        return message;
+      },
+    });
     return client;
   }
 
@@ -198,7 +212,7 @@ export class ChatConnection {
 
 /**
  * A token for `user` from the chat server's `POST /chat/token`, or `null` when the server
- * runs as an open demo (404) and the name alone is enough.
+ * runs as an open demo (204: no token needed) and the name alone is enough.
  */
 async function fetchToken(user: string): Promise<string | null> {
   const response = await fetch(new URL('/chat/token', location.href).href, {
@@ -206,7 +220,7 @@ async function fetchToken(user: string): Promise<string | null> {
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ name: user }),
   });
-  if (response.status === 404) return null;
+  if (response.status === 204) return null;
   if (!response.ok) throw new Error(`no token for "${user}": HTTP ${response.status}`);
   const { token } = (await response.json()) as { token: string };
   return token;

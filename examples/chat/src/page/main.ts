@@ -8,10 +8,12 @@ import {
   checkText,
   type HistoryReply,
   LIMITS,
+  nameProblem,
   normalizeName,
   normalizeRoom,
   type PrivateMessage,
   type RoomEvent,
+  roomProblem,
 } from '../shared/chat-protocol.js';
 import { ChatConnection } from './chat-connection.js';
 import { type Conversation, Conversations, roomKey } from './conversations.js';
@@ -30,10 +32,12 @@ byId<HTMLFormElement>('join-form').addEventListener('submit', (event) => {
 
 async function join(): Promise<void> {
   const error = byId('join-error');
-  const name = normalizeName(byId<HTMLInputElement>('name').value);
-  if (name === null) return setText(error, `Pick a name of 1 to ${LIMITS.nameLength} characters.`);
-  const room = normalizeRoom(byId<HTMLInputElement>('room').value || 'lobby');
-  if (room === null) return setText(error, 'Room names use a-z, 0-9, - and _.');
+  const typed = byId<HTMLInputElement>('name').value;
+  const name = normalizeName(typed);
+  if (name === null) return setText(error, `Name: ${nameProblem(typed)}.`);
+  const roomTyped = byId<HTMLInputElement>('room').value || 'lobby';
+  const room = normalizeRoom(roomTyped);
+  if (room === null) return setText(error, `Room: ${roomProblem(roomTyped)}.`);
   const longPollingOnly = byId<HTMLInputElement>('join-long-polling').checked;
   setText(error, '');
   const joining = new ChatConnection(name, longPollingOnly, handlers);
@@ -93,6 +97,9 @@ const handlers = {
   problem(text: string): void {
     setText(byId('composer-error'), text);
   },
+  slowed(slowed: boolean): void {
+    byId('slow-notice').hidden = !slowed;
+  },
 };
 
 function touched(conversation: Conversation): void {
@@ -108,9 +115,10 @@ async function openRoom(room: string): Promise<void> {
   select(conversation.key);
   try {
     await connection.join(room);
+    setText(byId('room-error'), '');
   } catch (err) {
     leaveRoom(room);
-    setText(byId('composer-error'), describe(err, `Could not join ${room}`));
+    setText(byId('room-error'), describe(err, `Could not join ${room}`));
   }
 }
 
@@ -133,7 +141,8 @@ byId<HTMLFormElement>('room-form').addEventListener('submit', (event) => {
   event.preventDefault();
   const input = byId<HTMLInputElement>('new-room');
   const room = normalizeRoom(input.value);
-  if (room === null) return setText(byId('composer-error'), 'Room names use a-z, 0-9, - and _.');
+  if (room === null) return setText(byId('room-error'), `${capitalized(roomProblem(input.value))}.`);
+  setText(byId('room-error'), '');
   input.value = '';
   void openRoom(room);
 });
@@ -267,6 +276,10 @@ function showConnection(): void {
   state.dataset.state = current;
   setText(transport, name ?? '—');
   transport.dataset.transport = name ?? '';
+}
+
+function capitalized(text: string | null): string {
+  return text === null ? '' : text.charAt(0).toUpperCase() + text.slice(1);
 }
 
 function describe(err: unknown, fallback: string): string {

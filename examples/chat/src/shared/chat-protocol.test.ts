@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { checkText, LIMITS, normalizeName, normalizeRoom, roomOf } from './chat-protocol.js';
+import {
+  checkText,
+  LIMITS,
+  nameProblem,
+  normalizeName,
+  normalizeRoom,
+  roomOf,
+  roomProblem,
+} from './chat-protocol.js';
 
 describe('chat limits', () => {
   it('accepts names up to the limit, counted in characters, trimmed and with spaces collapsed', () => {
@@ -30,5 +38,18 @@ describe('chat limits', () => {
     expect(checkText('x'.repeat(LIMITS.textLength + 1))).toEqual({ ok: false, reason: 'text_too_long' });
     expect(checkText(' \n ')).toEqual({ ok: false, reason: 'text_missing' });
     expect(checkText(7)).toEqual({ ok: false, reason: 'text_missing' });
+  });
+
+  it('says why a name or a room is refused, and nothing for a good one (one check per reason)', () => {
+    expect(nameProblem('ada')).toBeNull();
+    expect(nameProblem('  ')).toBe('a name is needed');
+    expect(nameProblem('bell\u0007')).toMatch(/control/);
+    expect(nameProblem('a\u202eb')).toMatch(/text-direction/);
+    expect(nameProblem('x'.repeat(LIMITS.nameLength + 1))).toBe(`at most ${LIMITS.nameLength} characters`);
+    for (const bad of ['bell\u0007', 'x'.repeat(25), ' ']) expect(normalizeName(bad)).toBeNull();
+    expect(roomProblem('lobby')).toBeNull();
+    expect(roomProblem('')).toBe('a room name is needed');
+    expect(roomProblem('No Spaces!')).toMatch(/a-z, 0-9/);
+    expect(roomProblem('r'.repeat(25))).toMatch(/at most 24/);
   });
 });

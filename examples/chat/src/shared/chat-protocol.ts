@@ -72,6 +72,25 @@ export function normalizeName(value: unknown): string | null {
   return name;
 }
 
+/** Why `value` is no valid user name, in words for the person typing it; `null` when it is one. */
+export function nameProblem(value: unknown): string | null {
+  if (typeof value !== 'string' || value.trim() === '') return 'a name is needed';
+  const name = value.trim().replace(/\s+/g, ' ');
+  if (CONTROL.test(name)) return 'no control or text-direction characters, please';
+  if (length(name) > LIMITS.nameLength) return `at most ${LIMITS.nameLength} characters`;
+  return null;
+}
+
+/** Why `value` is no valid room name, in words; `null` when it is one. */
+export function roomProblem(value: unknown): string | null {
+  if (typeof value !== 'string' || value.trim() === '') return 'a room name is needed';
+  if (value.trim().length > LIMITS.roomLength)
+    return `room names have at most ${LIMITS.roomLength} characters`;
+  return normalizeRoom(value) === null
+    ? 'room names use a-z, 0-9, - and _ (starting with a letter or digit)'
+    : null;
+}
+
 /** A valid room name (lowercase letters, digits, `-`, `_`), or `null`. */
 export function normalizeRoom(value: unknown): string | null {
   if (typeof value !== 'string') return null;
