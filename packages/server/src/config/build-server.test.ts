@@ -3,6 +3,18 @@ import { BayouError } from '../errors.js';
 import { authOf, buildServer, loggerFor } from './build-server.js';
 
 describe('buildServer', () => {
+  it('refuses a console password the flag would refuse, from the file too: empty, short or not a string', async () => {
+    for (const password of ['', 'short', 42])
+      await expect(
+        buildServer({ port: 0, logger: false, admin: { enabled: true, password } as never }),
+      ).rejects.toThrow(
+        'admin.password (--admin-password, BAYOU_ADMIN_PASSWORD) must be at least 12 characters',
+      );
+    await expect(buildServer({ port: 0, logger: false, admin: { enabled: 'yes' } as never })).rejects.toThrow(
+      'admin.enabled (--admin, BAYOU_ADMIN) must be true or false',
+    );
+  });
+
   it('listens on loopback while open, on every interface with tokens, and says which', async () => {
     const open = await buildServer({ port: 0, logger: false });
     expect(open.host).toBe('127.0.0.1');

@@ -78,6 +78,23 @@ function readTls(tls: { key: string; cert: string }): { key: Buffer; cert: Buffe
   return { key, cert };
 }
 
+/**
+ * The console's options when it is on. A file's password gets the flag's check: an empty
+ * or short one would let a guess in (any empty password matched an empty one).
+ */
+function adminOf(admin: BayouConfig['admin']): { enabled: true; password?: string } | null {
+  if (admin === undefined) return null;
+  if (admin.enabled !== undefined && typeof admin.enabled !== 'boolean')
+    throw configError('admin.enabled (--admin, BAYOU_ADMIN) must be true or false');
+  const { password } = admin;
+  if (password !== undefined && (typeof password !== 'string' || password.length < 12))
+    throw configError(
+      'admin.password (--admin-password, BAYOU_ADMIN_PASSWORD) must be at least 12 characters',
+    );
+  if (admin.enabled !== true) return null;
+  return password === undefined ? { enabled: true } : { enabled: true, password };
+}
+
 function readPem(path: string, what: string): Buffer {
   try {
     return readFileSync(path);
@@ -158,7 +175,7 @@ export async function buildServer(
   if (config.authenticate !== undefined) options.authenticate = config.authenticate;
   if (config.canSubscribe !== undefined) options.canSubscribe = config.canSubscribe;
   if (config.canPublish !== undefined) options.canPublish = config.canPublish;
-  const admin = config.admin?.enabled === true ? config.admin : null;
+  const admin = adminOf(config.admin);
   if (admin !== null && admin.password === undefined && !isLoopback(host))
     throw configError(ADMIN_NEEDS_PASSWORD);
   const server = await createServer(options);
