@@ -27,11 +27,22 @@ await build({
   minify: true,
   outfile: 'dist/bayou-shared.min.js',
 });
+// The delta decoder, a separate entry (`@bayou/client/deltas`) that the core bundle leaves out.
+const deltas = { ...common, entryPoints: ['src/deltas.ts'] };
+await build({ ...deltas, format: 'esm', outfile: 'dist/deltas.js' });
+await build({ ...deltas, format: 'cjs', target: 'es2022', outfile: 'dist/deltas.cjs' });
 
 const r = spawnSync('node_modules/.bin/tsc', ['-p', 'tsconfig.json'], { stdio: 'inherit' });
 if (r.status !== 0) process.exit(r.status ?? 1);
 
-for (const file of ['dist/index.js', 'dist/index.d.ts', 'dist/shared.js', 'dist/shared.d.ts']) {
+for (const file of [
+  'dist/index.js',
+  'dist/index.d.ts',
+  'dist/shared.js',
+  'dist/shared.d.ts',
+  'dist/deltas.js',
+  'dist/deltas.d.ts',
+]) {
   if (/from\s*["']@bayou\/protocol["']/.test(readFileSync(file, 'utf8'))) {
     console.error(`${file} imports @bayou/protocol, which is not a runtime dependency`);
     process.exit(1);

@@ -6,8 +6,10 @@
 import { META_SUBSCRIBE, META_UNSUBSCRIBE, parseChannel, parseError } from '@bayou/protocol';
 import { AckExtension } from './ack.js';
 import { Backoff } from './backoff.js';
+import type { ClientEvents } from './client-events.js';
 import { ConnectTrouble } from './connect-trouble.js';
 import { Connection } from './connection.js';
+import type { DeltaDecoder, SubscribeOptions } from './delta-support.js';
 import { Dispatcher, type Outgoing } from './dispatcher.js';
 import { Emitter } from './emitter.js';
 import { BayouError, ErrorCodes, rejection } from './errors.js';
@@ -16,7 +18,7 @@ import { Presence } from './presence.js';
 import { RecordCodec, type RecordOptions } from './records/record-codec.js';
 import type { RecordStore } from './records/record-store.js';
 import { checkRecordSubject, type RecordCallback, type RecordHandle, Records } from './records/records.js';
-import { type GapInfo, Recovery } from './recovery.js';
+import { Recovery } from './recovery.js';
 import { joinShared } from './share-hook.js';
 import type { ConnectionState } from './state.js';
 import {
@@ -26,28 +28,10 @@ import {
   SubscriptionRegistry,
   type SubscriptionStatus,
 } from './subscriptions.js';
-import type { TransportReason } from './transport-selector.js';
 import type { TransportContext } from './transports/transport.js';
 import type { Extension, Message } from './types.js';
 
-export interface ClientEvents {
-  /** The connection state changed. */
-  state: (state: ConnectionState, previous: ConnectionState) => void;
-  /**
-   * The transport in use changed (`previous` is `null` for the first one); `reason` says
-   * why this one and not a more preferred one (see `TransportReason`).
-   */
-  transport: (transport: string, previous: string | null, reason: TransportReason) => void;
-  /** A failure no promise reports: the client stopped, a resubscribe refused, an attempt failed. */
-  error: (error: BayouError) => void;
-  /**
-   * After a new session the server could not recover what `info.channel` missed (history
-   * trimmed or expired, or lost with a restart): re-fetch the state that channel feeds.
-   */
-  gap: (info: GapInfo) => void;
-  /** A subscription's status changed (see `Subscription.status`). */
-  subscription: (channel: string, status: SubscriptionStatus) => void;
-}
+export type { ClientEvents };
 
 export class BayouClient {
   private readonly options: ResolvedOptions;
@@ -69,6 +53,8 @@ export class BayouClient {
   private stopError: BayouError | null = null;
   private readonly records: Records;
   private readonly recovery: Recovery;
+  // Declared only: a field initialiser would cost the core bundle bytes for an optional part.
+  declare private readonly deltas: DeltaDecoder | undefined;
   private readonly trouble: ConnectTrouble;
 
   constructor(url: string, options?: BayouClientOptions) {
@@ -101,6 +87,11 @@ export class BayouClient {
     this.dispatcher.extensions.push(ack);
     this.recovery = new Recovery(this.options.recover);
     this.dispatcher.extensions.push(this.recovery);
+    this.deltas = this.options.deltas?.(
+      this.subscriptions,
+      () => this.connection.sendable && this.resume(false),
+    );
+    if (this.deltas) this.dispatcher.extensions.push(this.deltas);
     // Records ride on ordinary subscriptions; the codec negotiates and decodes them.
     const codec = new RecordCodec(this.options.compactRecords);
     this.dispatcher.extensions.push(codec);
@@ -164,12 +155,18 @@ export class BayouClient {
 
   /**
    * Calls `handler` with every message on `channel` (`/a/*` and `/a/**` allowed). The
-   * subscription outlives reconnects and re-handshakes until `unsubscribe()`.
+   * subscription outlives reconnects and re-handshakes until `unsubscribe()`. With
+   * `{ delta: true }` the server sends deltas, which handlers get as whole messages.
    */
-  subscribe(channel: string, handler: MessageHandler): Subscription {
+  subscribe(channel: string, handler: MessageHandler, options?: SubscribeOptions): Subscription {
     const info = parseChannel(channel);
     if (!info || info.kind === 'meta') throw new TypeError(`BayouClient: cannot subscribe to "${channel}"`);
     if (typeof handler !== 'function') throw new TypeError('BayouClient: subscribe needs a handler function');
+    // A pattern's deltas are never granted: the server sends its messages whole.
+    if (options?.delta) {
+      if (!this.deltas) throw new TypeError('BayouClient: no deltas option');
+      this.deltas.last.set(channel, null);
+    }
     const { entry, ready } = this.subscriptions.add(channel, handler);
     if (!entry.confirmed && !entry.inFlight && this.connection.sendable) this.send(this.subscribeItem(entry));
     let live = true;
@@ -184,6 +181,7 @@ export class BayouClient {
         live = false;
         if (!this.subscriptions.remove(channel, handler)) return;
         this.recovery.forget(channel);
+        this.deltas?.last.delete(channel);
         if (this.connection.sendable) {
           this.subscriptions.forget(channel);
           this.send(this.unsubscribeItem(channel));

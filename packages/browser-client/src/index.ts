@@ -1,4 +1,5 @@
 export { BayouClient, type ClientEvents } from './client.js';
+export type { DeltaDecoder, DeltaSupport, SubscribeOptions } from './delta-support.js';
 export { type BayeuxError, BayouError, type ErrorCode, ErrorCodes } from './errors.js';
 export type { BayouClientOptions } from './options.js';
 export type {

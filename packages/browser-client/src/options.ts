@@ -3,6 +3,8 @@
  * the defaults, rejects unknown keys and bad values with a `TypeError` naming the option,
  * and returns a frozen object.
  */
+
+import type { DeltaSupport } from './delta-support.js';
 import { longPolling } from './transports/long-polling.js';
 import { streaming } from './transports/streaming.js';
 import type { FetchFunction, TransportFactory, WebSocketConstructor } from './transports/transport.js';
@@ -114,6 +116,11 @@ export interface BayouClientOptions {
    * without Web Locks or BroadcastChannel the tab has its own connection. Default `false`.
    */
   sharedConnection?: boolean | string;
+  /**
+   * The delta decoder, for `subscribe(channel, handler, { delta: true })`: `deltas` from
+   * `@bayou/client/deltas`, a separate entry so that the core bundle stays lean. Default none.
+   */
+  deltas?: DeltaSupport;
 }
 
 export interface ResolvedOptions {
@@ -140,6 +147,7 @@ export interface ResolvedOptions {
   readonly maxProbeDelay: number;
   readonly maxQueuedMessages: number;
   readonly sharedConnection: boolean | string;
+  readonly deltas: DeltaSupport | undefined;
 }
 
 const numeric = [
@@ -183,6 +191,7 @@ export function resolveOptions(options: BayouClientOptions = {}): ResolvedOption
     recover: true,
     deadLinkTimeout: 20000,
     sharedConnection: false,
+    deltas: undefined,
   };
   for (const key of Object.keys(options)) {
     if (!(key in resolved)) throw new TypeError(`BayouClient: unknown option "${key}"`);

@@ -11,7 +11,8 @@ import { dist } from './helpers.js';
 // session, watchdog and probe modules (+236 B): 12,152 -> 13,301 bytes; 13.5 KB until a
 // client that cannot connect says why (the `error` event with the HTTP status, the origin
 // diagnosis of a blind CORS failure, the `connectDeadline` of connect(): +534 B, 13,532 ->
-// 14,066 bytes).
+// 14,066 bytes). The hooks of the optional parts loaded apart: `sharedConnection` (+182 B,
+// 14,248) and `deltas` (+84 B, 14,332; the decoder itself is @bayou/client/deltas).
 const BUDGET = 14 * 1024;
 // The shared-connection build (bayou-shared.min.js): the above plus the tab and the hub of
 // `sharedConnection` (≈ 2.7 KB), kept out of the main bundle, which carries only its hook
