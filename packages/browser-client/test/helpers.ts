@@ -66,7 +66,9 @@ export async function startBayou(options: CreateServerOptions = {}): Promise<Bay
 export type ProxyMode = 'pass' | 'refuse-upgrade' | 'blackhole' | 'one-frame' | 'client-to-server';
 
 /** The test page, with the main bundle or (`/test/shared`) the shared-connection one. */
-const page = (bundle: string) => `<!doctype html><meta charset="utf-8"><title>bayou test</title>
+export const testPage = (
+  bundle: string,
+): string => `<!doctype html><meta charset="utf-8"><title>bayou test</title>
 <script src="/test/${bundle}"></script>
 <script>
   window.log = { received: [], transports: [], reasons: [], states: [], errors: [], multipleClients: false };
@@ -150,7 +152,7 @@ export class TestProxy {
     }
     if (req.url === '/test/' || req.url === '/test/index.html' || req.url === '/test/shared') {
       const bundle = req.url === '/test/shared' ? 'bayou-shared.min.js' : 'bayou.min.js';
-      res.writeHead(200, { 'content-type': 'text/html' }).end(page(bundle));
+      res.writeHead(200, { 'content-type': 'text/html' }).end(testPage(bundle));
       return;
     }
     if (req.url === '/test/bayou.min.js' || req.url === '/test/bayou-shared.min.js') {

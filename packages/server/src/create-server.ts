@@ -1,6 +1,7 @@
 /** The composition root for standalone use: a Fastify app with the Bayou plugin. */
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import type { BayouApp } from './bayou-app.js';
+import { h2cServer } from './http/h2c-server.js';
 import { type BayouPluginOptions, bayou } from './http/plugin.js';
 import { resolveTrustProxy, type TrustProxy } from './http/trust-proxy.js';
 import { defaultOptions } from './options.js';
@@ -16,6 +17,14 @@ export interface CreateServerOptions extends BayouPluginOptions {
   logger?: FastifyServerOptions['logger'];
   /** TLS key and certificate (PEM) to serve https and wss. Default: none. */
   https?: { key: string | Buffer; cert: string | Buffer };
+  /**
+   * Serve HTTP/2. With `https`: negotiated by ALPN, HTTP/1.1 (and WebSocket, which stays on
+   * HTTP/1.1) alongside on the same port. Without: h2c (prior knowledge) for a proxy that
+   * terminates TLS, HTTP/1.1 and WebSocket still served on the port (told apart by the
+   * HTTP/2 preface). Long-polls then go through Fastify (no direct path). Default `false`
+   * (`bayou start` turns it on with TLS).
+   */
+  http2?: boolean;
   /** Run the demo price feed on `/demo/prices/<SYMBOL>` records. Default: off. */
   demoFeed?: boolean | DemoFeedOptions;
   /**
@@ -56,6 +65,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<B
     port = STANDALONE_DEFAULTS.port,
     logger = false,
     https,
+    http2 = false,
     demoFeed,
     trustProxy,
     ...pluginOptions
@@ -76,11 +86,20 @@ export async function createServer(options: CreateServerOptions = {}): Promise<B
   const app = (https
     ? Fastify({
         ...base,
-        https: arrival === null ? https : { ...https, connectionsCheckingInterval: arrival.every },
-      })
-    : Fastify(base)) as unknown as FastifyInstance;
+        // HTTP/2 by ALPN, HTTP/1.1 (and so WebSocket) alongside.
+        ...(http2 ? { http2: true } : {}),
+        https: {
+          ...https,
+          ...(http2 ? { allowHTTP1: true } : {}),
+          ...(arrival !== null ? { connectionsCheckingInterval: arrival.every } : {}),
+        },
+      } as FastifyServerOptions)
+    : http2
+      ? Fastify({ ...base, serverFactory: h2cServer })
+      : Fastify(base)) as unknown as FastifyInstance;
   // Headers are part of the request: they too must arrive within the deadline.
-  if (arrival !== null) app.server.headersTimeout = Math.min(app.server.headersTimeout, arrival.timeout);
+  if (arrival !== null && typeof app.server.headersTimeout === 'number')
+    app.server.headersTimeout = Math.min(app.server.headersTimeout, arrival.timeout);
   if (demoFeed) {
     // The feed's subjects are records, unless the caller configured that pattern already.
     const records = pluginOptions.records ?? [];

@@ -172,6 +172,8 @@ export async function buildServer(
     logger,
     ...(config.tls !== undefined && config.https === undefined ? { https: readTls(config.tls) } : {}),
   };
+  // With TLS, HTTP/2 unless turned off: the HTTP transports then share one connection per browser.
+  options.http2 = config.http2 ?? options.https !== undefined;
   if (config.authenticate !== undefined) options.authenticate = config.authenticate;
   if (config.canSubscribe !== undefined) options.canSubscribe = config.canSubscribe;
   if (config.canPublish !== undefined) options.canPublish = config.canPublish;

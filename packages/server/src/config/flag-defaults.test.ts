@@ -34,6 +34,7 @@ const UNSET = new Set([
   'apiKey',
   'tls.key',
   'tls.cert',
+  'http2',
   'trustProxy',
   'proxy.connect.url',
   'proxy.subscribe.url',
@@ -77,7 +78,7 @@ describe('the flag table', () => {
     let checked = 0;
     for (const row of readme.split('\n').filter((l) => l.startsWith('| `--'))) {
       const [, flags = '', , cell = ''] = row.split('|');
-      const names = [...flags.matchAll(/`--([a-z-]+)/g)].map((m) => m[1] as string);
+      const names = [...flags.matchAll(/`--([a-z0-9-]+)/g)].map((m) => m[1] as string);
       const shownInReadme = [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1]);
       for (const name of names) {
         const spec = FLAGS.find((f) => f.flag === name);

@@ -80,6 +80,14 @@ export const SECURITY_FLAGS: readonly FlagSpec[] = [
     default: 'none',
   },
   {
+    flag: 'http2',
+    env: ['BAYOU_HTTP2'],
+    key: 'http2',
+    kind: 'bool',
+    help: 'serve HTTP/2: with TLS by ALPN beside HTTP/1.1 (on by default; --http2=false for HTTP/1.1 only); without TLS h2c, for a proxy that terminates TLS (HTTP/1.1 and WebSocket still served)',
+    default: 'false (true with --tls-key)',
+  },
+  {
     flag: 'trust-proxy',
     env: ['BAYOU_TRUST_PROXY'],
     key: 'trustProxy',

@@ -18,6 +18,7 @@ import {
   type SocketLink,
   transition,
 } from '../session/session-lifecycle.js';
+import { overHttp2 } from '../transports/request-info.js';
 
 export type ConnectOptions = Pick<
   ResolvedOptions,
@@ -105,15 +106,13 @@ export class Connects {
     // A stream's opening connect is answered at once, ahead of what is queued.
     const stream = ctx.socket?.keepsSession === true;
     let advice: string | null = first || clientTimeout === 0 || stream ? this.advice : null;
-    if (
-      advice === null &&
-      ctx.poll !== null &&
-      ctx.browserId !== null &&
-      type !== 'streaming' &&
-      !this.browserPolls.acquire(ctx.browserId)
-    ) {
-      advice = this.multipleClientsAdvice;
-    }
+    // The browser's slot this connect holds, if it counts: a long-poll over HTTP/1.1 (over
+    // HTTP/2 a browser's long-polls share one connection: no per-origin limit to spare).
+    const slot =
+      advice === null && ctx.poll !== null && type !== 'streaming' && !overHttp2(ctx.request)
+        ? ctx.browserId
+        : null;
+    if (slot !== null && !this.browserPolls.acquire(slot)) advice = this.multipleClientsAdvice;
     const now = Date.now();
     if (advice !== null) {
       if (ctx.socket !== null) this.bindSocket(session, ctx, ctx.socket, null, now);
@@ -136,7 +135,7 @@ export class Connects {
       id: message.id,
       deadline: now + this.options.timeout,
       poll: ctx.poll,
-      browserId: ctx.poll !== null ? ctx.browserId : null,
+      browserId: slot,
     };
     if (ctx.socket !== null) this.bindSocket(session, ctx, ctx.socket, held, now);
     else {

@@ -46,7 +46,12 @@ export class OriginGuard {
     const origin = headers.origin;
     // Requests without Origin (and most same-origin ones) cost no allocation.
     if (origin === undefined) return true;
-    const answer = corsFor(this.allowed, origin, headers.host);
+    // HTTP/2 names the host in `:authority` (browsers send no `Host` there).
+    const answer = corsFor(
+      this.allowed,
+      origin,
+      headers.host ?? (headers[':authority'] as string | undefined),
+    );
     const set = answer.allowed || preflight ? answer.headers : readableRefusal(origin);
     for (const name in set) reply.header(name, set[name] as string);
     if (!answer.allowed) this.refused(origin, transport);

@@ -118,6 +118,14 @@ export function requestInfo(
   };
 }
 
+/**
+ * Whether the request came over HTTP/2: Node's compatibility API keeps its pseudo-headers
+ * (`:method`, `:path`…) among the headers, which HTTP/1.1 cannot carry.
+ */
+export function overHttp2(info: RequestInfo): boolean {
+  return info.headers[':method'] !== undefined;
+}
+
 export function pathOf(url: string | undefined): string {
   if (url === undefined) return '';
   const q = url.indexOf('?');
