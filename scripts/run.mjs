@@ -6,6 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildReason, installReason, markBuilt, markInstalled } from './freshness.mjs';
 import { provisionServices } from './services.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -29,9 +30,32 @@ const runPnpm = (args, env) => run(pnpm[0], [...pnpm.slice(1), ...args], env);
 
 function install() {
   runPnpm(['install', ...(ci ? ['--frozen-lockfile'] : []), '--reporter=append-only']);
+  markInstalled(root);
 }
 function build() {
   runPnpm(['-r', '--workspace-concurrency=1', 'run', 'build']);
+  markBuilt(root);
+}
+
+/**
+ * `npm start` and `npm run grid`: install and build only when something they read changed
+ * since the last time this script did (scripts/freshness.mjs); BAYOU_REBUILD=1 forces both.
+ * A clean clone, CI and every other task always install and build.
+ */
+function installAndBuildIfStale() {
+  const forced = process.env.BAYOU_REBUILD === '1' || ci ? 'BAYOU_REBUILD=1 or CI' : null;
+  step('install', forced ?? installReason(root), install);
+  // Asked after the install, which may have changed what the build reads.
+  step('build', forced ?? buildReason(root), build);
+}
+
+function step(name, reason, action) {
+  if (reason === null) {
+    console.log(`bayou: ${name} up to date, skipped (BAYOU_REBUILD=1 forces it)`);
+    return;
+  }
+  console.log(`bayou: ${name}: ${reason}`);
+  action();
 }
 
 const task = process.argv[2];
@@ -70,14 +94,12 @@ switch (task) {
     runPnpm(['-r', '--if-present', '--workspace-concurrency=1', 'run', 'bench', ...rest]);
     break;
   case 'start':
-    install();
-    build();
+    installAndBuildIfStale();
     // The chat demo on http://localhost:8080 (PORT and HOST override), served by @bayou/server.
     runPnpm(['--filter', '@bayou/example-chat', 'run', 'start']);
     break;
   case 'grid':
-    install();
-    build();
+    installAndBuildIfStale();
     // The live price grid over the demo feed on http://localhost:8080 (PORT, HOST, GRID_SYMBOLS, GRID_RATE).
     runPnpm(['--filter', '@bayou/example-grid', 'run', 'start']);
     break;

@@ -14,10 +14,25 @@ export function useConnectionState(): ConnectionState {
   return useSyncExternalStore(subscribe, () => client.state, serverState);
 }
 
-/** The transport in use (`'websocket'`, `'long-polling'`) or `null`, re-rendering on change. */
+/**
+ * The transport in use — `'websocket'`, `'streaming'` or `'long-polling'` (the client's
+ * transports) — or `null` while not connected, re-rendering on change. The client emits no
+ * `transport` event when a connection is lost (the transport becomes `null`), so state
+ * changes are followed too.
+ */
 export function useTransport(): string | null {
   const client = useBayouClient();
-  const subscribe = useCallback((onChange: () => void) => client.on('transport', () => onChange()), [client]);
+  const subscribe = useCallback(
+    (onChange: () => void) => {
+      const offTransport = client.on('transport', () => onChange());
+      const offState = client.on('state', () => onChange());
+      return () => {
+        offTransport();
+        offState();
+      };
+    },
+    [client],
+  );
   return useSyncExternalStore(subscribe, () => client.transport, serverTransport);
 }
 

@@ -18,6 +18,7 @@ import {
   useInView,
   useLiveStats,
   useRecord,
+  useTransport,
 } from '../src/index.js';
 import { FakeClient, FakeIntersectionObserver } from './fake-client.js';
 import { mount, update } from './render.js';
@@ -217,6 +218,10 @@ function StateText(): ReactNode {
   return <span id="state">{useConnectionState()}</span>;
 }
 
+function TransportText(): ReactNode {
+  return <span id="transport">{useTransport() ?? 'none'}</span>;
+}
+
 function LobbyListener({ tag }: { tag: string }): ReactNode {
   useChannel('/chat/lobby', (m) => seen.push(`${tag}:${String(m.data)}`));
   return null;
@@ -301,6 +306,27 @@ describe('hooks', () => {
     await update(() => client.setState('connecting'), 0);
     await update(() => client.setState('connected'), 0);
     expect(container.querySelector('#state')!.textContent).toBe('connected');
+  });
+
+  it('useTransport follows the transport, streaming included, and shows null once the link is lost', async () => {
+    const { container } = await mount(
+      <BayouProvider client={client}>
+        <TransportText />
+      </BayouProvider>,
+    );
+    const shown = () => container.querySelector('#transport')!.textContent;
+    expect(shown()).toBe('none');
+    await update(() => {
+      client.transport = 'streaming';
+      client.setState('connected');
+    }, 0);
+    expect(shown()).toBe('streaming');
+    // A lost connection emits no transport event: the state change alone must show it.
+    await update(() => {
+      client.transport = null;
+      client.setState('reconnecting');
+    }, 0);
+    expect(shown()).toBe('none');
   });
 
   it('useChannel delivers messages to the latest handler and unsubscribes on unmount', async () => {

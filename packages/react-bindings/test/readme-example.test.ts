@@ -25,19 +25,22 @@ let pageServer: Server;
 let pageUrl: string;
 let browser: Browser;
 
-/** The server command and the first ```tsx block after the "### Example" heading of the README. */
-function readmeExample(): { command: string; code: string } {
+/** The server command, the esbuild command and the first ```tsx block after the "### Example" heading of the README. */
+function readmeExample(): { command: string; bundler: string; code: string } {
   const readme = readFileSync(join(pkg, 'README.md'), 'utf8');
   const section = readme.slice(readme.indexOf('### Example'));
   const command = /^npx @bayou\/server start .*$/m.exec(section)?.[0];
+  const bundler = /^npx esbuild .*$/m.exec(section)?.[0];
   const m = /```tsx\n([\s\S]*?)```/.exec(section);
-  if (!m || !command)
-    throw new Error('README: no `npx @bayou/server start` command or tsx block under ### Example');
-  return { command, code: m[1] as string };
+  if (!m || !command || !bundler)
+    throw new Error(
+      'README: no `npx @bayou/server start` or `npx esbuild` command or tsx block under ### Example',
+    );
+  return { command, bundler, code: m[1] as string };
 }
 
 beforeAll(async () => {
-  const { command, code } = readmeExample();
+  const { command, bundler, code } = readmeExample();
   expect(command).toContain('--demo-feed');
   expect(command).toContain('--allowed-origins');
   expect(code).toContain("'http://localhost:8080/bayeux'");
@@ -67,7 +70,10 @@ beforeAll(async () => {
     bundle: true,
     write: false,
     format: 'esm',
-    jsx: 'automatic',
+    // The README's esbuild line decides: without --jsx=automatic the page fails (React is not
+    // defined). No tsconfig of this package may decide instead: a newcomer's folder has none.
+    jsx: /--jsx=automatic\b/.test(bundler) ? 'automatic' : 'transform',
+    tsconfigRaw: '{}',
     define: { 'process.env.NODE_ENV': '"production"' },
     alias: { '@bayou/react': join(pkg, 'src/index.ts') },
     nodePaths: [join(pkg, 'node_modules')],
