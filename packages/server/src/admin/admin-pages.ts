@@ -35,7 +35,7 @@ export function consolePage(token: string, bayeuxPath: string): string {
 <header><h1>Bayou console</h1><span id="status">connecting…</span></header>
 <main>
 <section><h2>Nodes</h2><table id="nodes"></table><p class="note">★ the node this page is connected to; lag: event-loop delay, mean / max over the last second</p></section>
-<section><h2>Messages per second</h2><canvas id="chart" width="560" height="180" style="width:100%"></canvas><div id="rates"></div></section>
+<section><h2>Messages per second</h2><p class="note">since this page was opened, the last five minutes at most (the page keeps no history: a reload starts again)</p><canvas id="chart" width="560" height="180" style="width:100%"></canvas><div id="rates"></div></section>
 <section><h2>Busiest channels</h2><table id="channels"></table></section>
 <section><h2>Trouble</h2><table id="trouble"></table></section>
 <section><h2>Channel</h2><form id="inspect"><input name="channel" placeholder="/chat/room1" size="28" required><button>Show</button></form><div id="inspected"></div></section>
