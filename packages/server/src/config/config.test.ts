@@ -133,6 +133,10 @@ describe('resolveCli precedence: flags > env > file > defaults', () => {
     expect(r.config.port).toBe(3000);
     expect(typeof r.config.canPublish).toBe('function');
     expect(r.config.demoFeed).toEqual({ symbols: 10 });
+    // Without the feed they would do nothing: refused with the flag that turns it on.
+    await expect(resolveCli(['start', '--demo-rate', '5'], {})).rejects.toThrow(
+      'shape the demo feed, which is off: add --demo-feed (BAYOU_DEMO_FEED=1)',
+    );
   });
 
   it('merges limits from every source key by key, and takes queue, timeout and connection flags', async () => {
@@ -254,7 +258,13 @@ describe('config file keys, told as flags are', () => {
   it("accepts every plugin option, asked of the plugin's resolver, and the flags' own keys", async () => {
     const path = file(
       'every.json',
-      JSON.stringify({ trustClientSession: true, historyChannels: 5, demoSymbols: 3, redisEngine: {} }),
+      JSON.stringify({
+        trustClientSession: true,
+        historyChannels: 5,
+        demoFeed: true,
+        demoSymbols: 3,
+        redisEngine: {},
+      }),
     );
     await expect(resolveCli(['start', '--config', path], {})).resolves.toBeDefined();
   });

@@ -4,7 +4,7 @@
  */
 import { checkConfigKeys } from './config-keys.js';
 import type { BayouConfig } from './define-config.js';
-import { type ParsedArgs, parseEnv, parseFlags } from './flags.js';
+import { configError, type ParsedArgs, parseEnv, parseFlags } from './flags.js';
 import { loadConfigFile } from './load-config.js';
 import { isPlain, mergeLayers } from './merge-layers.js';
 
@@ -17,12 +17,21 @@ export interface ResolvedCli {
   warnings: string[];
 }
 
-/** Folds the CLI-only `demoSymbols`/`demoRate` into `demoFeed`. */
+/**
+ * Folds the CLI-only `demoSymbols`/`demoRate` into `demoFeed`; without the feed they would
+ * do nothing, so they are refused with the flag that turns it on.
+ */
 function foldDemo(config: Record<string, unknown>): void {
   const { demoSymbols, demoRate } = config;
   delete config.demoSymbols;
   delete config.demoRate;
-  if (!config.demoFeed) return;
+  if (!config.demoFeed) {
+    if (demoSymbols !== undefined || demoRate !== undefined)
+      throw configError(
+        '--demo-symbols and --demo-rate (BAYOU_DEMO_SYMBOLS, BAYOU_DEMO_RATE) shape the demo feed, which is off: add --demo-feed (BAYOU_DEMO_FEED=1)',
+      );
+    return;
+  }
   const base = isPlain(config.demoFeed) ? config.demoFeed : {};
   config.demoFeed = {
     ...base,
