@@ -79,7 +79,7 @@ afterAll(async () => {
 });
 
 const read = <T>(page: Page, name: string): Promise<T> =>
-  page.evaluate((n) => (window as unknown as Record<string, T>)[n] as T, name);
+  page.evaluate((n) => (globalThis as unknown as Record<string, T>)[n] as T, name);
 
 describe('the CometD JS client in 8 tabs, long-polling over HTTP/1.1', () => {
   it('all receive; the extra tabs are advised multiple-clients and poll at the advised interval', async () => {
