@@ -50,8 +50,10 @@ describe('a connection shared by the tabs of one browser (Chromium, WebSocket re
     for (const fn of cleanup.splice(0).reverse()) await fn();
   });
 
-  async function serve(): Promise<{ server: Started; proxy: TestProxy; base: string }> {
-    const server = await startBayou({ historySize: 1000 });
+  async function serve(
+    options: Parameters<typeof startBayou>[0] = {},
+  ): Promise<{ server: Started; proxy: TestProxy; base: string }> {
+    const server = await startBayou({ historySize: 1000, ...options });
     cleanup.push(() => server.close());
     const proxy = new TestProxy(
       `127.0.0.1:${(server.app.server.address() as AddressInfo).port}`,
@@ -249,5 +251,50 @@ describe('a connection shared by the tabs of one browser (Chromium, WebSocket re
     await late.page.close();
     await waitFor(() => server.bayou.subscriberCount('/news') === 0, 15_000, 'the unsubscribe');
     expect(server.bayou.subscriberCount('/feed')).toBe(1);
+  });
+  it("a follower's publishes and records go through the leader: a late record tab gets its own snapshot", async () => {
+    const { server, base } = await serve({ records: [{ pattern: '/fx/*' }] });
+    server.bayou.updateRecord('/fx/EURUSD', { bid: 1.1, ask: 1.2 });
+    const [leader, follower] = await sharedTabs(base, 2, ['/chat']);
+    type W = {
+      client: {
+        record(s: string, o: object, cb: (image: Record<string, unknown>) => void): unknown;
+        publish(c: string, d: unknown): Promise<void>;
+      };
+      images: Record<string, unknown>[];
+    };
+    const follow = (tab: Tab | undefined, fields?: string[]) =>
+      tab?.page.evaluate((f) => {
+        const w = window as unknown as W;
+        w.images = [];
+        w.client.record('/fx/EURUSD', f ? { fields: f } : {}, (image) => w.images.push({ ...image }));
+      }, fields);
+    const images = (tab: Tab | undefined) =>
+      tab?.page.evaluate(() => (window as unknown as W).images) ?? Promise.resolve([]);
+    await follow(leader);
+    await waitFor(async () => (await images(leader)).length === 1, 15_000, "the leader's snapshot");
+    // A second tab asks for the same subject later: the hub subscribes again for its snapshot.
+    await follow(follower, ['bid']);
+    await waitFor(async () => (await images(follower)).length >= 1, 15_000, "the follower's snapshot");
+    expect((await images(follower))[0]).toEqual({ bid: 1.1 });
+    server.bayou.updateRecord('/fx/EURUSD', { bid: 1.3 });
+    await waitFor(
+      async () => (await images(follower)).at(-1)?.bid === 1.3,
+      15_000,
+      'the update in the follower',
+    );
+    await waitFor(async () => (await images(leader)).at(-1)?.bid === 1.3, 15_000, 'the update in the leader');
+    expect((await images(leader)).at(-1)).toEqual({ bid: 1.3, ask: 1.2 });
+    expect(server.bayou.subscriberCount('/fx/EURUSD')).toBe(1);
+    // A publish from the follower is settled by the server's reply, relayed by the leader.
+    await follower?.page.evaluate(() =>
+      (window as unknown as W).client.publish('/chat', 'hi from the follower'),
+    );
+    await waitFor(
+      async () => (await leader?.received())?.includes('/chat:hi from the follower'),
+      15_000,
+      'the chat',
+    );
+    expect(await follower?.received()).toEqual(['/chat:hi from the follower']);
   });
 });
