@@ -27,6 +27,10 @@ export async function createGridServer(options: GridServerOptions = {}): Promise
     maxSubscriptionsPerSession: 20_000,
     maxBatchMessages: 20_000,
     maxPayloadBytes: 8 * 1024 * 1024,
+    // Its 10,000 snapshots, then 10,000 updates a second, are numbered frames the page
+    // acknowledges about once a second: more than the default 10,000 are unacknowledged at
+    // times, and the page was dropped as a slow consumer (and resubscribed) in a loop.
+    maxQueuedMessages: 50_000,
     ...options.bayou,
     demoFeed: { symbols: options.symbols ?? 10_000, rate: options.rate ?? 1 },
   });
