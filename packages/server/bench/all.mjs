@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // @ts-check
 // This package's `pnpm bench`: the records benchmark, the history memory benchmark, the
-// backend hooks benchmark and the presence benchmark, each handed the flags it knows
+// backend hooks benchmark, the presence benchmark and the bandwidth benchmark, each handed the flags it knows
 // (`--quick` goes to each).
 import { spawnSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
@@ -17,6 +17,7 @@ const { values } = parseArgs({
     events: { type: 'string' },
     rounds: { type: 'string' },
     subscribes: { type: 'string' },
+    idle: { type: 'string' },
   },
 });
 
@@ -38,6 +39,7 @@ for (const [script, names] of /** @type {[string, Flag[]][]} */ ([
   ['history-memory.mjs', ['quick', 'channels', 'caps', 'ttl']],
   ['hooks.mjs', ['quick', 'events', 'subscribes', 'rounds']],
   ['presence.mjs', ['quick', 'clients']],
+  ['bandwidth.mjs', ['quick', 'clients', 'seconds', 'idle']],
 ])) {
   const file = new URL(script, import.meta.url).pathname;
   const { status } = spawnSync(process.execPath, [file, ...flags(names)], { stdio: 'inherit' });

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
 import { boundDeflateOffers, compressedFrame, deflateMessage, perMessageDeflate } from './compression.js';
 import { WebSocketLink } from './websocket.js';
+import { releaseInflater } from './ws-fast-path.js';
 
 const TAIL = Buffer.from([0x00, 0x00, 0xff, 0xff]);
 
@@ -79,5 +80,41 @@ describe('a compressing link', () => {
     expect(received).toEqual([big, big, '["small"]']);
     const ext = (link as unknown as { _extensions: Record<string, { _deflate: unknown }> })._extensions;
     expect(ext['permessage-deflate']?._deflate).toBeNull();
+  });
+
+  it('lets go of the inflater after each message from the client, and inflates the next with a new one', async () => {
+    const wss = new WebSocketServer({
+      host: '127.0.0.1',
+      port: 0,
+      WebSocket: WebSocketLink,
+      perMessageDeflate: perMessageDeflate({ compression: true, compressionThreshold: 100 }),
+    });
+    await new Promise<void>((resolve) => wss.once('listening', resolve));
+    const linked = new Promise<WebSocketLink>((resolve) => wss.once('connection', resolve));
+    // Compressing everything it sends, as browsers do.
+    const client = new WebSocket(`ws://127.0.0.1:${(wss.address() as AddressInfo).port}`, {
+      perMessageDeflate: { threshold: 0 },
+    });
+    closers.push(async () => {
+      client.terminate();
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+    });
+    await new Promise<void>((resolve) => client.once('open', resolve));
+    const link = await linked;
+    const ext = (link as unknown as { _extensions: Record<string, { _inflate: unknown; params: object }> })
+      ._extensions['permessage-deflate'];
+    expect(ext?.params).toMatchObject({ client_no_context_takeover: true });
+    const got: string[] = [];
+    const inflaterAfter: unknown[] = [];
+    link.on('message', (data) => {
+      releaseInflater(link);
+      got.push(String(data));
+      inflaterAfter.push(ext?._inflate);
+    });
+    const sent = ['[1]', `[${'"same text again",'.repeat(100)}0]`, '[3]'];
+    for (const m of sent) client.send(m);
+    await new Promise<void>((resolve) => link.on('message', () => got.length === 3 && resolve()));
+    expect(got).toEqual(sent);
+    expect(inflaterAfter).toEqual([null, null, null]);
   });
 });

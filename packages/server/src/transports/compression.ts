@@ -10,8 +10,10 @@
  *   compressed once for all of them;
  * - what clients send is inflated by `ws` with a window of at most 2^11
  *   (`client_max_window_bits=11`; a client that cannot limit its window gets no
- *   compression), at most `WS_CONCURRENCY` inflates at once, and a message inflating past
- *   `maxPayloadBytes` closes the socket with 1009;
+ *   compression) and no client context takeover, at most `WS_CONCURRENCY` inflates at
+ *   once; the inflater `ws` makes for a message is let go once it is in
+ *   (`releaseInflater` in `ws-fast-path.ts`), so an idle socket holds no zlib memory; a
+ *   message inflating past `maxPayloadBytes` closes the socket with 1009;
  * - a payload under `compressionThreshold` bytes goes uncompressed (it would not shrink
  *   enough to pay for the CPU).
  */
@@ -25,6 +27,8 @@ export const WINDOW_BITS = 11;
 export const MEM_LEVEL = 4;
 /** zlib level: 1 compresses Bayeux JSON within a few percent of 6 for less CPU. */
 export const DEFLATE_LEVEL = 1;
+/** Output buffer of an inflater (zlib's default is 16 KiB). */
+export const INFLATE_CHUNK = 1024;
 /** Most inflates of client frames `ws` runs at once (its thread-pool limiter). */
 export const WS_CONCURRENCY = 10;
 
@@ -39,12 +43,15 @@ export function perMessageDeflate(options: CompressionOptions): PerMessageDeflat
   if (!options.compression) return false;
   return {
     serverNoContextTakeover: true,
+    // Clients compress each message on its own too, so their inflater can go between messages.
+    clientNoContextTakeover: true,
     serverMaxWindowBits: WINDOW_BITS,
     clientMaxWindowBits: WINDOW_BITS,
     threshold: options.compressionThreshold,
     concurrencyLimit: WS_CONCURRENCY,
     zlibDeflateOptions: { level: DEFLATE_LEVEL, memLevel: MEM_LEVEL, windowBits: WINDOW_BITS },
-    zlibInflateOptions: { windowBits: WINDOW_BITS },
+    // zlib streams allocate an output buffer of `chunkSize` (16 KiB by default) each.
+    zlibInflateOptions: { windowBits: WINDOW_BITS, chunkSize: INFLATE_CHUNK },
   };
 }
 

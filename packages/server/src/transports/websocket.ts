@@ -22,7 +22,7 @@ import type { OriginGuard } from './origin-guard.js';
 import { keepAfterHandshake, pathOf, requestInfo } from './request-info.js';
 import { BATCH_DONE, BATCH_FAILED, runBatch } from './transport.js';
 import type { TransportKernel } from './transport-kernel.js';
-import { senderIdle, socketOf, textFrame } from './ws-fast-path.js';
+import { releaseInflater, senderIdle, socketOf, textFrame } from './ws-fast-path.js';
 
 type WebSocketOptions = Pick<
   ResolvedOptions,
@@ -289,6 +289,7 @@ function rejectUpgrade(socket: Duplex, status: number, text: string): void {
 }
 
 function onSocketMessage(this: WebSocketLink, data: Buffer, isBinary: boolean): void {
+  if (this.deflate) releaseInflater(this);
   const text = isBinary ? '' : data.toString('utf8');
   if (this.tail !== null) {
     const tail: Promise<void> = this.tail.then(() => handleFrame(this, text));

@@ -12,6 +12,8 @@ import type { WebSocket } from 'ws';
 /** The fields of `ws`'s `WebSocket` and `Sender` (lib/websocket.js, lib/sender.js) used here. */
 export interface WsInternals {
   _socket: Socket;
+  /** Negotiated extensions; `permessage-deflate`'s keeps its inflater in `_inflate`. */
+  _extensions: { 'permessage-deflate'?: { _inflate: { close(): void } | null } };
   _sender: {
     /** `DEFAULT` (0) while the sender writes at once; else reading a Blob or deflating. */
     _state: number;
@@ -56,4 +58,18 @@ export function textFrame(payload: Buffer | string, length = Buffer.byteLength(p
   if (typeof payload === 'string') frame.write(payload, headerLength, length, 'utf8');
   else payload.copy(frame, headerLength);
   return frame;
+}
+
+/**
+ * Lets go of the inflater `ws` made for the message just received (it would keep it as long
+ * as the socket): with no client context takeover the next message needs none of its state,
+ * and `ws` makes a new one for it. Called from the `message` handler, when `ws` is done with
+ * it (`permessage-deflate.js` hands the message over last).
+ */
+export function releaseInflater(ws: WebSocket): void {
+  const deflate = (ws as unknown as WsInternals)._extensions['permessage-deflate'];
+  if (deflate?._inflate) {
+    deflate._inflate.close();
+    deflate._inflate = null;
+  }
 }

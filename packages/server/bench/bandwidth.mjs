@@ -1,0 +1,439 @@
+#!/usr/bin/env node
+// @ts-check
+// Bandwidth benchmark: deltas (`ext.delta` on subscribe) and permessage-deflate
+// (`--compression`) on two feeds, over raw WebSocket clients, the server `bayou start` in a
+// child process (a fresh one per row):
+//   price: a grid of 10,000 rows /grid/<i>, 30 fields each, 4 of which change per update;
+//          every client watches 1,000 random rows (fan-out about 10);
+//   chat:  100 rooms /room/<i>, messages of a user, a room and a sentence of ~100 chars;
+//          every client is in 10 random rooms (fan-out about 10).
+// For plain / delta / deflate / delta+deflate it reports the bytes on the wire per delivered
+// message (subscribers' sockets, both directions), the server CPU per delivered message at a
+// fixed 20,000 deliveries/s and at saturation (closed loop), and for the idle part the RSS
+// per idle session (10,000 sessions, each handshaken and subscribed) with compression off and
+// on (clients compressing everything they send, as browsers do). With BAYOU_BASELINE=<dir of
+// an older packages/server> the plain rows and the idle part run on that build too.
+//
+//   node packages/server/bench/bandwidth.mjs [--quick] [--clients 100] [--seconds 5] [--idle 10000]
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import WebSocket from 'ws';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const { values } = parseArgs({
+  options: {
+    quick: { type: 'boolean' },
+    clients: { type: 'string' },
+    seconds: { type: 'string' },
+    idle: { type: 'string' },
+  },
+});
+const quick = values.quick === true;
+const CLIENTS = Number(values.clients ?? (quick ? 40 : 100));
+const SECONDS = Number(values.seconds ?? (quick ? 2 : 5));
+const IDLE = Number(values.idle ?? (quick ? 1000 : 10_000));
+const ROWS = 10_000;
+const ROWS_PER_CLIENT = 1000;
+const ROOMS = 100;
+const ROOMS_PER_CLIENT = 10;
+const FIXED_RATE = 20_000;
+const OUTSTANDING = 5000;
+const TICK = 10;
+
+/** @param {number} ms */
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+let seed = 7;
+/** A small seeded generator, so every row runs the same feed. */
+const random = () => {
+  seed = (seed * 1103515245 + 12345) % 2 ** 31;
+  return seed / 2 ** 31;
+};
+
+// ---------------------------------------------------------------------------------------
+// Feeds
+
+/** @typedef {{ name: string, channels: string[], perClient: number, next: (i: number) => unknown }} Feed */
+
+/** @returns {Feed} */
+function priceFeed() {
+  const rows = Array.from({ length: ROWS }, (_, i) => {
+    /** @type {Record<string, unknown>} */
+    const row = {
+      symbol: `SYM${i}`,
+      venue: 'XLON',
+      currency: 'GBP',
+      isin: `GB00${String(i).padStart(8, '0')}`,
+    };
+    for (let f = 0; f < 22; f++) row[`f${f}`] = Math.round(random() * 1e6) / 100;
+    return Object.assign(row, { bid: 100, ask: 100.5, last: 100.2, time: 0 });
+  });
+  return {
+    name: 'price',
+    channels: rows.map((_, i) => `/grid/${i}`),
+    perClient: ROWS_PER_CLIENT,
+    next: (i) => {
+      const row = /** @type {{ bid: number, ask: number, last: number, time: number }} */ (rows[i]);
+      const move = Math.round((random() - 0.5) * 20) / 100;
+      row.bid = Math.round((row.bid + move) * 100) / 100;
+      row.ask = Math.round((row.bid + 0.5) * 100) / 100;
+      row.last = row.bid;
+      row.time = Date.now();
+      return row;
+    },
+  };
+}
+
+const WORDS =
+  'the market opened higher on strong earnings while bonds slipped and traders waited for the central bank decision later today'.split(
+    ' ',
+  );
+
+/** @returns {Feed} */
+function chatFeed() {
+  return {
+    name: 'chat',
+    channels: Array.from({ length: ROOMS }, (_, i) => `/room/${i}`),
+    perClient: ROOMS_PER_CLIENT,
+    next: (i) => {
+      const words = Array.from({ length: 16 }, () => WORDS[Math.floor(random() * WORDS.length)]);
+      return { user: `user${Math.floor(random() * 1000)}`, room: i, text: words.join(' '), time: Date.now() };
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+// Server
+
+/**
+ * `bayou start` of `serverDir` in a child process.
+ * @param {string} serverDir
+ * @param {string[]} flags
+ * @returns {Promise<{ url: string, pid: number, stop: () => void }>}
+ */
+function startServer(serverDir, flags) {
+  const child = spawn(
+    process.execPath,
+    [
+      resolve(serverDir, 'dist/cli.js'),
+      'start',
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--log-level',
+      'warn',
+      ...flags,
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: {
+        ...process.env,
+        BAYOU_MAX_SESSIONS_PER_IP: '0',
+        BAYOU_HANDSHAKE_RATE: '0',
+        BAYOU_PUBLISH_RATE: '0',
+      },
+    },
+  );
+  return new Promise((resolveStart, reject) => {
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
+    child.stdout.on('data', (d) => {
+      const m = /listening on (http:\/\/\S+)/.exec(d.toString());
+      if (m?.[1] && child.pid !== undefined)
+        resolveStart({
+          url: `${m[1].replace(/^http/, 'ws')}/bayeux`,
+          pid: child.pid,
+          stop: () => child.kill('SIGKILL'),
+        });
+    });
+  });
+}
+
+/** @param {number} pid CPU seconds (user + system) of the process so far. */
+function cpuSeconds(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** @param {number} pid resident memory in bytes. */
+function rss(pid) {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(m?.[1]) * 1024;
+}
+
+// ---------------------------------------------------------------------------------------
+// Clients
+
+/** @typedef {{ ws: WebSocket, clientId: string, socket: import('node:net').Socket }} Client */
+
+/**
+ * A raw Bayeux client: handshake, a first connect, then `subscribe` (with `ext.delta` when
+ * `delta`); `onMessage` gets every non-meta message.
+ * @param {string} url
+ * @param {{ deflate: boolean, deflateAll?: boolean, delta: boolean, channels: string[], onMessage: (m: any) => void }} o
+ * @returns {Promise<Client>}
+ */
+function openClient(url, o) {
+  const ws = new WebSocket(url, {
+    perMessageDeflate: o.deflate ? { threshold: o.deflateAll ? 0 : 1024 } : false,
+  });
+  return new Promise((resolveOpen, reject) => {
+    ws.once('error', reject);
+    let clientId = '';
+    ws.on('open', () =>
+      ws.send(
+        JSON.stringify([
+          { channel: '/meta/handshake', version: '1.0', supportedConnectionTypes: ['websocket'] },
+        ]),
+      ),
+    );
+    ws.on('message', (raw) => {
+      for (const m of JSON.parse(raw.toString())) {
+        if (m.channel === '/meta/handshake') {
+          clientId = m.clientId;
+          ws.send(
+            JSON.stringify([
+              { channel: '/meta/connect', clientId, connectionType: 'websocket', advice: { timeout: 0 } },
+              {
+                channel: '/meta/subscribe',
+                clientId,
+                subscription: o.channels,
+                id: 's',
+                ...(o.delta ? { ext: { delta: 'merge-patch' } } : {}),
+              },
+            ]),
+          );
+        } else if (m.channel === '/meta/connect') {
+          if (m.successful)
+            ws.send(JSON.stringify([{ channel: '/meta/connect', clientId, connectionType: 'websocket' }]));
+        } else if (m.channel === '/meta/subscribe') {
+          if (!m.successful) reject(new Error(`subscribe refused: ${m.error}`));
+          else resolveOpen({ ws, clientId, socket: /** @type {any} */ (ws)._socket });
+        } else if (!m.channel.startsWith('/meta/')) o.onMessage(m);
+      }
+    });
+  });
+}
+
+/** @param {Client[]} clients bytes both ways on their sockets so far. */
+const wireBytes = (clients) =>
+  clients.reduce((sum, c) => sum + c.socket.bytesRead + c.socket.bytesWritten, 0);
+
+// ---------------------------------------------------------------------------------------
+// One row: a feed in a mode
+
+/**
+ * @param {string} serverDir
+ * @param {Feed} feed
+ * @param {{ delta: boolean, deflate: boolean }} mode
+ */
+async function runRow(serverDir, feed, mode) {
+  const server = await startServer(serverDir, mode.deflate ? ['--compression'] : []);
+  try {
+    let delivered = 0;
+    let deltas = 0;
+    const onMessage = (/** @type {any} */ m) => {
+      delivered++;
+      if (m.ext?.delta?.from !== undefined) deltas++;
+    };
+    /** Subscribers of each channel: what each publication is owed. */
+    const fanout = new Map(feed.channels.map((c) => [c, 0]));
+    /** @type {Client[]} */
+    const clients = [];
+    for (let i = 0; i < CLIENTS; i++) {
+      const picked = new Set();
+      while (picked.size < feed.perClient)
+        picked.add(feed.channels[Math.floor(random() * feed.channels.length)]);
+      for (const c of picked) fanout.set(c, (fanout.get(c) ?? 0) + 1);
+      clients.push(await openClient(server.url, { ...mode, channels: [...picked], onMessage }));
+    }
+    const publisher = await openClient(server.url, {
+      deflate: false,
+      delta: false,
+      channels: ['/unused'],
+      onMessage: () => {},
+    });
+    const watched = feed.channels.filter((c) => (fanout.get(c) ?? 0) > 0);
+    let owed = 0;
+    let n = 0;
+    /** Publishes `count` messages in one frame, round the watched channels. */
+    const publish = (/** @type {number} */ count) => {
+      const batch = [];
+      for (let i = 0; i < count; i++) {
+        const channel = /** @type {string} */ (watched[n++ % watched.length]);
+        owed += fanout.get(channel) ?? 0;
+        batch.push({
+          channel,
+          clientId: publisher.clientId,
+          data: feed.next(Number(channel.slice(channel.lastIndexOf('/') + 1))),
+        });
+      }
+      publisher.ws.send(JSON.stringify(batch));
+    };
+    const fanoutMean = [...fanout.values()].reduce((a, b) => a + b, 0) / feed.channels.length;
+
+    /** Publishes at a fixed rate of deliveries for `seconds`. */
+    const fixed = async (/** @type {number} */ seconds) => {
+      const perTick = Math.max(1, Math.round((FIXED_RATE / fanoutMean) * (TICK / 1000)));
+      const start = performance.now();
+      let ticks = 0;
+      while (performance.now() - start < seconds * 1000) {
+        publish(perTick);
+        ticks++;
+        const wait = start + ticks * TICK - performance.now();
+        if (wait > 0) await sleep(wait);
+      }
+    };
+    /** Keeps at most OUTSTANDING deliveries owed for `seconds`. */
+    const saturate = async (/** @type {number} */ seconds) => {
+      const start = performance.now();
+      while (performance.now() - start < seconds * 1000) {
+        if (owed - delivered < OUTSTANDING) publish(20);
+        else await sleep(1);
+        if (n % 200 === 0) await new Promise(setImmediate);
+      }
+    };
+    const measure = async (/** @type {() => Promise<void>} */ load) => {
+      const [d0, c0, b0, t0, x0] = [
+        delivered,
+        cpuSeconds(server.pid),
+        wireBytes(clients),
+        performance.now(),
+        deltas,
+      ];
+      await load();
+      const [d1, c1, b1, t1, x1] = [
+        delivered,
+        cpuSeconds(server.pid),
+        wireBytes(clients),
+        performance.now(),
+        deltas,
+      ];
+      const count = d1 - d0;
+      return {
+        rate: Math.round(count / ((t1 - t0) / 1000)),
+        cpuUs: ((c1 - c0) * 1e6) / count,
+        bytes: (b1 - b0) / count,
+        deltaShare: (x1 - x0) / count,
+      };
+    };
+    // Warm-up: every watched channel published once (each subscriber has its first, whole
+    // message: its base), then a second at the fixed rate.
+    for (let i = 0; i < watched.length; i += 50) {
+      publish(Math.min(50, watched.length - i));
+      while (owed - delivered > OUTSTANDING) await sleep(1);
+    }
+    const until = Date.now() + 10_000;
+    while (delivered < owed && Date.now() < until) await sleep(5);
+    await fixed(1);
+    const atRate = await measure(() => fixed(SECONDS));
+    const atSaturation = await measure(() => saturate(SECONDS));
+    for (const c of [...clients, publisher]) c.ws.terminate();
+    return { atRate, atSaturation, fanout: fanoutMean };
+  } finally {
+    server.stop();
+  }
+}
+
+/**
+ * RSS per idle session: IDLE clients handshaken and subscribed to one channel.
+ * @param {string} serverDir
+ * @param {boolean} deflate
+ */
+async function idleRow(serverDir, deflate) {
+  const server = await startServer(serverDir, deflate ? ['--compression'] : []);
+  const clients = [];
+  try {
+    await sleep(500);
+    const before = rss(server.pid);
+    for (let i = 0; i < IDLE; i += 200) {
+      const wave = [];
+      for (let j = i; j < Math.min(IDLE, i + 200); j++)
+        wave.push(
+          openClient(server.url, {
+            deflate,
+            deflateAll: true,
+            delta: false,
+            channels: ['/idle'],
+            onMessage: () => {},
+          }),
+        );
+      clients.push(...(await Promise.all(wave)));
+    }
+    await sleep(2000);
+    const negotiated = clients.filter((c) => c.ws.extensions !== '').length;
+    return { perSession: (rss(server.pid) - before) / IDLE, negotiated };
+  } finally {
+    for (const c of clients) c.ws.terminate();
+    server.stop();
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+
+const current = resolve(here, '..');
+const baseline = process.env.BAYOU_BASELINE;
+const modes = [
+  { name: 'plain', delta: false, deflate: false },
+  { name: 'delta', delta: true, deflate: false },
+  { name: 'deflate', delta: false, deflate: true },
+  { name: 'delta+deflate', delta: true, deflate: true },
+];
+const uptime = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+console.log(`bandwidth bench: ${CLIENTS} clients, ${SECONDS} s windows, load average ${uptime()}`);
+/** @type {{ feed: string, mode: string, build: string, r: Awaited<ReturnType<typeof runRow>> }[]} */
+const rows = [];
+for (const makeFeed of [priceFeed, chatFeed]) {
+  const feed = makeFeed();
+  const runs = modes.map((m) => ({ ...m, dir: current, build: 'this' }));
+  if (baseline)
+    runs.unshift({
+      ...modes[0],
+      name: 'plain',
+      delta: false,
+      deflate: false,
+      dir: resolve(baseline),
+      build: 'baseline',
+    });
+  for (const m of runs) {
+    seed = 7;
+    const r = await runRow(m.dir, feed, m);
+    rows.push({ feed: feed.name, mode: m.name, build: m.build, r });
+    console.log(
+      `${feed.name.padEnd(6)} ${m.name.padEnd(14)} ${m.build.padEnd(9)} fan-out ${r.fanout.toFixed(1)}  ` +
+        `20k: ${r.atRate.rate} msg/s ${r.atRate.bytes.toFixed(1)} B/msg ${r.atRate.cpuUs.toFixed(2)} µs/msg ` +
+        `(deltas ${(r.atRate.deltaShare * 100).toFixed(0)}%)  sat: ${r.atSaturation.rate} msg/s ` +
+        `${r.atSaturation.bytes.toFixed(1)} B/msg ${r.atSaturation.cpuUs.toFixed(2)} µs/msg`,
+    );
+  }
+}
+console.log('\nratios against plain (same feed, this build):');
+for (const feed of ['price', 'chat']) {
+  const plain = rows.find((x) => x.feed === feed && x.mode === 'plain' && x.build === 'this');
+  if (plain === undefined) continue;
+  for (const x of rows.filter((y) => y.feed === feed)) {
+    console.log(
+      `${feed.padEnd(6)} ${x.mode.padEnd(14)} ${x.build.padEnd(9)} bytes ${(x.r.atRate.bytes / plain.r.atRate.bytes).toFixed(3)}x  ` +
+        `CPU at 20k ${(x.r.atRate.cpuUs / plain.r.atRate.cpuUs).toFixed(2)}x  at saturation ${(x.r.atSaturation.cpuUs / plain.r.atSaturation.cpuUs).toFixed(2)}x ` +
+        `(${(x.r.atSaturation.rate / plain.r.atSaturation.rate).toFixed(2)}x msg/s)`,
+    );
+  }
+}
+console.log(`\nidle sessions (${IDLE}, clients compressing all they send when negotiated):`);
+const idle = [];
+if (baseline) idle.push({ name: 'off (baseline)', dir: resolve(baseline), deflate: false });
+idle.push({ name: 'off', dir: current, deflate: false }, { name: 'on', dir: current, deflate: true });
+const idleResults = [];
+for (const i of idle) {
+  const r = await idleRow(i.dir, i.deflate);
+  idleResults.push(r);
+  console.log(
+    `compression ${i.name.padEnd(15)} ${(r.perSession / 1024).toFixed(2)} KB RSS per session (${r.negotiated} negotiated deflate)`,
+  );
+}
+const [on, off] = [idleResults.at(-1), idleResults.at(-2)];
+if (on && off) console.log(`RSS per idle session, on / off: ${(on.perSession / off.perSession).toFixed(2)}x`);
+console.log(`load average at the end ${uptime()}`);
