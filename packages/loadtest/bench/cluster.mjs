@@ -48,6 +48,8 @@ const DEFAULTS = {
   roomsPerClient: 10,
   warmup: 1000,
   engines: 'memory,redis',
+  // Publisher shapes of the engines part: session (a feed), clients (chat), api (a backend).
+  shapes: 'session,clients,api',
   enginesRounds: 3,
   enginesRate: 20000,
   // Saturation comes first on each node and warms it up (V8 optimizes the Redis engine's

@@ -159,6 +159,16 @@ export class BayeuxWsDriver implements Driver {
     ws.send(`[{"channel":"${channel}","clientId":"${ws[CLIENT]!.clientId}","data":${dataJson}}]`);
   }
 
+  publishBurst(index: number, messages: readonly (readonly [string, string])[]): void {
+    const ws = this.sockets[index];
+    if (!ws || ws.readyState !== WebSocket.OPEN) return;
+    const clientId = ws[CLIENT]!.clientId;
+    const parts = messages.map(
+      ([channel, data]) => `{"channel":"${channel}","clientId":"${clientId}","data":${data}}`,
+    );
+    ws.send(`[${parts.join(',')}]`);
+  }
+
   connected(): number {
     return countOpen(this.sockets);
   }

@@ -58,6 +58,8 @@ export interface Driver {
   subscribe(index: number, channels: readonly string[]): Promise<void>;
   /** Publishes `dataJson` (already serialized) on `channel` from client `index`. */
   publish(index: number, channel: string, dataJson: string): void;
+  /** Publishes each `[channel, dataJson]` from client `index`, all in one frame (WebSocket drivers). */
+  publishBurst?(index: number, messages: readonly (readonly [string, string])[]): void;
   /** Clients currently open. */
   connected(): number;
   /** Closes every client. */

@@ -13,6 +13,7 @@ import {
   parseHeader,
   withToken,
 } from './option-values.js';
+import { checkPublishers, PUBLISHER_SPECS, type PublisherShape } from './publisher-shapes.js';
 
 export type Scenario = 'chat' | 'feed' | 'connections';
 export type Transport = 'websocket' | 'long-polling' | 'streaming' | 'eventsource';
@@ -49,6 +50,9 @@ export interface LoadtestOptions {
   rate: number;
   /** chat: closed loop, keep at most this many deliveries outstanding (0 = off). */
   maxOutstanding: number;
+  /** chat: who publishes (`publisher-shapes.ts`); `apiKey` for `api`. */
+  publishers: PublisherShape;
+  apiKey: string;
   /**
    * feed: `publisher` = the driver publishes the updates itself on /feed/<n> (any Bayeux
    * server); `demo` = a Bayou server's built-in demo feed produces them on
@@ -124,6 +128,8 @@ export const DEFAULTS: Readonly<LoadtestOptions> = Object.freeze({
   pause: 10,
   rate: 0,
   maxOutstanding: 0,
+  publishers: 'clients',
+  apiKey: '',
   source: 'publisher',
   subjects: 100,
   subjectsPerClient: 10,
@@ -184,6 +190,7 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
     help: 'closed loop: publish while fewer deliveries are outstanding (0 = off)',
     scenarios: ['chat'],
   },
+  ...PUBLISHER_SPECS,
   {
     key: 'source',
     kind: 'choice',
@@ -256,6 +263,7 @@ export function redactOptions(o: Readonly<LoadtestOptions>): LoadtestOptions {
   return {
     ...o,
     headers: o.headers.map((h) => `${h.slice(0, h.indexOf(':'))}:<hidden>`),
+    apiKey: o.apiKey === '' ? '' : '<hidden>',
     handshakeExt:
       o.handshakeExt === null
         ? null
@@ -330,6 +338,7 @@ export function resolveOptions(partial: Partial<LoadtestOptions> = {}): Readonly
   if (o.subjectsPerClient > o.subjects) {
     throw new LoadtestError(LoadtestErrors.INVALID_OPTION, 'subjects-per-client cannot exceed subjects');
   }
+  checkPublishers(o);
   if (!FEED_SOURCES.includes(o.source)) {
     throw new LoadtestError(LoadtestErrors.INVALID_OPTION, 'source is publisher or demo');
   }

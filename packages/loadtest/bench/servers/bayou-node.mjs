@@ -3,10 +3,13 @@
 // `bayou-node.mjs redis://host:port <keyPrefix> [auto-pipelining]` (a node of the cluster on
 // that Redis; `auto-pipelining` turns on ioredis' own as well). BAYOU_NODE_BUILD names
 // another build's dist/index.js to run instead (before/after comparisons in one sitting).
-import { announce } from './common.mjs';
+// Its per-session publish limit is off and its publish API on (key BENCH_API_KEY).
+import { announce, BENCH_API_KEY } from './common.mjs';
 
 /** @type {typeof import('@bayou/server')} */
-const { createServer, tuneRuntime } = await import(process.env.BAYOU_NODE_BUILD || '@bayou/server');
+const { createServer, publishApi, tuneRuntime } = await import(
+  process.env.BAYOU_NODE_BUILD || '@bayou/server'
+);
 
 // As `bayou start` does for its own process (the V8 settings of runtime-tuning.ts).
 tuneRuntime?.();
@@ -22,7 +25,14 @@ const server = await createServer({
   path: '/bayeux',
   timeout: 30000,
   logger: false,
+  // One publishing session (the feed shape) sends far more than the default 2,000/s.
+  limits: { publishRate: 0 },
   ...(engine === 'memory' ? {} : { redis: engine, redisEngine }),
+});
+// The publish API for the backend shape (`--publishers api`), with the key the bench uses.
+await server.app.register(publishApi, {
+  apiKey: BENCH_API_KEY,
+  publish: (channel, data) => server.bayou.publish(channel, data),
 });
 const base = await server.listen();
 announce(`${base}/bayeux`);

@@ -100,3 +100,6 @@ async function onProfileAsked(m) {
   }
 }
 process.on('message', onProfileAsked);
+
+/** The publish API key of the bench's Bayou nodes (loopback only, never a secret). */
+export const BENCH_API_KEY = 'bench-publish-api-key-0123456789';

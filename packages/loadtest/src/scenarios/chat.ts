@@ -3,7 +3,8 @@
  * go from a random client to a random one of its rooms and reach every member. Three ways
  * to publish: batches with a pause (the CometD default), an open loop at `rate` messages/s
  * timestamped at the intended send time, or a closed loop that keeps at most
- * `maxOutstanding` deliveries in flight (saturation).
+ * `maxOutstanding` deliveries in flight (saturation). `--publishers session|api` sends each
+ * batch from one session in one frame, or as one publish API request (`chat-publishers.ts`).
  */
 import {
   assignGroups,
@@ -16,6 +17,7 @@ import {
   partResult,
   seededRandom,
 } from '../context.js';
+import { batchPublisher } from './chat-publishers.js';
 import { runPublisher } from './publish-loop.js';
 
 export async function runChat(ctx: PartContext): Promise<PartResult> {
@@ -43,14 +45,32 @@ export async function runChat(ctx: PartContext): Promise<PartResult> {
     stats.onSend(id, sizes[room]!);
     driver.publish(sender, `${channel}${room}`, `{"i":${id},"t":${sentAt.toFixed(3)},"p":"${pad}"}`);
   };
-  const total = Math.ceil((o.batches * o.batchSize) / slice.workers);
-  const window = await runPublisher(ctx, {
-    send,
-    total,
-    ratePerSecond: o.rate / slice.workers,
-    batch: o.batchSize,
-    batchPause: o.pause,
-  });
+  const window =
+    o.publishers === 'clients'
+      ? await runPublisher(ctx, {
+          send,
+          total: Math.ceil((o.batches * o.batchSize) / slice.workers),
+          ratePerSecond: o.rate / slice.workers,
+          batch: o.batchSize,
+          batchPause: o.pause,
+        })
+      : await runPublisher(ctx, {
+          // Each send is a whole batch (one frame, one request), stamped with one time.
+          send: await batchPublisher(ctx, (sentAt) => {
+            const batch: [string, string][] = [];
+            for (let k = 0; k < o.batchSize; k++) {
+              const room = Math.floor(rnd() * o.rooms);
+              const id = seq++ * slice.workers + slice.worker;
+              stats.onSend(id, sizes[room]!);
+              batch.push([`${channel}${room}`, `{"i":${id},"t":${sentAt.toFixed(3)},"p":"${pad}"}`]);
+            }
+            return batch;
+          }),
+          total: Math.ceil(o.batches / slice.workers),
+          ratePerSecond: o.rate / o.batchSize / slice.workers,
+          batch: 1,
+          batchPause: o.pause,
+        });
   await ctx.barrier('published');
   await drain(ctx);
   await ctx.barrier('drained');
