@@ -51,6 +51,7 @@ export interface AppPort {
   readonly services: { has(channel: string): boolean; set(channel: string, handler: ServiceHandler): void };
   readonly providers: { has(pattern: string): boolean; add(pattern: string, provider: Provider): void };
   addExtension(extension: Extension): void;
+  readonly extensionOrder: readonly string[];
   subscriberCount(channel: string): number;
   /** The engine's cluster-wide member lists. */
   readonly presence: Engine['presence'];
@@ -184,10 +185,18 @@ export class BayouApp extends EventEmitter<BayouEvents> {
     return this;
   }
 
-  /** Adds a server extension to the pipeline (after the built-in ones). */
+  /**
+   * Adds a server extension to the pipeline, in its `stage` (`'app'` by default: after the
+   * guards and the protocol's extensions), after those already in that stage.
+   */
   addExtension(extension: Extension): this {
     this.port.addExtension(extension);
     return this;
+  }
+
+  /** The pipeline as it runs, `stage:name` each (`guard:auth`, `protocol:ack`, `app:audit`). */
+  get extensionOrder(): readonly string[] {
+    return this.port.extensionOrder;
   }
 
   /** Subscribers of `channel` on this node, plain and record. */

@@ -41,6 +41,8 @@ const isAdminChannel = (channel: string) =>
 
 export class AdminFeed implements Extension {
   readonly name = 'admin-console';
+  /** It decides who may touch the console's channels: a guard. */
+  readonly stage = 'guard';
   private readonly admins = new WeakSet<ServerSession>();
   /** This node's admin sessions that hold the feed: removed on unsubscribe and on their end. */
   private readonly watchers = new Map<string, ServerSession>();
@@ -76,7 +78,6 @@ export class AdminFeed implements Extension {
       const names = subscriptions(message);
       if (!names.some(isAdminChannel)) return undefined;
       if (session === null || !this.admins.has(session)) return '403::admin_only';
-      if (channel === META_UNSUBSCRIBE && names.includes(FEED_CHANNEL)) this.watchers.delete(session.id);
       return undefined;
     }
     if (channel.startsWith(ADMIN_SERVICES))
@@ -99,6 +100,10 @@ export class AdminFeed implements Extension {
     if (channel !== FEED_CHANNEL || !this.admins.has(session)) return;
     this.watchers.set(session.id, session);
     if (this.timer === null && !this.ticking) this.schedule(0);
+  }
+
+  unsubscribed(session: ServerSession, channel: string): void {
+    if (channel === FEED_CHANNEL) this.watchers.delete(session.id);
   }
 
   removed(session: ServerSession): void {

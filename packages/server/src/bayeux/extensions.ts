@@ -5,6 +5,15 @@
  * `connectBatch` for its `ext`. Built-in features negotiated in `ext` (ack, replay, auth)
  * are extensions like an application's own (`app.bayou.addExtension`).
  *
+ * The pipeline is declared, not whatever order files registered in: each extension names
+ * its `stage` — `guard` (limits, auth, the browser binding: who may send this at all),
+ * `protocol` (ack, replay, ordered long-polling, streams: Bayou's and CometD's features),
+ * `app` (the application's, the default) — and runs in stage order, registration order
+ * within a stage. `incoming` only decides: a message is refused or passes, and no session
+ * changes on the way. What a message does to its session (an acknowledgement, a delivery
+ * mode) happens in `accepted`, once every extension let the message through, so a message
+ * refused by any stage leaves its session exactly as it was.
+ *
  * Per-recipient work stays off the hot path: the one hook that runs per delivered message,
  * `beforeEnqueue`, runs only for the sessions an extension hooked (`addEnqueueHook`).
  */
@@ -23,21 +32,36 @@ export type Refusal = string | { error: string; advice?: Readonly<Record<string,
 /** A reply about to be sent; `ext` may be added or extended. */
 export type Reply = Record<string, unknown> & { channel?: string; ext?: Record<string, unknown> };
 
+/** Where an extension runs in the pipeline: guards first, then the protocol's, then the app's. */
+export type ExtensionStage = 'guard' | 'protocol' | 'app';
+
+/** Stage order; an extension without a stage is the app's. */
+export const EXTENSION_STAGES: readonly ExtensionStage[] = Object.freeze(['guard', 'protocol', 'app']);
+
 export interface Extension {
   /** Shown in logs when the extension fails. */
   readonly name: string;
+  /** The pipeline stage it runs in (`'app'` when not given). */
+  readonly stage?: ExtensionStage;
   /**
    * A message from a client, before its handler. `session` is the sender's (null for a
    * handshake or an unknown clientId); `request` describes the HTTP request or WebSocket
    * upgrade it came on (client IP, browser cookie, TLS). Return a Bayeux error string
    * (`"403::denied"`), or `{ error, advice }`, to answer the message with that error
-   * instead of handling it.
+   * instead of handling it. It decides only: a change to the session belongs in `accepted`,
+   * which runs once no extension refused the message.
    */
   incoming?(
     message: Message,
     session: ExtensionSession | null,
     request: RequestInfo,
   ): MaybePromise<Refusal | undefined>;
+  /**
+   * `message` passed every extension's `incoming` and goes to its handler now: the place to
+   * change `session` for it (an acknowledgement, a delivery mode). Runs synchronously, in
+   * stage order, also after an extension decided asynchronously.
+   */
+  accepted?(message: Message, session: ExtensionSession, request: RequestInfo): void;
   /** A meta reply about to go back for `request` (a connect reply only when answered at once). */
   outgoing?(reply: Reply, request: Message, session: ExtensionSession | null): void;
   /**
@@ -93,13 +117,21 @@ export class ExtensionFailure extends Error {
 export class ExtensionPipeline {
   private list: Extension[] = [];
   private incomingList: Extension[] = [];
+  private acceptedList: Extension[] = [];
   private outgoingList: Extension[] = [];
   private batchList: Extension[] = [];
   private subscribeList: Extension[] = [];
 
   add(extension: Extension): void {
-    this.list = [...this.list, extension];
+    const stage = extension.stage ?? 'app';
+    if (!EXTENSION_STAGES.includes(stage))
+      throw new TypeError(
+        `extension ${extension.name}: stage must be one of ${EXTENSION_STAGES.join(', ')} (got ${String(stage)})`,
+      );
+    // Stable: registration order within a stage.
+    this.list = [...this.list, extension].sort((a, b) => rank(a) - rank(b));
     this.incomingList = this.list.filter((e) => e.incoming !== undefined);
+    this.acceptedList = this.list.filter((e) => e.accepted !== undefined);
     this.outgoingList = this.list.filter((e) => e.outgoing !== undefined);
     this.batchList = this.list.filter((e) => e.connectBatch !== undefined);
     this.subscribeList = this.list.filter(
@@ -146,15 +178,43 @@ export class ExtensionPipeline {
     return this.list.length;
   }
 
+  /** The extensions' names in the order they run, for logs and tests. */
+  get order(): readonly string[] {
+    return this.list.map((e) => `${e.stage ?? 'app'}:${e.name}`);
+  }
+
   /**
-   * Runs `incoming` of each extension in order; returns an error string to refuse the
-   * message, or a promise when an extension answered asynchronously.
+   * Runs `incoming` of each extension in stage order, then, when none refused, `accepted`
+   * of each; returns the refusal, or a promise when an extension answered asynchronously.
    */
   incoming(
     message: Message,
     session: ExtensionSession | null,
     request: RequestInfo,
-    from = 0,
+  ): MaybePromise<Refusal | undefined> {
+    const verdict = this.decide(message, session, request, 0);
+    if (verdict instanceof Promise)
+      return verdict.then((v) => (v === undefined ? this.accept(message, session, request) : v));
+    return verdict === undefined ? this.accept(message, session, request) : verdict;
+  }
+
+  private accept(message: Message, session: ExtensionSession | null, request: RequestInfo): undefined {
+    if (session === null) return undefined;
+    for (const ext of this.acceptedList) {
+      try {
+        (ext.accepted as NonNullable<Extension['accepted']>)(message, session, request);
+      } catch (err) {
+        throw new ExtensionFailure(ext.name, err);
+      }
+    }
+    return undefined;
+  }
+
+  private decide(
+    message: Message,
+    session: ExtensionSession | null,
+    request: RequestInfo,
+    from: number,
   ): MaybePromise<Refusal | undefined> {
     const list = this.incomingList;
     for (let i = from; i < list.length; i++) {
@@ -167,7 +227,7 @@ export class ExtensionPipeline {
       }
       if (verdict instanceof Promise) {
         return verdict.then(
-          (v) => (v !== undefined ? v : this.incoming(message, session, request, i + 1)),
+          (v) => (v !== undefined ? v : this.decide(message, session, request, i + 1)),
           (err: unknown) => {
             throw new ExtensionFailure(ext.name, err);
           },
@@ -202,4 +262,8 @@ export class ExtensionPipeline {
   removed(session: ExtensionSession): void {
     for (const e of this.list) e.removed?.(session);
   }
+}
+
+function rank(extension: Extension): number {
+  return EXTENSION_STAGES.indexOf(extension.stage ?? 'app');
 }

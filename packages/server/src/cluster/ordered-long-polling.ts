@@ -17,9 +17,11 @@ const SWITCHED = true;
 
 export class OrderedLongPolling implements Extension {
   readonly name = 'ordered-long-polling';
+  readonly stage = 'protocol';
 
-  incoming(message: Message, session: ExtensionSession | null): undefined {
-    if (session === null || message.channel !== META_CONNECT) return undefined;
+  /** Only a connect that passed every stage switches its session's delivery. */
+  accepted(message: Message, session: ExtensionSession): void {
+    if (message.channel !== META_CONNECT) return;
     const polling = (message as { connectionType?: unknown }).connectionType === 'long-polling';
     if (polling && session.deliveryMode !== 'connect-reply') {
       session.requestDelivery('connect-reply');
@@ -29,6 +31,5 @@ export class OrderedLongPolling implements Extension {
       session.requestDelivery('push');
       session.extensionState.delete(this);
     }
-    return undefined;
   }
 }

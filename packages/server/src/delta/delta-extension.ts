@@ -31,6 +31,7 @@ type DeltaState = Map<string, Base | null>;
 
 export class DeltaExtension implements Extension {
   readonly name = 'delta';
+  readonly stage = 'protocol';
 
   /** `replay` positions messages: a session that negotiated it gets them positioned here too. */
   constructor(private readonly replay: EnqueueHook) {}

@@ -18,11 +18,12 @@ import {
   BAYOU_EXT,
   EXT_ACK,
   EXT_ACK_FRAMES,
+  formatError,
   META_CONNECT,
   META_HANDSHAKE,
   type Message,
 } from '@bayou/protocol';
-import type { Extension, Reply } from '../bayeux/extensions.js';
+import type { Extension, Refusal, Reply } from '../bayeux/extensions.js';
 import type { ExtensionSession } from '../session/session.js';
 import type { RequestInfo } from '../types.js';
 
@@ -95,8 +96,15 @@ function wantsFrames(ext: Record<string, unknown> | undefined): boolean {
   );
 }
 
+/** A session with ack but without numbered frames cannot stream: its messages travel in connect replies. */
+const NEEDS_FRAMES: Refusal = {
+  error: formatError('connectionTypeUnsupported', ['streaming', 'ack without ext.bayou.ackFrames']),
+  advice: { reconnect: 'none' },
+};
+
 export class AckExtension implements Extension {
   readonly name = 'ack';
+  readonly stage = 'protocol';
   /** Sessions with more unacknowledged messages than this are reported as slow. */
   constructor(
     private readonly onTooManyPending: (session: ExtensionSession) => void,
@@ -109,10 +117,19 @@ export class AckExtension implements Extension {
     return session.extensionState.get(this) as AckState | undefined;
   }
 
-  incoming(message: Message, session: ExtensionSession | null, request: RequestInfo): undefined {
-    if (session === null || message.channel !== META_CONNECT) return undefined;
+  /** A stream-opening connect of a session with ack but without numbered frames is refused: its messages travel in connect replies. */
+  incoming(message: Message, session: ExtensionSession | null, request: RequestInfo): Refusal | undefined {
+    if (session === null || message.channel !== META_CONNECT || request.transport !== 'streaming')
+      return undefined;
     const state = this.stateOf(session);
-    if (state === undefined) return undefined;
+    return state !== undefined && !state.frames ? NEEDS_FRAMES : undefined;
+  }
+
+  /** The connect passed every stage: its acknowledgement and its carrier now apply. */
+  accepted(message: Message, session: ExtensionSession, request: RequestInfo): void {
+    if (message.channel !== META_CONNECT) return;
+    const state = this.stateOf(session);
+    if (state === undefined) return;
     if (state.frames) {
       // Numbered frames stream over a WebSocket or a streaming response opened here (not one
       // relayed from another node); long-polling carries them in connect replies.
@@ -130,7 +147,6 @@ export class AckExtension implements Extension {
     const acked = reportedAck(message.ext);
     // Acknowledge before the connect is handled: whatever is resent goes in its reply.
     if (acked !== undefined) session.requeue(state.acknowledge(acked));
-    return undefined;
   }
 
   outgoing(reply: Reply, request: Message, session: ExtensionSession | null): void {

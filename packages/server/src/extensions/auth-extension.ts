@@ -43,6 +43,7 @@ const UNKNOWN: Refusal = Object.freeze({
 
 export class AuthExtension implements Extension {
   readonly name = 'auth';
+  readonly stage = 'guard';
   /** Sessions by the wheel slot their token expires in. */
   private readonly slots = new Map<number, Set<ServerSession>>();
   /** The slot each watched session is filed under (kept off the session, which stays small). */

@@ -14,6 +14,7 @@ import type { RequestInfo } from '../types.js';
 
 export class LimitsExtension implements Extension {
   readonly name = 'limits';
+  readonly stage = 'guard';
   /** The IP of each handshake in flight, until its reply says whether a session was made. */
   private readonly handshakes = new WeakMap<Message, string>();
   /**

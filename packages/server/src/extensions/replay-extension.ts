@@ -56,6 +56,7 @@ interface ReplayState {
 
 export class ReplayExtension implements Extension {
   readonly name = 'replay';
+  readonly stage = 'protocol';
 
   constructor(private readonly history: History) {}
 

@@ -117,12 +117,11 @@ export class Connects {
     if (advice !== null) {
       if (ctx.socket !== null) this.bindSocket(session, ctx, ctx.socket, null, now);
       else transition(session, { type: 'detach' }, now, this.options.maxInterval);
-      // A browser past its long-poll slots polls every `multiSessionInterval`: when its
-      // deliveries travel only in connect replies, each of those replies carries them.
-      const carry =
-        advice === this.multipleClientsAdvice &&
-        session.deliveryMode === 'connect-reply' &&
-        session.queue.length > 0;
+      // A connect answered at once (the first, one with `advice.timeout: 0`, a browser past
+      // its long-poll slots) carries what waits when deliveries travel only in connect
+      // replies: what an acknowledgement put back, what was queued while the client was away.
+      // A stream's opening reply goes ahead of what is queued, which follows as frames.
+      const carry = !stream && session.deliveryMode === 'connect-reply' && session.queue.length > 0;
       const messages = carry ? session.drain() : [];
       const ext = this.extensions.connectExt(session, messages, !carry);
       for (const m of messages) ctx.replies.push(m);

@@ -279,6 +279,9 @@ function appPort(base: Base, sessions: () => Sessions): AppPort {
     services: base.services,
     providers: base.providers,
     addExtension: (extension) => extensions.add(extension),
+    get extensionOrder() {
+      return extensions.order;
+    },
     subscriberCount: (channel) => index.subscriberCount(channel) + records.subscriberCount(channel),
     presence: base.engine.presence,
     session: (clientId) => base.findSession(clientId),

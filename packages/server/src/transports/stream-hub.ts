@@ -7,12 +7,10 @@
  * response ends; an extension ends the stream when its session ends (a disconnect, an
  * expiry, a shutdown).
  */
-import { formatError, META_CONNECT, type Message } from '@bayou/protocol';
-import type { Extension, Refusal } from '../bayeux/extensions.js';
+import type { Extension } from '../bayeux/extensions.js';
 import { connectReplyJson } from '../kernel/connects.js';
 import type { ResolvedOptions } from '../options.js';
 import type { ExtensionSession, Session } from '../session/session.js';
-import type { RequestInfo } from '../types.js';
 import type { StreamHost, StreamKind, StreamLink } from './stream-link.js';
 import type { TransportKernel } from './transport-kernel.js';
 
@@ -31,12 +29,6 @@ const RECYCLE_ADVICE = '{"reconnect":"retry","interval":0}';
 export function recycleFrame(kind: StreamKind, clientId: string): string | undefined {
   return kind === 'eventsource' ? undefined : `[${connectReplyJson(undefined, clientId, RECYCLE_ADVICE)}]\n`;
 }
-
-/** A session with ack but without numbered frames cannot stream: its messages travel in connect replies. */
-const NEEDS_FRAMES: Refusal = {
-  error: formatError('connectionTypeUnsupported', ['streaming', 'ack without ext.bayou.ackFrames']),
-  advice: { reconnect: 'none' },
-};
 
 export class StreamHub implements StreamHost {
   readonly maxBytes: number;
@@ -58,7 +50,7 @@ export class StreamHub implements StreamHost {
     const hub = this;
     this.extension = {
       name: 'streams',
-      incoming: (message, session, request) => streamIncoming(message, session, request),
+      stage: 'protocol',
       removed(session: ExtensionSession): void {
         if (session.transport !== 'streaming' && session.transport !== 'eventsource') return;
         (session.extensionState.get(hub.extension) as StreamLink | undefined)?.end();
@@ -131,19 +123,4 @@ export class StreamHub implements StreamHost {
     clearInterval(this.timer);
     for (const link of [...this.open]) link.end();
   }
-}
-
-/**
- * The connect opening a `streaming` response: numbered frames stream on it (the ack
- * extension asks for them); a session acknowledged CometD's way, its messages only in
- * connect replies, cannot stream, and is told so.
- */
-function streamIncoming(
-  message: Message,
-  session: ExtensionSession | null,
-  request: RequestInfo,
-): Refusal | undefined {
-  if (session === null || request.transport !== 'streaming' || message.channel !== META_CONNECT)
-    return undefined;
-  return session.deliveryMode === 'connect-reply' ? NEEDS_FRAMES : undefined;
 }
