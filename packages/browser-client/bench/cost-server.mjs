@@ -5,7 +5,12 @@
 import { readFileSync } from 'node:fs';
 import { createServer } from '@bayou/server';
 
-const websocket = process.argv[2] === 'ws';
+// ws: every transport; nows: WebSocket off (the HTTP fallback); h2: that over HTTP/2 with TLS
+// (the key and certificate files follow).
+const mode = process.argv[2];
+const websocket = mode === 'ws';
+const tls =
+  mode === 'h2' ? { key: readFileSync(process.argv[3]), cert: readFileSync(process.argv[4]) } : null;
 const bundle = readFileSync(new URL('../dist/bayou-shared.min.js', import.meta.url));
 const PAGE = `<!doctype html><meta charset="utf-8"><script src="/b.js"></script><script>
   window.got = 0;
@@ -21,11 +26,12 @@ const server = await createServer({
   host: '127.0.0.1',
   port: 0,
   transports: websocket ? ['websocket', 'streaming', 'long-polling'] : ['streaming', 'long-polling'],
+  ...(tls !== null ? { https: tls, http2: true } : {}),
 });
 server.app.get('/', (_req, reply) => reply.type('text/html').send(PAGE));
 server.app.get('/b.js', (_req, reply) => reply.type('text/javascript').send(bundle));
 let connections = 0;
-server.app.server.on('connection', (socket) => {
+server.app.server.on(tls !== null ? 'secureConnection' : 'connection', (socket) => {
   connections++;
   socket.on('close', () => connections--);
 });

@@ -4,7 +4,10 @@
 // open TCP connections, deliveries it made, messages the tabs received, and its CPU time
 // per message a tab received. The server runs in a child process (cost-server.mjs).
 //   node packages/browser-client/bench/shared-connection.mjs [--rate 200] [--seconds 10]
-import { fork } from 'node:child_process';
+import { execFileSync, fork } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
 import { chromiumOptions } from '../../../scripts/chromium.mjs';
@@ -34,12 +37,48 @@ function ask(child, message, key) {
   });
 }
 
-async function scenario(websocket, shared) {
-  const child = fork(new URL('./cost-server.mjs', import.meta.url), [websocket ? 'ws' : 'nows']);
+// A certificate for the HTTP/2 rows, made for this run.
+const dir = mkdtempSync(join(tmpdir(), 'bayou-bench-'));
+const keyFile = join(dir, 'key.pem');
+const certFile = join(dir, 'cert.pem');
+execFileSync(
+  'openssl',
+  [
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-days',
+    '1',
+    '-subj',
+    '/CN=127.0.0.1',
+    '-addext',
+    'subjectAltName=IP:127.0.0.1',
+    '-keyout',
+    keyFile,
+    '-out',
+    certFile,
+  ],
+  { stdio: 'ignore' },
+);
+
+const TRANSPORTS = {
+  ws: 'WebSocket',
+  nows: 'WebSocket refused (HTTP/1.1)',
+  h2: 'WebSocket refused (HTTP/2, TLS)',
+};
+
+async function scenario(mode, shared) {
+  const child = fork(new URL('./cost-server.mjs', import.meta.url), [mode, keyFile, certFile]);
   const { base } = await ask(child, null, 'base');
-  const browser = await chromium.launch(chromiumOptions());
+  const options = chromiumOptions();
+  const browser = await chromium.launch({
+    ...options,
+    args: [...options.args, '--ignore-certificate-errors'],
+  });
   try {
-    const context = await browser.newContext();
+    const context = await browser.newContext({ ignoreHTTPSErrors: true });
     const pages = [];
     // Every page loads first: past the HTTP/1.1 wall a page would not even load.
     for (let i = 0; i < TABS; i++) {
@@ -62,7 +101,7 @@ async function scenario(websocket, shared) {
     const got = end.map((e, i) => e - (start[i] ?? 0));
     const received = got.reduce((a, b) => a + b, 0);
     return {
-      transport: websocket ? 'WebSocket' : 'WebSocket refused (HTTP/1.1)',
+      transport: TRANSPORTS[mode],
       shared,
       sessions: report.sessions,
       connections: report.connections,
@@ -80,8 +119,9 @@ async function scenario(websocket, shared) {
 }
 
 const rows = [];
-for (const websocket of [true, false]) {
-  for (const shared of [false, true]) rows.push(await scenario(websocket, shared));
+for (const mode of ['ws', 'nows', 'h2']) {
+  for (const shared of [false, true]) rows.push(await scenario(mode, shared));
 }
+rmSync(dir, { recursive: true, force: true });
 console.log(`${TABS} tabs, /feed at ${RATE} msg/s for ${SECONDS} s`);
 console.table(rows);
