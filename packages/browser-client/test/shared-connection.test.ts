@@ -213,6 +213,8 @@ describe('a connection shared by the tabs of one browser (Chromium, WebSocket re
     await waitFor(async () => (await count(rest[0])) >= before + 20, 15_000, 'the stream again');
     const n = s.stop();
     for (const tab of rest) await exactlyOnce(tab, n);
+    // The closed leader's beacon ended its session: the new leader's is the only one.
+    await waitFor(() => server.bayou.sessionCount === 1, 5000, 'the old session ended');
   });
 
   it("the leader's stream cut mid-stream: every tab gets every message once", async () => {

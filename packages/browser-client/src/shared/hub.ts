@@ -8,7 +8,7 @@
  * from the earliest position the tabs report for each channel, so the replay extension
  * recovers what the old leader had not passed on; each tab drops what it already saw.
  */
-import { EXT_RECORD_REQUEST, META_SUBSCRIBE } from '@bayou/protocol';
+import { EXT_RECORD_REQUEST, META_DISCONNECT, META_SUBSCRIBE } from '@bayou/protocol';
 import { BayouClient } from '../client.js';
 import type { BayouClientOptions } from '../options.js';
 import type { RecordOptions } from '../records/record-codec.js';
@@ -35,9 +35,18 @@ export class Hub {
   /** The channels of each tab, and the last call id it had handled (resends are skipped). */
   private readonly tabs = new Map<string, { channels: Set<string>; lastCall: number }>();
   private readonly stop = new AbortController();
+  /**
+   * The leader's page going away: a beacon (it outlives the page) ends the session at once,
+   * rather than leaving it to expire (`maxInterval`) beside the next leader's.
+   */
+  private readonly pageHide = () => {
+    const clientId = this.client.clientId;
+    if (clientId === null || typeof navigator.sendBeacon !== 'function') return;
+    navigator.sendBeacon(this.url, JSON.stringify([{ channel: META_DISCONNECT, clientId }]));
+  };
 
   constructor(
-    url: string,
+    private readonly url: string,
     options: BayouClientOptions,
     private readonly self: string,
     private readonly lockName: (tab: string) => string,
@@ -58,6 +67,7 @@ export class Hub {
     this.client.on('state', up);
     this.client.on('transport', up);
     this.client.on('error', (error) => this.post({ t: 'err', error: plainError(error), fatal: false }));
+    addEventListener('pagehide', this.pageHide);
   }
 
   /** Tells the tabs a new hub leads and connects (after the tabs' positions, on a takeover). */
@@ -73,6 +83,7 @@ export class Hub {
 
   close(): Promise<void> {
     this.stop.abort();
+    removeEventListener('pagehide', this.pageHide);
     return this.client.disconnect();
   }
 
