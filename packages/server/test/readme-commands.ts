@@ -1,0 +1,193 @@
+/**
+ * The shell commands the READMEs show, and how the docs test runs each one here — or why it
+ * cannot (a whole-repository task, a registry install, Redis, certificate files, minutes of
+ * load). Every command gets one of the two: a command nobody classified fails the test.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+
+export const ROOT = resolve(import.meta.dirname, '../../..');
+
+export interface ReadmeCommand {
+  /** The README, relative to the repository root. */
+  file: string;
+  /** The command as the README shows it (continuations joined, comment and `&` dropped). */
+  line: string;
+  /** Leading `NAME=value` assignments. */
+  env: Record<string, string>;
+  words: string[];
+}
+
+/** How a command runs here: a CLI's help, a server (or app) that must come up, a flag check. */
+export type Plan =
+  | { kind: 'help'; argv: string[]; cwd: string }
+  | { kind: 'serve'; argv: string[]; cwd: string; env: Record<string, string> }
+  | { kind: 'flags'; argv: string[]; cwd: string }
+  | { kind: 'skip'; reason: string };
+
+/** Every README (root, packages, examples) and docs/*.md. */
+export function readmes(): string[] {
+  const files = ['README.md'];
+  for (const group of ['packages', 'examples']) {
+    for (const name of readdirSync(join(ROOT, group))) files.push(`${group}/${name}/README.md`);
+  }
+  for (const name of readdirSync(join(ROOT, 'docs'))) if (name.endsWith('.md')) files.push(`docs/${name}`);
+  return files.filter((f) => {
+    try {
+      readFileSync(join(ROOT, f));
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** Splits a shell line into words, honouring single and double quotes. */
+export function shellWords(line: string): string[] {
+  const words: string[] = [];
+  let word = '';
+  let quote: string | null = null;
+  let any = false;
+  for (const c of line) {
+    if (quote !== null) {
+      if (c === quote) quote = null;
+      else word += c;
+    } else if (c === "'" || c === '"') {
+      quote = c;
+      any = true;
+    } else if (c === ' ' || c === '\t') {
+      if (any || word !== '') words.push(word);
+      word = '';
+      any = false;
+    } else word += c;
+  }
+  if (any || word !== '') words.push(word);
+  return words;
+}
+
+/** The commands of a README's ```sh blocks that run a program of ours, npm or node. */
+export function commandsOf(file: string): ReadmeCommand[] {
+  const text = readFileSync(join(ROOT, file), 'utf8');
+  const commands: ReadmeCommand[] = [];
+  for (const block of text.matchAll(/```(?:sh|bash|shell)\n([\s\S]*?)```/g)) {
+    const joined = (block[1] as string).replace(/\\\n\s*/g, '');
+    for (const raw of joined.split('\n')) {
+      const line = raw
+        .replace(/\s+#\s.*$/, '')
+        .replace(/\s*&$/, '')
+        .trim();
+      if (line === '' || line.startsWith('#')) continue;
+      const words = shellWords(line);
+      const env: Record<string, string> = {};
+      while (words.length > 0 && /^[A-Z_]+=/.test(words[0] as string)) {
+        const [name, ...value] = (words.shift() as string).split('=');
+        env[name as string] = value.join('=');
+      }
+      if (!['npx', 'npm', 'node', 'curl'].includes(words[0] ?? '')) continue;
+      commands.push({ file, line, env, words });
+    }
+  }
+  return commands;
+}
+
+/** The workspace package named `name` and its one bin, e.g. `@bayou/server` → packages/server/bin/bayou.js. */
+function binOf(name: string): string | null {
+  for (const group of ['packages', 'examples']) {
+    for (const dir of readdirSync(join(ROOT, group))) {
+      let manifest: { name?: string; bin?: Record<string, string> };
+      try {
+        manifest = JSON.parse(readFileSync(join(ROOT, group, dir, 'package.json'), 'utf8'));
+      } catch {
+        continue;
+      }
+      const bins = Object.values(manifest.bin ?? {});
+      if (manifest.name === name && bins.length === 1) return join(ROOT, group, dir, bins[0] as string);
+    }
+  }
+  return null;
+}
+
+/** A README placeholder's stand-in: secrets, ports, tokens. */
+function fill(word: string): string {
+  return word
+    .replace(/^\.\.\.$/, 'docs-test-value-that-is-longer-than-32-chars')
+    .replace(/<port>/g, '1')
+    .replace(/<url>/g, 'http://127.0.0.1:1/bayeux')
+    .replace(/<(jwt|token)>/g, 'x.y.z');
+}
+
+/** Listening on loopback, on a port of its own: `--port N` becomes `--port 0`, `--host 127.0.0.1` added. */
+function onLoopback(args: string[]): string[] {
+  const out = args.map((w, i) => (args[i - 1] === '--port' ? '0' : w));
+  if (!out.includes('--port')) out.push('--port', '0');
+  if (!out.includes('--host')) out.push('--host', '127.0.0.1');
+  return out;
+}
+
+const SKIPPED: [RegExp, string][] = [
+  [
+    /^npm (start|test|run (build|grid))\b/,
+    'a whole-repository task (install, build, every test): CI runs it',
+  ],
+  [
+    /^npm install\b/,
+    'an install from the npm registry (not published yet; the packaging test installs tarballs)',
+  ],
+  [/^npx -y pnpm@/, "rebuilds an example: the repository's build does"],
+  [
+    /^npx esbuild\b/,
+    'bundles the React example: packages/react-bindings/test/readme-example.test.ts runs it',
+  ],
+  [/^curl\b/, 'the server API by hand: server-api and openapi tests cover it'],
+  [/^npx vitest\b/, 'runs a test suite: npm test runs it'],
+  [/^node (--cpu-prof\b|bench\/)/, 'a benchmark: minutes of load, run by npm run bench'],
+];
+
+export function plan(command: ReadmeCommand): Plan {
+  const { words, env } = command;
+  // Matched without the environment assignments in front.
+  const bare = words.join(' ');
+  for (const [pattern, reason] of SKIPPED) if (pattern.test(bare)) return { kind: 'skip', reason };
+  const cwd = join(ROOT, dirname(command.file));
+  if (words[0] === 'npm' && words[1] === '--prefix' && words[3] === 'start') {
+    return {
+      kind: 'serve',
+      argv: ['npm', ...words.slice(1)],
+      cwd: ROOT,
+      env: { PORT: '0', HOST: '127.0.0.1' },
+    };
+  }
+  if (words[0] === 'node' && words[1] === 'dist/server.js') {
+    return {
+      kind: 'serve',
+      argv: ['node', 'dist/server.js'],
+      cwd,
+      env: { ...env, PORT: '0', HOST: '127.0.0.1' },
+    };
+  }
+  if (words[0] !== 'npx') return { kind: 'skip', reason: '' }; // unclassified: the test fails on it
+  const bin = binOf(words[1] as string);
+  if (bin === null) return { kind: 'skip', reason: '' };
+  const args = words.slice(2).map(fill);
+  if (args.includes('--help')) return { kind: 'help', argv: ['node', bin, ...args], cwd: ROOT };
+  if (words[1] === '@bayou/server' && args[0] === 'start') {
+    if (args.includes('--redis') || 'BAYOU_REDIS_URL' in env) {
+      return { kind: 'skip', reason: 'needs Redis: the Redis engine and cluster tests run these' };
+    }
+    if (args.includes('--tls-key'))
+      return { kind: 'skip', reason: 'needs certificate files: safe-defaults runs TLS' };
+    const filled = Object.fromEntries(Object.entries(env).map(([k, v]) => [k, fill(v)]));
+    return { kind: 'serve', argv: ['node', bin, ...onLoopback(args)], cwd: ROOT, env: filled };
+  }
+  if (words[1] === '@bayou/loadtest' && ['chat', 'feed', 'connections'].includes(args[0] as string)) {
+    // A run lasts from 10 s to minutes: its flags and values are checked (parsed, resolved), not run.
+    return { kind: 'flags', argv: ['node', bin, ...args, '--help'], cwd: ROOT };
+  }
+  if (words[1] === '@bayou/loadtest' && args[0] === 'chaos') {
+    return { kind: 'skip', reason: 'a chaos run lasts minutes (its CLI is tested by chaos-cli.test.ts)' };
+  }
+  return { kind: 'skip', reason: '' };
+}
+
+export const where = (c: ReadmeCommand): string => `${c.file}: ${c.line}`;
+export const rel = (path: string): string => relative(ROOT, path);
