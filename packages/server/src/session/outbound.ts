@@ -97,8 +97,7 @@ export class Outbound {
     const socket = session.socket;
     if (socket === null) return;
     let bytes: number;
-    if (socket.compresses === true && messages.length > 1) bytes = socket.sendMessages?.(messages, tail) ?? 0;
-    else if (tail !== undefined) bytes = socket.sendText(`[${messages.join(',')},${tail}]`, messages.length);
+    if (tail !== undefined) bytes = socket.sendText(`[${messages.join(',')},${tail}]`, messages.length);
     else if (messages.length === 1) {
       // One publication reaching many sessions alone in a turn: encode its frame once.
       const only = messages[0] as string;

@@ -33,13 +33,6 @@ export interface SocketLink {
    * is answered at once.
    */
   readonly keepsSession?: boolean;
-  /**
-   * Set on a link that compresses (a WebSocket with `permessage-deflate`): it builds a frame
-   * of several messages itself, from pieces compressed once per message (`sendMessages`).
-   */
-  readonly compresses?: boolean;
-  /** The frame `[messages…, tail]`; only on a link that `compresses`. Returns its size in bytes. */
-  sendMessages?(messages: readonly string[], tail: string | undefined): number;
 }
 
 /** A held long-poll request; `respond` writes one Bayeux array of JSON strings and ends it. */

@@ -2,13 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { constants, inflateRawSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
-import {
-  boundDeflateOffers,
-  compressedFrame,
-  deflateMessage,
-  perMessageDeflate,
-  segmentedFrame,
-} from './compression.js';
+import { boundDeflateOffers, compressedFrame, deflateMessage, perMessageDeflate } from './compression.js';
 import { WebSocketLink } from './websocket.js';
 import { releaseInflater } from './ws-fast-path.js';
 
@@ -29,27 +23,6 @@ describe('deflateMessage', () => {
     expect(compressedFrame(shared)).toBe(first);
     expect(compressedFrame(Buffer.from('y'.repeat(2000)))).not.toBe(first);
     expect(first[0]).toBe(0xc1);
-  });
-});
-
-describe('segmentedFrame', () => {
-  it('joins pieces compressed once per message into one frame that inflates to the Bayeux array', () => {
-    const big = JSON.stringify({ channel: '/p', data: { text: 'a price row '.repeat(40) } });
-    const small = '{"channel":"/q","data":1}';
-    const frame = segmentedFrame([big, small, big], '{"channel":"/meta/ack","ext":{"ack":7}}');
-    expect(frame[0]).toBe(0xc1);
-    const length = frame[1] as number;
-    const payload = frame.subarray(length === 126 ? 4 : 2);
-    const text = inflateRawSync(Buffer.concat([payload, TAIL]), {
-      finishFlush: constants.Z_SYNC_FLUSH,
-    }).toString();
-    expect(JSON.parse(text)).toEqual([
-      JSON.parse(big),
-      JSON.parse(small),
-      JSON.parse(big),
-      { channel: '/meta/ack', ext: { ack: 7 } },
-    ]);
-    expect(payload.length).toBeLessThan(text.length / 3);
   });
 });
 
@@ -97,17 +70,14 @@ describe('a compressing link', () => {
     await new Promise<void>((resolve) => client.once('open', resolve));
     const link = await linked;
     link.host = { deflateThreshold: 100 } as WebSocketLink['host'];
-    link.compresses = link.extensions !== '';
-    expect(link.compresses).toBe(true);
+    link.deflate = link.extensions !== '';
+    expect(link.deflate).toBe(true);
     const big = `[${'"abc",'.repeat(200)}"end"]`;
     link.sendText(big);
     link.sendText(Buffer.from(big));
     link.sendText('["small"]');
-    const many = ['"x"', `"${'y'.repeat(300)}"`, '"z"'];
-    link.sendMessages(many, undefined);
-    link.sendMessages(['1', '2'], '"tail"');
-    await new Promise<void>((resolve) => client.on('message', () => received.length === 5 && resolve()));
-    expect(received).toEqual([big, big, '["small"]', `[${many.join(',')}]`, '[1,2,"tail"]']);
+    await new Promise<void>((resolve) => client.on('message', () => received.length === 3 && resolve()));
+    expect(received).toEqual([big, big, '["small"]']);
     const ext = (link as unknown as { _extensions: Record<string, { _deflate: unknown }> })._extensions;
     expect(ext['permessage-deflate']?._deflate).toBeNull();
   });

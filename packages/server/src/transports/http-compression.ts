@@ -10,8 +10,8 @@
  *   a smaller one goes in stored (uncompressed) blocks. No compressor is kept per stream:
  *   a stream holds its running CRC-32 and length, and its end writes the gzip trailer.
  */
-import { crc32, deflateRawSync, gzipSync, type ZlibOptions } from 'node:zlib';
-import { DEFLATE_LEVEL, MEM_LEVEL, SEGMENT, storedSegment, WINDOW_BITS } from './compression.js';
+import { constants, crc32, deflateRawSync, gzipSync, type ZlibOptions } from 'node:zlib';
+import { DEFLATE_LEVEL, MEM_LEVEL, WINDOW_BITS } from './compression.js';
 import type { FastifyHttpReply, HttpReply, RawHttpReply, ResponseStream } from './http-reply.js';
 
 /** Whether an `Accept-Encoding` header accepts gzip (`gzip` or `*`, without `q=0`). */
@@ -31,10 +31,28 @@ const ZLIB: ZlibOptions = Object.freeze({
   memLevel: MEM_LEVEL,
   windowBits: WINDOW_BITS,
 });
+const SEGMENT: ZlibOptions = Object.freeze({ ...ZLIB, finishFlush: constants.Z_SYNC_FLUSH });
 /** A gzip member's header (RFC 1952): deflate, no flags, no time, unknown OS. */
 const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
 /** An empty final block with fixed codes: ends the deflate stream. */
 const FINAL_BLOCK = Buffer.from([0x03, 0x00]);
+const MAX_STORED = 0xffff;
+
+/** `data` in stored (uncompressed) deflate blocks, not final, byte-aligned after. */
+function storedSegment(data: Buffer): Buffer {
+  const blocks = Math.max(1, Math.ceil(data.length / MAX_STORED));
+  const out = Buffer.allocUnsafe(data.length + 5 * blocks);
+  let at = 0;
+  for (let i = 0; i < blocks; i++) {
+    const part = data.subarray(i * MAX_STORED, (i + 1) * MAX_STORED);
+    out[at] = 0;
+    out.writeUInt16LE(part.length, at + 1);
+    out.writeUInt16LE(~part.length & 0xffff, at + 3);
+    part.copy(out, at + 5);
+    at += 5 + part.length;
+  }
+  return out;
+}
 
 let lastSource: Buffer | null = null;
 let lastSegment: Buffer = Buffer.alloc(0);

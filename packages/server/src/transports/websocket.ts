@@ -16,7 +16,7 @@ import type { ResolvedOptions } from '../options.js';
 import type { Session } from '../session/session.js';
 import type { SocketLink } from '../session/session-lifecycle.js';
 import type { RequestInfo } from '../types.js';
-import { boundDeflateOffers, compressedFrame, perMessageDeflate, segmentedFrame } from './compression.js';
+import { boundDeflateOffers, compressedFrame, perMessageDeflate } from './compression.js';
 import { CLOSES_PER_SWEEP, DeadlineQueue } from './deadline-queue.js';
 import type { OriginGuard } from './origin-guard.js';
 import { keepAfterHandshake, pathOf, requestInfo } from './request-info.js';
@@ -86,7 +86,7 @@ export class WebSocketLink extends WebSocket implements SocketLink {
   sessionless = false;
   tail: Promise<void> | null = null;
   /** Whether the client negotiated `permessage-deflate` (set at the upgrade). */
-  compresses = false;
+  deflate = false;
 
   end(code: number, reason: string): void {
     this.close(code, reason);
@@ -108,7 +108,7 @@ export class WebSocketLink extends WebSocket implements SocketLink {
     if (this.readyState !== WebSocket.OPEN) return length;
     if (!senderIdle(this)) return this.sendBehind(data, length);
     let frame: Buffer;
-    if (this.compresses && length >= this.host.deflateThreshold) frame = compressedFrame(data);
+    if (this.deflate && length >= this.host.deflateThreshold) frame = compressedFrame(data);
     else if (typeof data === 'string') frame = textFrame(data, length);
     else {
       if (data !== lastPayload) {
@@ -118,21 +118,6 @@ export class WebSocketLink extends WebSocket implements SocketLink {
       frame = lastFrame;
     }
     socketOf(this).write(frame);
-    return length;
-  }
-
-  /**
-   * A frame of several messages on a socket that `compresses`: built from pieces each
-   * message is compressed into once (`segmentedFrame`); under the threshold, as `sendText`.
-   */
-  sendMessages(messages: readonly string[], tail: string | undefined): number {
-    let length = messages.length + 1 + (tail === undefined ? 0 : tail.length + 1);
-    for (const m of messages) length += m.length;
-    if (length < this.host.deflateThreshold || this.readyState !== WebSocket.OPEN || !senderIdle(this))
-      return this.sendText(
-        tail === undefined ? `[${messages.join(',')}]` : `[${messages.join(',')},${tail}]`,
-      );
-    socketOf(this).write(segmentedFrame(messages, tail));
     return length;
   }
 
@@ -272,7 +257,7 @@ export class WebSocketTransport {
       this.wss.handleUpgrade(raw, pending.socket, pending.head, (ws) => {
         const link = ws as WebSocketLink;
         link.host = this.host;
-        link.compresses = link.extensions !== '';
+        link.deflate = link.extensions !== '';
         link.request = requestInfo('websocket', raw, request.ip, null, request.protocol === 'https');
         link.on('message', onSocketMessage as SocketHandler);
         link.on('close', onSocketClose as SocketHandler);
@@ -304,7 +289,7 @@ function rejectUpgrade(socket: Duplex, status: number, text: string): void {
 }
 
 function onSocketMessage(this: WebSocketLink, data: Buffer, isBinary: boolean): void {
-  if (this.compresses) releaseInflater(this);
+  if (this.deflate) releaseInflater(this);
   const text = isBinary ? '' : data.toString('utf8');
   if (this.tail !== null) {
     const tail: Promise<void> = this.tail.then(() => handleFrame(this, text));
