@@ -230,7 +230,7 @@ export function serverSeries(timeline: readonly { at: number; sample: ServerSamp
   });
 }
 
-function serverFigures(samples: ResultInput['samples'], sessions: number): RunResult['server'] {
+export function serverFigures(samples: ResultInput['samples'], sessions: number): RunResult['server'] {
   const { before, open, close } = samples;
   if (!close && !open) return undefined;
   const end = close ?? open!;

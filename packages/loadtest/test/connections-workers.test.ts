@@ -65,7 +65,9 @@ describe.runIf(haveRedis || ci)('connections scenario against a server with --wo
     expect(share).not.toBeNull();
     expect(Number(share![1])).toBeGreaterThan(0);
     expect(Number(share![1])).toBeLessThan(400);
-    if (server.rssPerSessionBytes !== undefined) expect(server.rssPerSessionBytes).toBeGreaterThanOrEqual(0);
+    // How the growth is divided by that share is src/result.test.ts's; here, that the
+    // window's CPU was read (the hold is idle: it may round to zero).
+    expect(server.cpuSeconds).toEqual(expect.any(Number));
     expect(server.processes).toBeUndefined();
   }, 30_000);
 
@@ -86,10 +88,10 @@ describe.runIf(haveRedis || ci)('connections scenario against a server with --wo
     expect(server.memoryScope).toBe('3 processes, from /proc');
     // Three Node processes hold well over 100 MB between them.
     expect(server.rssBytes).toBeGreaterThan(100 * 1024 * 1024);
-    expect(server.cpuSeconds).toBeGreaterThanOrEqual(0);
+    // Read from /proc for the three processes (the idle hold may round to zero ticks).
+    expect(server.cpuSeconds).toEqual(expect.any(Number));
     // The heap is per process: not reported for a tree.
     expect(server.heapUsedBytes).toBeUndefined();
-    if (server.rssPerSessionBytes !== undefined) expect(server.rssPerSessionBytes).toBeGreaterThanOrEqual(0);
   }, 30_000);
 
   it('refuses a --server-pid that is not a process here, naming the flag', async () => {

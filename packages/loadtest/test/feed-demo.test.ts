@@ -72,7 +72,8 @@ describe.each(['websocket', 'long-polling'] as const)('feed --source demo over %
     expect(r.latency.count).toBeGreaterThan(nominal * 0.5 * 2 * 0.9);
     expect(r.latency.count).toBeLessThanOrEqual(f.deltas!);
     expect(r.latency.p50).toBeLessThan(1000);
-    expect(r.server?.cpuSeconds).toBeGreaterThanOrEqual(0);
+    // The server produced every update the clients counted: its CPU in the window is more than a tick.
+    expect(r.server?.cpuSeconds).toBeGreaterThan(0);
     expect(r.exitCode).toBe(ExitCodes.OK);
   });
 });

@@ -43,11 +43,12 @@ describe('Kernel', () => {
 
   it('has fewer than 25 public members, exactly the listed ones', () => {
     expectTypeOf<keyof Kernel>().toEqualTypeOf<(typeof PUBLIC)[number]>();
-    expect(PUBLIC.length).toBeLessThan(25);
     const methods = Object.getOwnPropertyNames(Object.getPrototypeOf(kernel)).filter(
       (n) => n !== 'constructor',
     );
     const fields = Object.keys(kernel).filter((n) => n !== 'p');
+    // Counted on the instance, not on the list above: a member added to both still counts.
+    expect(fields.length + methods.length).toBeLessThan(25);
     expect([...fields, ...methods].sort()).toEqual([...PUBLIC].sort());
   });
 

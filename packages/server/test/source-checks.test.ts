@@ -3,8 +3,10 @@
  * 400 lines, no function over 80, no '/meta/' or Bayou ext-key literal outside
  * `@bayou/protocol`. `npm test` runs `biome check .` on the repository; this runs the
  * repository's own `biome.json` and lint plugins on small fixtures, so a rule switched off,
- * scoped wrongly or silently broken by a Biome upgrade fails here, and so does an
- * allowance added back to the configuration.
+ * scoped wrongly or silently broken by a Biome upgrade fails here. A second part writes a
+ * rule-breaking fixture at the path of every real source file and requires an error there,
+ * so any loosening — an allowance for one file, a raised limit, a `warn` level, a narrowed
+ * `includes` — fails too; each of those is proven caught on a loosened copy of biome.json.
  */
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -102,19 +104,129 @@ describe("the repository's Biome configuration", () => {
     expect(cycle).toContain('lint/suspicious/noImportCycles');
   });
 
-  it('switches none of these rules off for any file (no allowance left)', () => {
-    const config = JSON.parse(readFileSync(join(root, 'biome.json'), 'utf8')) as {
-      overrides?: { linter?: { rules?: Record<string, Record<string, unknown>> } }[];
+  it('holds at full strength on every source file there is: no allowance, no warn level, no narrowed scope', () => {
+    expect(loosenings(readFileSync(join(root, 'biome.json'), 'utf8'))).toEqual([]);
+  });
+});
+
+/**
+ * Where the repository's rules are weaker than they must be. Each source file's path (every
+ * src file of every package and example, tests excepted) gets a fixture that breaks the size
+ * rules (401 lines, an 84-line function), and in a second run one with a '/meta/' and an
+ * ext-key literal (outside packages/protocol); each must be reported there as an error. A
+ * raised limit, a `warn` level, an override for one file or a narrowed `includes` show up as
+ * a missing error. (Two runs: the literal plugins are slow on 400-line files.)
+ */
+function loosenings(config: string, checks: { sizes?: boolean; literals?: boolean } = {}): string[] {
+  const sources = execFileSync('git', ['ls-files', 'packages/*/src/**', 'examples/*/src/**'], {
+    cwd: root,
+    encoding: 'utf8',
+  })
+    .split('\n')
+    .filter((f) => /\.(ts|tsx)$/.test(f) && !/\.test\.tsx?$/.test(f));
+  const missing: string[] = [];
+  if (checks.sizes !== false) {
+    // 317 + 84 lines: one over the file limit, with one function over its limit.
+    const errors = lintAt(config, sources, `${bigFile(317)}${longFunction(80)}`, false);
+    for (const path of sources)
+      for (const rule of [
+        'lint/style/noExcessiveLinesPerFile',
+        'lint/complexity/noExcessiveLinesPerFunction',
+      ])
+        if (!(errors.get(path) ?? []).includes(rule)) missing.push(`${path}: ${rule}`);
+  }
+  if (checks.literals !== false) {
+    const errors = lintAt(config, sources, LITERALS, true);
+    for (const path of sources) {
+      const plugins = (errors.get(path) ?? []).filter((c) => c === 'plugin').length;
+      if (!path.startsWith('packages/protocol/') && plugins < 2) missing.push(`${path}: literal plugins`);
+    }
+  }
+  return missing;
+}
+
+/** Lints `text` written at each of `paths` under `config`: the error categories by path. */
+function lintAt(config: string, paths: string[], text: string, plugins: boolean): Map<string, string[]> {
+  const work = mkdtempSync(join(tmpdir(), 'bayou-source-guard-'));
+  try {
+    const parsed = JSON.parse(config) as { overrides?: { plugins?: string[] }[] };
+    // The size run leaves the (slow) literal plugins out; the literal run keeps everything.
+    if (!plugins) for (const o of parsed.overrides ?? []) delete o.plugins;
+    writeFileSync(join(work, 'biome.json'), JSON.stringify(parsed));
+    cpSync(join(root, 'lint'), join(work, 'lint'), { recursive: true });
+    for (const path of paths) {
+      mkdirSync(dirname(join(work, path)), { recursive: true });
+      writeFileSync(join(work, path), text);
+    }
+    const errors = new Map<string, string[]>();
+    for (const d of lint(work)) {
+      if (d.severity !== 'error') continue;
+      errors.set(d.path, [...(errors.get(d.path) ?? []), d.category]);
+    }
+    return errors;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+function lint(cwd: string): { path: string; category: string; severity: string }[] {
+  let out: string;
+  try {
+    out = execFileSync(biome, ['lint', '--reporter=json', '--max-diagnostics=none', '.'], {
+      cwd,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+      maxBuffer: 256 * 1024 * 1024,
+    });
+  } catch (err) {
+    out = (err as { stdout: string }).stdout;
+  }
+  const report = JSON.parse(out) as {
+    diagnostics: { category: string; severity: string; location: { path: unknown } }[];
+  };
+  return report.diagnostics.map((d) => {
+    const p = d.location.path;
+    return {
+      path: typeof p === 'string' ? p : (p as { file: string }).file,
+      category: d.category,
+      severity: d.severity,
     };
-    const watched = ['noExcessiveLinesPerFunction', 'noExcessiveLinesPerFile', 'noImportCycles'];
-    const offs = (config.overrides ?? []).flatMap((o) =>
-      Object.values(o.linter?.rules ?? {}).flatMap((group) =>
-        Object.entries(group).filter(
-          ([rule, level]) =>
-            watched.includes(rule) && (level === 'off' || (level as { level?: string })?.level === 'off'),
-        ),
+  });
+}
+
+describe('the source guard itself', () => {
+  const real = () => JSON.parse(readFileSync(join(root, 'biome.json'), 'utf8')) as BiomeConfig;
+  type Rules = Record<string, Record<string, { level: string; options?: { maxLines?: number } }>>;
+  type BiomeConfig = { overrides: { includes: string[]; linter?: { rules?: Rules }; plugins?: string[] }[] };
+  const sizeRules = (c: BiomeConfig) => c.overrides[0]?.linter?.rules as Rules;
+
+  it('catches a raised limit', () => {
+    const c = real();
+    (sizeRules(c).style!.noExcessiveLinesPerFile as { options: { maxLines: number } }).options.maxLines = 401;
+    expect(
+      loosenings(JSON.stringify(c), { literals: false }).some((m) => m.endsWith('noExcessiveLinesPerFile')),
+    ).toBe(true);
+  });
+
+  it('catches a rule turned to a warning', () => {
+    const c = real();
+    (sizeRules(c).complexity!.noExcessiveLinesPerFunction as { level: string }).level = 'warn';
+    expect(
+      loosenings(JSON.stringify(c), { literals: false }).some((m) =>
+        m.endsWith('noExcessiveLinesPerFunction'),
       ),
-    );
-    expect(offs).toEqual([]);
+    ).toBe(true);
+  });
+
+  it('catches an allowance for one file and a narrowed scope', () => {
+    const c = real();
+    c.overrides.push({
+      includes: ['packages/server/src/kernel/connects.ts'],
+      linter: { rules: { style: { noExcessiveLinesPerFile: { level: 'off' } } } },
+    });
+    (c.overrides[1] as { includes: string[] }).includes.push('!examples/**');
+    const missing = loosenings(JSON.stringify(c));
+    expect(missing).toContain('packages/server/src/kernel/connects.ts: lint/style/noExcessiveLinesPerFile');
+    expect(missing.some((m) => m.startsWith('examples/') && m.endsWith('literal plugins'))).toBe(true);
   });
 });
