@@ -123,6 +123,13 @@ describe('the HTML report in Chromium', () => {
     expect(charts.find((c) => c.id === 'chart-latency-over-time')?.legend).toEqual(
       expect.arrayContaining(['p50', 'p90', 'p99', 'max']),
     );
+    // The summary box shows every line whole (the latency line is the longest): nothing cut.
+    const summary = await page.evaluate(() => {
+      const pre = document.querySelector('pre')!;
+      return { text: pre.textContent ?? '', scroll: pre.scrollWidth, width: pre.clientWidth };
+    });
+    expect(summary.text).toMatch(/latency .*max .*samples\)/);
+    expect(summary.scroll).toBeLessThanOrEqual(summary.width);
     const png = await page.screenshot({ fullPage: true });
     expect(png.subarray(1, 4).toString()).toBe('PNG');
     expect(png.length).toBeGreaterThan(20_000);
