@@ -14,7 +14,9 @@
 // on (clients compressing everything they send, as browsers do). With BAYOU_BASELINE=<dir of
 // an older packages/server> the plain rows and the idle part run on that build too.
 //
-//   node packages/server/bench/bandwidth.mjs [--quick] [--clients 100] [--seconds 5] [--idle 10000]
+// With --rounds N every row runs N times, interleaved, and the summary takes medians.
+//
+//   node packages/server/bench/bandwidth.mjs [--quick] [--clients 100] [--seconds 5] [--idle 10000] [--rounds 1]
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -29,12 +31,14 @@ const { values } = parseArgs({
     clients: { type: 'string' },
     seconds: { type: 'string' },
     idle: { type: 'string' },
+    rounds: { type: 'string' },
   },
 });
 const quick = values.quick === true;
 const CLIENTS = Number(values.clients ?? (quick ? 40 : 100));
 const SECONDS = Number(values.seconds ?? (quick ? 2 : 5));
 const IDLE = Number(values.idle ?? (quick ? 1000 : 10_000));
+const ROUNDS = Number(values.rounds ?? 1);
 const ROWS = 10_000;
 const ROWS_PER_CLIENT = 1000;
 const ROOMS = 100;
@@ -131,7 +135,7 @@ function startServer(serverDir, flags) {
     {
       stdio: ['ignore', 'pipe', 'inherit'],
       env: {
-        ...process.env,
+        ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'BAYOU_BASELINE')),
         BAYOU_MAX_SESSIONS_PER_IP: '0',
         BAYOU_HANDSHAKE_RATE: '0',
         BAYOU_PUBLISH_RATE: '0',
@@ -386,42 +390,70 @@ const uptime = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3
 console.log(`bandwidth bench: ${CLIENTS} clients, ${SECONDS} s windows, load average ${uptime()}`);
 /** @type {{ feed: string, mode: string, build: string, r: Awaited<ReturnType<typeof runRow>> }[]} */
 const rows = [];
-for (const makeFeed of [priceFeed, chatFeed]) {
-  const feed = makeFeed();
-  const runs = modes.map((m) => ({ ...m, dir: current, build: 'this' }));
-  if (baseline)
-    runs.unshift({
-      ...modes[0],
-      name: 'plain',
-      delta: false,
-      deflate: false,
-      dir: resolve(baseline),
-      build: 'baseline',
-    });
-  for (const m of runs) {
-    seed = 7;
-    const r = await runRow(m.dir, feed, m);
-    rows.push({ feed: feed.name, mode: m.name, build: m.build, r });
-    console.log(
-      `${feed.name.padEnd(6)} ${m.name.padEnd(14)} ${m.build.padEnd(9)} fan-out ${r.fanout.toFixed(1)}  ` +
-        `20k: ${r.atRate.rate} msg/s ${r.atRate.bytes.toFixed(1)} B/msg ${r.atRate.cpuUs.toFixed(2)} µs/msg ` +
-        `(deltas ${(r.atRate.deltaShare * 100).toFixed(0)}%)  sat: ${r.atSaturation.rate} msg/s ` +
-        `${r.atSaturation.bytes.toFixed(1)} B/msg ${r.atSaturation.cpuUs.toFixed(2)} µs/msg`,
-    );
+for (let round = 1; round <= ROUNDS; round++) {
+  for (const makeFeed of [priceFeed, chatFeed]) {
+    const feed = makeFeed();
+    const runs = modes.map((m) => ({ ...m, dir: current, build: 'this' }));
+    if (baseline)
+      runs.unshift({
+        name: 'plain',
+        delta: false,
+        deflate: false,
+        dir: resolve(baseline),
+        build: 'baseline',
+      });
+    for (const m of runs) {
+      seed = 7;
+      const r = await runRow(m.dir, feed, m);
+      rows.push({ feed: feed.name, mode: m.name, build: m.build, r });
+      console.log(
+        `r${round} ${feed.name.padEnd(6)} ${m.name.padEnd(14)} ${m.build.padEnd(9)} fan-out ${r.fanout.toFixed(1)}  ` +
+          `fixed: ${r.atRate.rate} msg/s ${r.atRate.bytes.toFixed(1)} B/msg ${r.atRate.cpuUs.toFixed(2)} µs/msg ` +
+          `(deltas ${(r.atRate.deltaShare * 100).toFixed(0)}%)  sat: ${r.atSaturation.rate} msg/s ` +
+          `${r.atSaturation.bytes.toFixed(1)} B/msg ${r.atSaturation.cpuUs.toFixed(2)} µs/msg`,
+      );
+    }
   }
 }
-console.log('\nratios against plain (same feed, this build):');
+/** @param {number[]} xs */
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? (s[mid] ?? 0) : ((s[mid - 1] ?? 0) + (s[mid] ?? 0)) / 2;
+};
+/**
+ * @param {string} feed
+ * @param {string} mode
+ * @param {string} build
+ */
+const summary = (feed, mode, build) => {
+  const of = rows.filter((x) => x.feed === feed && x.mode === mode && x.build === build).map((x) => x.r);
+  return {
+    bytes: median(of.map((r) => r.atRate.bytes)),
+    satBytes: median(of.map((r) => r.atSaturation.bytes)),
+    cpu: median(of.map((r) => r.atRate.cpuUs)),
+    satCpu: median(of.map((r) => r.atSaturation.cpuUs)),
+    satRate: median(of.map((r) => r.atSaturation.rate)),
+  };
+};
+console.log(`\nmedians of ${ROUNDS} round(s), ratios against plain on this build (same feed):`);
 for (const feed of ['price', 'chat']) {
-  const plain = rows.find((x) => x.feed === feed && x.mode === 'plain' && x.build === 'this');
-  if (plain === undefined) continue;
-  for (const x of rows.filter((y) => y.feed === feed)) {
+  const plain = summary(feed, 'plain', 'this');
+  /** @type {[string, string][]} */
+  const list = [
+    ...(baseline ? [/** @type {[string, string]} */ (['plain', 'baseline'])] : []),
+    ...modes.map((m) => /** @type {[string, string]} */ ([m.name, 'this'])),
+  ];
+  for (const [mode, build] of list) {
+    const x = summary(feed, mode, build);
     console.log(
-      `${feed.padEnd(6)} ${x.mode.padEnd(14)} ${x.build.padEnd(9)} bytes ${(x.r.atRate.bytes / plain.r.atRate.bytes).toFixed(3)}x  ` +
-        `CPU at 20k ${(x.r.atRate.cpuUs / plain.r.atRate.cpuUs).toFixed(2)}x  at saturation ${(x.r.atSaturation.cpuUs / plain.r.atSaturation.cpuUs).toFixed(2)}x ` +
-        `(${(x.r.atSaturation.rate / plain.r.atSaturation.rate).toFixed(2)}x msg/s)`,
+      `${feed.padEnd(6)} ${mode.padEnd(14)} ${build.padEnd(9)} ` +
+        `fixed rate: ${x.bytes.toFixed(1)} B/msg (${(x.bytes / plain.bytes).toFixed(3)}x) ${x.cpu.toFixed(2)} µs/msg (${(x.cpu / plain.cpu).toFixed(2)}x)  ` +
+        `saturation: ${x.satBytes.toFixed(1)} B/msg (${(x.satBytes / plain.satBytes).toFixed(3)}x) ${x.satCpu.toFixed(2)} µs/msg (${(x.satCpu / plain.satCpu).toFixed(2)}x) ${Math.round(x.satRate)} msg/s`,
     );
   }
 }
+
 console.log(`\nidle sessions (${IDLE}, clients compressing all they send when negotiated):`);
 const idle = [];
 if (baseline) idle.push({ name: 'off (baseline)', dir: resolve(baseline), deflate: false });
