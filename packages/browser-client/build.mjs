@@ -27,6 +27,14 @@ await build({
   minify: true,
   outfile: 'dist/bayou-shared.min.js',
 });
+// The hub in a SharedWorker (option sharedWorker: the URL where the app serves this file).
+await build({
+  ...common,
+  entryPoints: ['src/shared-worker.ts'],
+  format: 'iife',
+  minify: true,
+  outfile: 'dist/bayou-shared-worker.js',
+});
 // The delta decoder, a separate entry (`@bayou/client/deltas`) that the core bundle leaves out.
 const deltas = { ...common, entryPoints: ['src/deltas.ts'] };
 await build({ ...deltas, format: 'esm', outfile: 'dist/deltas.js' });

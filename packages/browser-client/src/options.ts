@@ -117,6 +117,12 @@ export interface BayouClientOptions {
    */
   sharedConnection?: boolean | string;
   /**
+   * With `sharedConnection`: the URL of `bayou-shared-worker.js` served by your app. A
+   * SharedWorker then holds the connection instead of a leader tab (options must be plain
+   * data: no functions such as `token` or `transports`). Default none.
+   */
+  sharedWorker?: string;
+  /**
    * The delta decoder, for `subscribe(channel, handler, { delta: true })`: `deltas` from
    * `@bayou/client/deltas`, a separate entry so that the core bundle stays lean. Default none.
    */
@@ -147,6 +153,7 @@ export interface ResolvedOptions {
   readonly maxProbeDelay: number;
   readonly maxQueuedMessages: number;
   readonly sharedConnection: boolean | string;
+  readonly sharedWorker: string | undefined;
   readonly deltas: DeltaSupport | undefined;
 }
 
@@ -191,6 +198,7 @@ export function resolveOptions(options: BayouClientOptions = {}): ResolvedOption
     recover: true,
     deadLinkTimeout: 20000,
     sharedConnection: false,
+    sharedWorker: undefined,
     deltas: undefined,
   };
   for (const key of Object.keys(options)) {

@@ -16,9 +16,7 @@ export function setShareJoin(fn: ShareJoin): void {
 /** The shared client for `sharedConnection`, or `null` for a connection of its own. */
 export function joinShared(url: string, options: BayouClientOptions): object | null {
   if (join === null) {
-    throw new TypeError(
-      'BayouClient: option "sharedConnection" needs the shared build: import BayouClient of "@bayou/client/shared" (or load bayou-shared.min.js)',
-    );
+    throw new TypeError('BayouClient: "sharedConnection" needs @bayou/client/shared (bayou-shared.min.js)');
   }
   return join(url, options);
 }

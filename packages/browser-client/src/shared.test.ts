@@ -4,7 +4,7 @@ import { BayouClient } from './client.js';
 describe('sharedConnection', () => {
   it('without the shared build, throws and names the import that has it', () => {
     expect(() => new BayouClient('http://127.0.0.1:1/bayeux', { sharedConnection: true })).toThrow(
-      /import BayouClient of "@bayou\/client\/shared"/,
+      /needs @bayou\/client\/shared \(bayou-shared.min.js\)/,
     );
     // Off (the default) needs nothing.
     expect(new BayouClient('http://127.0.0.1:1/bayeux', { sharedConnection: false }).state).toBe(

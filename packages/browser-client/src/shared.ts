@@ -10,6 +10,9 @@ export * from './index.js';
 export { SharedTab } from './shared/tab.js';
 
 setShareJoin((url, options) => {
+  if (options.sharedWorker !== undefined && typeof options.sharedWorker !== 'string') {
+    throw new TypeError('BayouClient: option "sharedWorker" must be the URL of bayou-shared-worker.js');
+  }
   const canShare =
     typeof navigator !== 'undefined' &&
     typeof navigator.locks?.request === 'function' &&

@@ -155,7 +155,11 @@ export class TestProxy {
       res.writeHead(200, { 'content-type': 'text/html' }).end(testPage(bundle));
       return;
     }
-    if (req.url === '/test/bayou.min.js' || req.url === '/test/bayou-shared.min.js') {
+    if (
+      req.url === '/test/bayou.min.js' ||
+      req.url === '/test/bayou-shared.min.js' ||
+      req.url === '/test/bayou-shared-worker.js'
+    ) {
       const file = req.url.slice('/test/'.length);
       res.writeHead(200, { 'content-type': 'text/javascript' }).end(readFileSync(dist(file)));
       return;

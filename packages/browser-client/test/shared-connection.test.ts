@@ -299,4 +299,28 @@ describe('a connection shared by the tabs of one browser (Chromium, WebSocket re
     );
     expect(await follower?.received()).toEqual(['/chat:hi from the follower']);
   });
+  it("a SharedWorker holds the connection: no tab leads; the worker's stream cut and the first tab closed mid-stream lose and repeat nothing", async () => {
+    const { server, proxy, base } = await serve();
+    const options = { sharedConnection: true, sharedWorker: '/test/bayou-shared-worker.js' };
+    const tabs: Tab[] = [];
+    for (let i = 0; i < 6; i++) tabs.push(await open(`${base}/test/shared`, options, ['/feed']));
+    await waitFor(
+      async () => (await states(tabs)).every((s) => s === 'connected'),
+      15_000,
+      'every tab connected',
+    );
+    expect(await Promise.all(tabs.map((t) => t.leader()))).toEqual(tabs.map(() => false));
+    expect(server.bayou.sessionCount).toBe(1);
+    const s = stream(server);
+    await waitFor(async () => (await count(tabs[5])) >= 20, 15_000, 'the stream');
+    expect(proxy.cutStreams()).toBe(1);
+    await tabs[0]?.page.close();
+    const rest = tabs.slice(1);
+    const before = await count(rest[0]);
+    await waitFor(async () => (await count(rest[0])) >= before + 40, 15_000, 'the stream again');
+    const n = s.stop();
+    for (const tab of rest) await exactlyOnce(tab, n);
+    expect(await Promise.all(rest.map((t) => t.leader()))).toEqual(rest.map(() => false));
+    expect(server.bayou.sessionCount).toBe(1);
+  });
 });

@@ -22,6 +22,10 @@ import { type MessageHandler, type Subscription, SubscriptionRegistry } from '..
 import type { Extension, Message } from '../types.js';
 import { Hub, randomId } from './hub.js';
 import { type Call, type FromHub, isToHub, type ToHub, toBayouError, type Wire } from './wire.js';
+import { startWorker } from './worker-start.js';
+
+/** Milliseconds a tab gives the SharedWorker to lead before it queues for the lead itself. */
+const WORKER_START = 3000;
 
 interface PendingCall extends Call {
   resolve(value: unknown): void;
@@ -43,6 +47,8 @@ export class SharedTab {
   private batched: Call[] = [];
   private channel: BroadcastChannel | null = null;
   private hub: Hub | null = null;
+  /** Kept: the SharedWorker lives while a tab holds it. */
+  private worker: SharedWorker | null = null;
   /** The hub last heard leading; `null` before any. */
   private leaderHub: string | null = null;
   private stop: AbortController | null = null;
@@ -213,6 +219,12 @@ export class SharedTab {
     if (signal.aborted) return;
     this.joined = true;
     this.resend();
+    // With a worker, a tab queues for the lead WORKER_START later: the worker (which may take
+    // a moment to load) should not lose the race for it; if it failed, a tab leads then.
+    this.worker = startWorker(this.url, this.options, this.name);
+    if (this.worker !== null && this.leaderHub === null)
+      await new Promise((r) => setTimeout(r, WORKER_START));
+    if (signal.aborted) return;
     navigator.locks
       .request(this.name, { signal }, () => {
         if (signal.aborted) return;
