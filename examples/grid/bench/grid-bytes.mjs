@@ -5,16 +5,19 @@
 // `compression` (what `createGridServer` turns on).
 //
 //   node bench/grid-bytes.mjs [--rows 2000] [--seconds 5]
-import { parseArgs } from 'node:util';
-import { demoSubject, demoSymbol } from '@bayou/protocol';
-import { BayouClient } from '@bayou/client';
+
 import { createRequire } from 'node:module';
+import { parseArgs } from 'node:util';
+import { BayouClient } from '@bayou/client';
+import { demoSubject, demoSymbol } from '@bayou/protocol';
 import { createGridServer } from '../dist/grid-server.js';
 
 // `ws`, as the server package has it (the grid's page uses the browser's WebSocket).
 const WebSocket = createRequire(import.meta.resolve('@bayou/server'))('ws');
 
-const { values } = parseArgs({ options: { rows: { type: 'string', default: '2000' }, seconds: { type: 'string', default: '5' } } });
+const { values } = parseArgs({
+  options: { rows: { type: 'string', default: '2000' }, seconds: { type: 'string', default: '5' } },
+});
 const ROWS = Number(values.rows);
 const SECONDS = Number(values.seconds);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -31,7 +34,8 @@ async function run(compression) {
   }
   const client = new BayouClient(`${base}/bayeux`, { WebSocket: Counting });
   await client.connect();
-  const bytes = () => sockets.reduce((s, ws) => s + (ws._socket ? ws._socket.bytesRead + ws._socket.bytesWritten : 0), 0);
+  const bytes = () =>
+    sockets.reduce((s, ws) => s + (ws._socket ? ws._socket.bytesRead + ws._socket.bytesWritten : 0), 0);
   let snapshots = 0;
   let updates = 0;
   const t0 = bytes();
@@ -57,4 +61,6 @@ async function run(compression) {
 
 const off = await run(false);
 const on = await run(true);
-console.log(`grid, ${ROWS} rows: snapshots ${off.snapshotBytes.toFixed(1)} -> ${on.snapshotBytes.toFixed(1)} B/row (${(on.snapshotBytes / off.snapshotBytes).toFixed(2)}x); updates ${off.updateBytes.toFixed(1)} -> ${on.updateBytes.toFixed(1)} B/update (${(on.updateBytes / off.updateBytes).toFixed(2)}x); negotiated: "${on.extensions}"`);
+console.log(
+  `grid, ${ROWS} rows: snapshots ${off.snapshotBytes.toFixed(1)} -> ${on.snapshotBytes.toFixed(1)} B/row (${(on.snapshotBytes / off.snapshotBytes).toFixed(2)}x); updates ${off.updateBytes.toFixed(1)} -> ${on.updateBytes.toFixed(1)} B/update (${(on.updateBytes / off.updateBytes).toFixed(2)}x); negotiated: "${on.extensions}"`,
+);
