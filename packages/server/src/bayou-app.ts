@@ -52,6 +52,8 @@ export interface AppPort {
   readonly providers: { has(pattern: string): boolean; add(pattern: string, provider: Provider): void };
   addExtension(extension: Extension): void;
   readonly extensionOrder: readonly string[];
+  /** Someone listens for `channel:occupied`/`channel:vacated`: track occupancy cluster-wide. */
+  wantOccupancy(): void;
   subscriberCount(channel: string): number;
   /** The engine's cluster-wide member lists. */
   readonly presence: Engine['presence'];
@@ -70,6 +72,10 @@ export class BayouApp extends EventEmitter<BayouEvents> {
     super();
     this.port = port;
     this.outage = new OutageLog(port.log, 'bayou.publish/deliver/updateRecord');
+    // Occupancy costs engine calls per channel: tracked from the first listener on.
+    (this as unknown as EventEmitter).on('newListener', (event: string | symbol) => {
+      if (event === 'channel:occupied' || event === 'channel:vacated') port.wantOccupancy();
+    });
   }
 
   /** This node's id (the prefix of the clientIds it issues). */

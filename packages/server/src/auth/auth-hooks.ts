@@ -44,11 +44,12 @@ export interface AuthHooks {
   authenticate: AuthenticateHook | undefined;
   /**
    * A session presents a new token (in `ext.auth.token` of a `/meta/connect`): resolves to
-   * `true` and replaces the token fields of `session.auth` when it verifies and names the
+   * what `session.auth` becomes (its token fields replaced) when it verifies and names the
    * same `sub`; rejects with a `HandshakeDeniedError` otherwise (the session keeps its old
-   * token until that one expires). Without tokens configured, resolves to `false`.
+   * token until that one expires). Without tokens configured, resolves to `null`. It
+   * changes nothing: the auth extension applies it once the connect is accepted.
    */
-  refresh(session: Session, message: Message): Promise<boolean>;
+  refresh(session: Session, message: Message): Promise<Record<string, unknown> | null>;
   /** `undefined` when every subscription is allowed. */
   canSubscribe: ChannelHook | undefined;
   canPublish: ChannelHook | undefined;
@@ -149,8 +150,8 @@ export function createAuthHooks(options: AuthOptions = {}): AuthHooks {
     };
   };
 
-  const refresh = async (session: Session, message: Message): Promise<boolean> => {
-    if (verifier === null) return false;
+  const refresh = async (session: Session, message: Message): Promise<Record<string, unknown> | null> => {
+    if (verifier === null) return null;
     const c = await verifier.verify(tokenOf(message));
     const current = session.auth as Partial<TokenAuth> | null;
     if (current?.sub !== c.sub)
@@ -160,8 +161,7 @@ export function createAuthHooks(options: AuthOptions = {}): AuthHooks {
     delete next.publish;
     if (c.subscribe !== undefined) next.subscribe = c.subscribe;
     if (c.publish !== undefined) next.publish = c.publish;
-    session.auth = next;
-    return true;
+    return next;
   };
 
   return {

@@ -59,7 +59,12 @@ function accept(k: HandshakeKernel, message: Message, ctx: BatchContext, auth: A
   const session = k.createSession(ctx, message, auth !== null && typeof auth === 'object' ? auth : null);
   const { interval, timeout, transports } = k.options;
   // Listeners run first, so one that throws fails the handshake; what they queue follows the reply.
-  if (!k.emitSafe((e) => e.emit('session', session))) {
+  if (
+    !k.emitSafe((e) => {
+      e.emit('session:created', session);
+      e.emit('session', session);
+    })
+  ) {
     k.removeSession(session, 'error');
     refuse(k, ctx, message, formatError('internalError'), RETRY);
     return;

@@ -23,8 +23,7 @@ function setup() {
       refresh: async (session, message) => {
         const exp = (message.ext as { auth: { exp: number } }).auth.exp;
         if (exp < 0) throw new HandshakeDeniedError('invalid', 'bad');
-        session.auth = { ...session.auth, exp };
-        return true;
+        return { ...session.auth, exp };
       },
     },
     expire: (s) => expired.push(s.id),
@@ -67,7 +66,12 @@ describe('AuthExtension expiry wheel', () => {
     ext.outgoing({ successful: true }, handshake, b);
     const connect = (exp: number) =>
       ({ channel: '/meta/connect', ext: { auth: { token: 't', exp } } }) as Message;
-    expect(await ext.incoming(connect(1_010), a, ws)).toBeUndefined();
+    const refreshing = connect(1_010);
+    expect(await ext.incoming(refreshing, a, ws)).toBeUndefined();
+    // Verified, but not in force until the connect is accepted by every stage.
+    expect(a.auth?.exp).toBe(1_001);
+    ext.accepted(refreshing, a);
+    expect(a.auth?.exp).toBe(1_010);
     expect(await ext.incoming(connect(-1), b, ws)).toEqual({
       error: '403::handshake_denied',
       advice: { reconnect: 'none', interval: 0 },

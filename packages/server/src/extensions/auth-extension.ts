@@ -49,6 +49,8 @@ export class AuthExtension implements Extension {
   /** The slot each watched session is filed under (kept off the session, which stays small). */
   private readonly slotOf = new WeakMap<ServerSession, number>();
   /** The last slot swept. */
+  /** A verified token's auth, until its connect is accepted (or dropped with the message). */
+  private readonly refreshed = new WeakMap<Message, Record<string, unknown>>();
   private cursor: number;
   private readonly tolerance: number;
   private readonly now: () => number;
@@ -86,9 +88,8 @@ export class AuthExtension implements Extension {
     if (hooks === null || message.channel !== META_CONNECT || tokenOf(message) === undefined)
       return undefined;
     return hooks.refresh(session, message).then(
-      () => {
-        this.stats.refreshed++;
-        this.watch(session);
+      (next) => {
+        if (next !== null) this.refreshed.set(message, next);
         return undefined;
       },
       (err: unknown): Refusal => {
@@ -97,6 +98,16 @@ export class AuthExtension implements Extension {
         throw err;
       },
     );
+  }
+
+  /** A refreshed token takes effect only with a connect every stage accepted. */
+  accepted(message: Message, session: ServerSession): void {
+    const next = this.refreshed.get(message);
+    if (next === undefined) return;
+    this.refreshed.delete(message);
+    (session as Session).auth = next;
+    this.stats.refreshed++;
+    this.watch(session);
   }
 
   outgoing(reply: Reply, request: Message, session: ServerSession | null): void {

@@ -11,7 +11,7 @@ afterEach(async () => {
   for (const e of engines.splice(0)) await e.close();
 });
 
-async function node(bus: MemoryBus, id: string, seen: string[], start = true) {
+async function node(bus: MemoryBus, id: string, seen: string[], start = true, active = true) {
   const engine = new MemoryEngine({ bus });
   engines.push(engine);
   const occupancy = new ChannelOccupancy(
@@ -19,6 +19,7 @@ async function node(bus: MemoryBus, id: string, seen: string[], start = true) {
     (change: OccupancyChange, channel) => seen.push(`${id} ${change} ${channel}`),
     log,
     1000,
+    active,
   );
   const started = () =>
     engine.start({
@@ -54,6 +55,24 @@ describe('ChannelOccupancy', () => {
     await settled(b.occupancy);
     expect(seen.at(-1)).toBe('b vacated /c/0');
     expect(b.occupancy.size).toBe(0);
+  });
+
+  it('only counts until activated, forgets vacated channels meanwhile, then reports what is occupied', async () => {
+    const seen: string[] = [];
+    const a = await node(new MemoryBus(), 'a', seen, true, false);
+    a.occupancy.added('/kept');
+    a.occupancy.added('/gone');
+    a.occupancy.removed('/gone');
+    await settled(a.occupancy);
+    expect(seen).toEqual([]);
+    expect(a.occupancy.size).toBe(1); // the eviction path while dormant
+    a.occupancy.activate();
+    await settled(a.occupancy);
+    expect(seen).toEqual(['a occupied /kept']);
+    a.occupancy.removed('/kept');
+    await settled(a.occupancy);
+    expect(seen).toEqual(['a occupied /kept', 'a vacated /kept']);
+    expect(a.occupancy.size).toBe(0);
   });
 
   it('collapses a subscribe and unsubscribe racing each other, and never goes below zero', async () => {

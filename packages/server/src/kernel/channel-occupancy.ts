@@ -10,6 +10,10 @@
  * an unsubscribe racing each other cost at most one pair of engine calls. Channels of nodes
  * that died are freed by a periodic sweep (`vacateDead`). Entries live while a channel has
  * local subscribers or an engine call in flight.
+ *
+ * Until someone wants the events (webhooks, or a listener of `channel:occupied` or
+ * `channel:vacated` on `app.bayou`) it only counts, with no engine call and no sweep;
+ * `activate()` then settles every channel that has local subscribers.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { Presence } from '../engine/engine.js';
@@ -31,13 +35,24 @@ export class ChannelOccupancy {
   private wake: (() => void) | null = null;
   /** Engine calls that failed (retried by the sweep). */
   errors = 0;
+  private started = false;
 
   constructor(
     private readonly presence: Presence,
     private readonly emit: (change: OccupancyChange, channel: string) => void,
     private readonly log: FastifyBaseLogger,
     private readonly sweepMs: number,
+    /** Whether the events are wanted from the start (webhooks); otherwise `activate()`. */
+    private active: boolean,
   ) {}
+
+  /** The events are wanted from now on: channels with subscribers here are reported. */
+  activate(): void {
+    if (this.active) return;
+    this.active = true;
+    if (this.started) this.startSweep();
+    for (const [channel, e] of this.channels) if (e.local > 0) void this.settle(channel, e);
+  }
 
   /** Channels tracked now (local subscribers or a call in flight). */
   get size(): number {
@@ -51,17 +66,25 @@ export class ChannelOccupancy {
       this.channels.set(channel, e);
     }
     e.local++;
-    if (e.local === 1) void this.settle(channel, e);
+    if (e.local === 1 && this.active) void this.settle(channel, e);
   }
 
   removed(channel: string): void {
     const e = this.channels.get(channel);
     if (e === undefined || e.local === 0) return;
     e.local--;
-    if (e.local === 0) void this.settle(channel, e);
+    if (e.local > 0) return;
+    if (this.active) void this.settle(channel, e);
+    else if (!e.busy && !e.held) this.channels.delete(channel);
   }
 
   start(): void {
+    this.started = true;
+    if (this.active) this.startSweep();
+  }
+
+  private startSweep(): void {
+    if (this.timer !== null) return;
     this.timer = setInterval(() => void this.sweep(), this.sweepMs);
     this.timer.unref();
   }

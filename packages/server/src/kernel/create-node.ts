@@ -24,6 +24,7 @@ import { RecordStore } from '../records/record-store.js';
 import { Outbound } from '../session/outbound.js';
 import type { Session } from '../session/session.js';
 import { SessionRegistry } from '../session/session-registry.js';
+import { DEAD_NODE_SWEEP_MS } from '../webhooks/webhook-options.js';
 import { AdminOps } from './admin-ops.js';
 import { ChannelOccupancy } from './channel-occupancy.js';
 import { ClusterControl } from './cluster-control.js';
@@ -77,7 +78,13 @@ interface Base {
 
 export function createNode(options: ResolvedOptions, log: FastifyBaseLogger, engine: Engine): BayouNode {
   const base = buildBase(options, log, engine, (clientId) => sessions.findSession(clientId));
-  const app = new BayouApp(appPort(base, () => sessions));
+  const app = new BayouApp(
+    appPort(
+      base,
+      () => sessions,
+      () => occupancy.activate(),
+    ),
+  );
   const guards = new Guards(log, app, base.stats);
   const presence = new PresenceTracker(presencePatterns(options.auth?.channels), {
     engine,
@@ -86,15 +93,14 @@ export function createNode(options: ResolvedOptions, log: FastifyBaseLogger, eng
     emitSafe: (run) => guards.emitSafe(run),
   });
   if (presence.enabled) base.services.set(PRESENCE_SERVICE, presenceService(presence, options.canSubscribe));
-  const occupancy =
-    options.webhooks === undefined
-      ? null
-      : new ChannelOccupancy(
-          engine.presence,
-          (change, channel) => guards.emitSafe((e) => e.emit(`channel:${change}`, channel)),
-          log,
-          options.webhooks.deadNodeSweep,
-        );
+  // Counted always, reported to the engine once webhooks or a listener want the events.
+  const occupancy = new ChannelOccupancy(
+    engine.presence,
+    (change, channel) => guards.emitSafe((e) => e.emit(`channel:${change}`, channel)),
+    log,
+    options.webhooks?.deadNodeSweep ?? DEAD_NODE_SWEEP_MS,
+    options.webhooks !== undefined,
+  );
   const { index, records, providers, extensions, broker } = { ...base, broker: engine.broker };
   const subscriptions = new Subscriptions(index, records, providers, broker, extensions, guards, occupancy);
   const sessions = buildSessions(base, { guards, presence, subscriptions });
@@ -124,7 +130,7 @@ export function createNode(options: ResolvedOptions, log: FastifyBaseLogger, eng
       await engine.broker.subscribe(cluster.inbox);
       sessions.registry.startSweeping(options.sweepInterval, sessions.ends);
       providers.startRenewing();
-      occupancy?.start();
+      occupancy.start();
     },
     drainForShutdown: () => sessions.ends.drainForShutdown(),
     async close() {
@@ -133,7 +139,7 @@ export function createNode(options: ResolvedOptions, log: FastifyBaseLogger, eng
       providers.close();
       for (const session of [...sessions.registry.values()]) sessions.ends.removeSession(session, 'shutdown');
       // The channels this node's sessions held are vacated (and reported) before it leaves.
-      await occupancy?.close();
+      await occupancy.close();
       records.close();
       // Members of the sessions just ended leave (and are announced) while the engine is up.
       await presence.settle();
@@ -266,7 +272,7 @@ function buildOperator(
 }
 
 /** The facade's port: closures over the collaborators (called only once the node is built). */
-function appPort(base: Base, sessions: () => Sessions): AppPort {
+function appPort(base: Base, sessions: () => Sessions, wantOccupancy: () => void): AppPort {
   const { publisher, records, index, extensions } = base;
   return {
     nodeId: base.nodeId,
@@ -279,6 +285,7 @@ function appPort(base: Base, sessions: () => Sessions): AppPort {
     services: base.services,
     providers: base.providers,
     addExtension: (extension) => extensions.add(extension),
+    wantOccupancy,
     get extensionOrder() {
       return extensions.order;
     },

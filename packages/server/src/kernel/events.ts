@@ -5,13 +5,17 @@ import type { ServerSession } from '../session/session.js';
 import type { RemovalReason } from '../types.js';
 
 export interface BayouEvents {
+  /** A session was made (a successful handshake). */
+  'session:created': [session: ServerSession];
+  /** The same as `session:created`, under its first name (kept for existing listeners). */
   session: [session: ServerSession];
   'session:removed': [session: ServerSession, reason: RemovalReason];
   subscribe: [session: ServerSession, channel: string];
   unsubscribe: [session: ServerSession, channel: string];
   /**
    * A channel got its first subscriber in the whole cluster; emitted by one node only
-   * (the one whose subscriber made the transition). Tracked only with `webhooks` on.
+   * (the one whose subscriber made the transition). Tracked (engine calls per channel) from
+   * the first listener of this event or `channel:vacated` on, or with `webhooks` on.
    */
   'channel:occupied': [channel: string];
   /** A channel lost its last subscriber in the whole cluster (or its last node died); once. */

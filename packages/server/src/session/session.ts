@@ -20,8 +20,8 @@ export interface ServerSession {
   readonly transport: TransportName;
   /** Channels and patterns it subscribes to. */
   readonly subscriptions: ReadonlySet<string>;
-  /** Whatever `authenticate` returned as an object. */
-  auth: Record<string, unknown> | null;
+  /** Whatever `authenticate` returned as an object (set by the server, read-only to the app). */
+  readonly auth: Readonly<Record<string, unknown>> | null;
   /** The `ext` of its handshake message. */
   readonly handshakeExt: Record<string, unknown> | undefined;
   /** Free slot for the application (a user name, a role). */

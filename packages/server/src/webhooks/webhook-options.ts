@@ -35,6 +35,9 @@ export type ResolvedWebhookOptions = Readonly<Required<Omit<WebhookOptions, 'sec
   readonly headers: Readonly<Record<string, string>>;
 };
 
+/** How often dead nodes' channels are freed (ms), with or without webhooks. */
+export const DEAD_NODE_SWEEP_MS = 2_000;
+
 const DEFAULTS = {
   batchWindow: 250,
   batchSize: 100,
@@ -42,7 +45,7 @@ const DEFAULTS = {
   retryFor: 300_000,
   maxRetryDelay: 30_000,
   maxQueued: 10_000,
-  deadNodeSweep: 2_000,
+  deadNodeSweep: DEAD_NODE_SWEEP_MS,
 } as const;
 
 const KEYS = new Set(['url', 'secret', 'headers', ...Object.keys(DEFAULTS)]);
