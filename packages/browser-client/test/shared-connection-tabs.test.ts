@@ -120,4 +120,43 @@ describe('a connection shared by the tabs of one browser, more cases (Chromium, 
     expect(await Promise.all(rest.map((t) => t.leader()))).toEqual(rest.map(() => false));
     expect(server.bayou.sessionCount).toBe(1);
   });
+  it("presence in shared tabs: one tab follows a room's members, another tab's subscription makes the shared session join and leave", async () => {
+    const { server, base } = await serve({
+      authenticate: (message) => ({ sub: (message.ext as { user?: string } | undefined)?.user }),
+      auth: { channels: { rules: [{ pattern: '/room/*', presence: true }] } },
+    });
+    const options = { sharedConnection: true, handshake: { user: 'ada' } };
+    const watcher = await open(`${base}/test/shared`, options, []);
+    const member = await open(`${base}/test/shared`, options, []);
+    type W = {
+      client: {
+        presence(c: string): {
+          subscribe(l: () => void): () => void;
+          getSnapshot(): { ready: boolean; members: { user: string }[] };
+        };
+        subscribe(c: string, h: () => void): { unsubscribe(): void };
+      };
+      room: { getSnapshot(): { ready: boolean; members: { user: string }[] } };
+      inRoom: { unsubscribe(): void };
+    };
+    await watcher.page.evaluate(() => {
+      const w = window as unknown as W;
+      w.room = w.client.presence('/room/x');
+      (w.room as unknown as { subscribe(l: () => void): () => void }).subscribe(() => undefined);
+    });
+    const members = () =>
+      watcher.page.evaluate(() => {
+        const snapshot = (window as unknown as W).room.getSnapshot();
+        return snapshot.ready ? snapshot.members.map((m) => m.user) : null;
+      });
+    await waitFor(async () => (await members())?.length === 0, 15_000, 'the first list');
+    await member.page.evaluate(() => {
+      const w = window as unknown as W;
+      w.inRoom = w.client.subscribe('/room/x', () => undefined);
+    });
+    await waitFor(async () => (await members())?.join() === 'ada', 15_000, 'the shared session to join');
+    expect(server.bayou.sessionCount).toBe(1);
+    await member.page.evaluate(() => (window as unknown as W).inRoom.unsubscribe());
+    await waitFor(async () => (await members())?.length === 0, 15_000, 'the shared session to leave');
+  });
 });
