@@ -4,23 +4,29 @@
  * numbered stream of publishes while Sentinel promotes the replica (`SENTINEL FAILOVER`
  * with the old primary still running, or the primary killed). Every publish answered
  * `successful: true` reaches both subscribers (WebSocket and long-polling) once and in
- * order, and delivery resumes within 5 s of the new primary.
+ * order, and delivery resumes within 5 s of the new primary. A backend publishes through
+ * `POST /api/publish` at about 50/s meanwhile: every refusal, there or to a client, is a
+ * 503 (`503::engine_unavailable`), never a 500; after the promotion the node's delivery
+ * probes come back and `/readyz` is 200 again.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { BayouServer } from '../src/index.js';
+import type { RedisEngine } from '../src/engine/redis/index.js';
+import { type BayouServer, createServer, publishApi } from '../src/index.js';
+import { operationsOf } from '../src/kernel/node-operations.js';
 import { eventually, redisAvailable, requireRedis, sleep } from './cluster-helpers.js';
 import { freePort } from './programs.js';
 import { RedisServer } from './redis-server.js';
-import { startServer } from './start-server.js';
 import { type Msg, TestClient } from './test-client.js';
 
 requireRedis('Redis Sentinel failover');
 
 const CHANNEL = '/failover/stream';
+const API_CHANNEL = '/failover/api';
+const KEY = 'failover-key-0123456789abcdef';
 
 describe.runIf(redisAvailable)('Redis Sentinel failover', () => {
   const cleanup: (() => Promise<unknown> | unknown)[] = [];
@@ -76,39 +82,71 @@ describe.runIf(redisAvailable)('Redis Sentinel failover', () => {
     'promotes the replica during a stream (%s, %s): no publish acknowledged and then lost, delivery back within 5 s',
     async (how) => {
       const { primary, replica, sentinel, admin } = await sentinelSetup();
-      const { server, base } = await startServer({
+      const server = await createServer({
+        host: '127.0.0.1',
+        port: 0,
+        timeout: 2000,
+        sweepInterval: 50,
         redis: `redis+sentinel://127.0.0.1:${sentinel.port}/primary`,
         redisEngine: {
           keyPrefix: `fo${process.pid}:`,
           heartbeatMs: 100,
           nodeTtlMs: 1000,
           commandTimeoutMs: 1000,
+          probeIntervalMs: 300,
         },
       });
       cleanup.push(() => (server as BayouServer).close());
+      await server.app.register(publishApi, { apiKey: KEY, publish: (c, d) => server.bayou.publish(c, d) });
+      const base = await server.listen();
+      const engine = operationsOf(server.app).engine as RedisEngine;
       const subscribers = [new TestClient(base, 'websocket'), new TestClient(base, 'long-polling')];
       const publisher = new TestClient(base, 'websocket');
       for (const c of [...subscribers, publisher]) {
         cleanup.push(() => c.close());
         await c.connect();
       }
-      for (const c of subscribers) expect((await c.subscribe(CHANNEL)).successful).toBe(true);
+      for (const c of subscribers) expect((await c.subscribe([CHANNEL, API_CHANNEL])).successful).toBe(true);
 
       // Each attempt carries its own number; nothing is retried, so every number is one message.
       const sentAt: number[] = [];
       const acked: number[] = [];
-      const failed: number[] = [];
+      const refusals: unknown[] = [];
       let streaming = true;
       const stream = (async () => {
         while (streaming) {
           const n = sentAt.length;
           sentAt.push(Date.now());
           const reply = await publisher.publish(CHANNEL, { n });
-          (reply.successful === true ? acked : failed).push(n);
+          if (reply.successful === true) acked.push(n);
+          else refusals.push(reply.error);
           await sleep(10);
         }
       })();
-      const received = (c: TestClient) => c.deliveries(CHANNEL).map((m: Msg) => (m.data as { n: number }).n);
+      // The backend: one publish through the API every 20 ms, each answered 200 or refused.
+      const apiAcked: number[] = [];
+      const apiRefusals: { status: number; retryAfter: string | null }[] = [];
+      let apiSent = 0;
+      const backend = (async () => {
+        while (streaming) {
+          const n = apiSent++;
+          const r = await fetch(`${base}/api/publish`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
+            body: JSON.stringify({ channel: API_CHANNEL, data: { n } }),
+          }).catch(() => null);
+          if (r === null) break; // the server closed (the test ended early)
+          await r.arrayBuffer();
+          if (r.status === 200) apiAcked.push(n);
+          else apiRefusals.push({ status: r.status, retryAfter: r.headers.get('retry-after') });
+          await sleep(20);
+        }
+      })();
+      const received = (c: TestClient, channel = CHANNEL) =>
+        c
+          .deliveries(channel)
+          .filter((m: Msg) => m.channel === channel)
+          .map((m: Msg) => (m.data as { n: number }).n);
       await eventually(() => expect(received(subscribers[0] as TestClient).length).toBeGreaterThan(20));
 
       if (how === 'SIGKILL') await primary.kill();
@@ -118,6 +156,7 @@ describe.runIf(redisAvailable)('Redis Sentinel failover', () => {
         expect(Number(port)).toBe(replica.port);
       }, 20_000);
       const promotedAt = Date.now();
+      const probesBefore = engine.probe.passes;
       // Delivery resumes: a message sent after the promotion reaches every subscriber.
       await Promise.all(
         subscribers.map((c) =>
@@ -131,15 +170,28 @@ describe.runIf(redisAvailable)('Redis Sentinel failover', () => {
       // Keep streaming a while on the new primary, then stop and let the last ones arrive.
       const more = acked.length + 30;
       await eventually(() => expect(acked.length).toBeGreaterThanOrEqual(more), 10_000);
+      // Probes come back on the new primary, and the node is ready again.
+      await eventually(() => expect(engine.probe.passes).toBeGreaterThan(probesBefore + 1), 10_000);
+      await eventually(async () => expect((await fetch(`${base}/readyz`)).status).toBe(200), 10_000);
+      expect(engine.ready()).toBe(true);
       streaming = false;
-      await stream;
+      await Promise.all([stream, backend]);
       for (const c of subscribers) {
-        await eventually(() => expect(received(c)).toEqual(expect.arrayContaining(acked)), 5000);
-        const got = received(c);
-        expect(got).toEqual([...new Set(got)].sort((a, b) => a - b)); // once each, in order
-        expect(got.every((n) => n < sentAt.length)).toBe(true);
+        for (const [channel, ok] of [
+          [CHANNEL, acked],
+          [API_CHANNEL, apiAcked],
+        ] as const) {
+          await eventually(() => expect(received(c, channel)).toEqual(expect.arrayContaining([...ok])), 5000);
+          const got = received(c, channel);
+          expect(got).toEqual([...new Set(got)].sort((a, b) => a - b)); // once each, in order
+        }
+        expect(received(c).every((n) => n < sentAt.length)).toBe(true);
       }
       expect(acked.length).toBeGreaterThan(50);
+      expect(apiAcked.length).toBeGreaterThan(20);
+      // Every refusal during the promotion says "retry later", never "bug".
+      expect(refusals.filter((e) => !String(e).startsWith('503::'))).toEqual([]);
+      expect(apiRefusals.filter((r) => r.status !== 503 || r.retryAfter === null)).toEqual([]);
     },
     90_000,
   );

@@ -74,6 +74,8 @@ export class RedisBroker implements Broker {
   private readonly gate: DeliveryGate;
   private readonly turns: TurnBatcher;
   private seq = 0;
+  /** The catch-up from history under way, if any. */
+  private catching: Promise<void> | null = null;
   /** `<nodeId>.`: how this node's own publication ids start. */
   private own = '';
 
@@ -214,12 +216,37 @@ export class RedisBroker implements Broker {
     try {
       for (let i = 0; i < topics.length; i += 1000) await e.track(this.listen(topics.slice(i, i + 1000)));
     } finally {
-      if (catchUp) {
-        const followed = (channel: string) => expandChannel(channel).some((n) => this.interest.has(n));
-        const delivered = new RedisHistory(e);
-        await this.gate.catchUp((channel, at) => delivered.since(channel, at, true), followed);
-      }
+      if (catchUp) await this.catchUp();
     }
+  }
+
+  /**
+   * @internal The command connection is on a server again, maybe another one (a Sentinel
+   * failover moves the two connections one after the other): the positions this node
+   * delivered are checked against that server's history, as after a subscriber reconnect,
+   * so a channel whose last writes the new primary never got starts a new epoch instead
+   * of numbering new messages with offsets this node already delivered.
+   */
+  async recheck(): Promise<void> {
+    // A catch-up under way may have read the old server: check again once it is done.
+    while (this.catching !== null) await this.catching;
+    const sub = this.engine.sub;
+    if (sub === null || !isReady(sub)) return; // the subscriber's reconnect will catch up
+    this.gate.hold();
+    await this.catchUp();
+  }
+
+  /** Delivers from history what each followed channel carried since its last delivered position, then what was held. */
+  private catchUp(): Promise<void> {
+    const followed = (channel: string) => expandChannel(channel).some((n) => this.interest.has(n));
+    const delivered = new RedisHistory(this.engine);
+    const done = this.gate
+      .catchUp((channel, at) => delivered.since(channel, at, true), followed)
+      .finally(() => {
+        if (this.catching === done) this.catching = null;
+      });
+    this.catching = done;
+    return done;
   }
 
   /** @internal Whether this node follows a channel (its own inbox aside): then its probes go. */
@@ -228,9 +255,15 @@ export class RedisBroker implements Broker {
     return false;
   }
 
-  /** @internal Whether a catch-up after a reconnect is under way. */
-  catchingUp(): boolean {
-    return this.gate.holding();
+  /**
+   * @internal Whether a probe can tell anything now: the subscriber connection is up,
+   * caught up, and on the same server as the command connection (through Sentinel, one
+   * of them may still be on the old primary for a moment, and then no probe can come
+   * back, however healthy the subscriber connection is).
+   */
+  probeable(): boolean {
+    const cmd = this.engine.cmd;
+    return cmd !== null && isReady(cmd) && this.listening(cmd);
   }
 
   /** @internal A message on a publication topic. */

@@ -17,6 +17,8 @@ export interface RedisCore {
   readonly historyBound: { wrote(channel: string, ttlMs: number, now: number): void };
   /** The subscriber connection (set by `start`). */
   readonly sub: RedisClient | null;
+  /** The command connection (set by `start`). */
+  readonly cmd: RedisClient | null;
   /** Live node ids as of the latest heartbeat. */
   readonly live: Set<string>;
   /** The node this engine serves; throws before `start` and after `close`. */

@@ -239,6 +239,10 @@ export class RedisEngine implements Engine, RedisCore {
       this.lastError = err.message;
     });
     client.on('close', () => this.connectionChanged());
+    // ioredis gives up for good when its connector fails (a Sentinel that cannot name a
+    // primary for a moment during a failover): the connection ends, and nothing would ever
+    // open it again. A started engine opens it again, once a second until it answers.
+    client.on('end', () => this.reopen(client));
     client.on('ready', () => {
       if (connected && this.state === 'started') {
         this.stats.reconnects++;
@@ -269,9 +273,7 @@ export class RedisEngine implements Engine, RedisCore {
     return {
       probing: () =>
         this.state === 'started' &&
-        this.sub !== null &&
-        isReady(this.sub) &&
-        !this.broker.catchingUp() &&
+        this.broker.probeable() &&
         (this.broker.following() || !this.probe.healthy()),
       send: (nonce) => {
         const cmd = this.commands();
@@ -292,6 +294,15 @@ export class RedisEngine implements Engine, RedisCore {
     };
   }
 
+  /** Opens `client` again a second after ioredis ended it, unless the engine stopped meanwhile. */
+  private reopen(client: RedisClient): void {
+    if (this.state !== 'started') return;
+    const timer = setTimeout(() => {
+      if (this.state === 'started' && client.status === 'end') client.connect().catch(() => undefined);
+    }, 1000);
+    timer.unref();
+  }
+
   /** This node was taken for dead and is alive again: its members join again. */
   private async revive(): Promise<void> {
     const members = await this.presence.rejoin();
@@ -301,6 +312,7 @@ export class RedisEngine implements Engine, RedisCore {
   /** After Redis came back (maybe empty): be alive again and put back what this node holds. */
   private async restore(): Promise<void> {
     this.graceUntil = Date.now() + this.options.nodeTtlMs;
+    void this.broker.recheck().catch(() => undefined);
     await this.heartbeat();
     await this.presence.restore();
   }

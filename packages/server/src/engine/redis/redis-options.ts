@@ -65,8 +65,10 @@ export interface RedisEngineOptions {
    * Most channels this node keeps history keys for in Redis: past it, the keys of the
    * channel it published to least recently are deleted (one `DEL`), so clients resuming
    * there get `recovered: false`. Idle channels' keys expire by themselves whatever this
-   * says. A cluster holds at most this many per publishing node. Default: 100000 (the
-   * plugin and CLI pass their `historyChannels`).
+   * says. A cluster holds at most this many per publishing node (a cluster-wide list
+   * would cost every publish a command on one shared key; Redis's `maxmemory` with a
+   * `volatile-*` policy bounds the cluster instead, see docs/cluster.md). Default: 100000
+   * (the plugin and CLI pass their `historyChannels`).
    */
   historyChannels?: number;
   /**

@@ -10,7 +10,8 @@
  * that comes back makes the node ready again.
  *
  * At most one probe is in flight; none is sent while the node follows no channel (its
- * own inbox aside), while the subscriber connection is down or catching up.
+ * own inbox aside), while the subscriber connection is down or catching up, or while it
+ * and the command connection are on different servers (a Sentinel failover half done).
  */
 
 export interface ProbeHost {
@@ -27,6 +28,8 @@ export interface ProbeHost {
 export class DeliveryProbe {
   /** Probes that did not come back in time. */
   failures = 0;
+  /** Probes that came back in time. */
+  passes = 0;
   private inFlight: { nonce: string; sentAt: number } | null = null;
   private failed = false;
   private seq = 0;
@@ -80,6 +83,7 @@ export class DeliveryProbe {
   received(nonce: string): void {
     if (this.inFlight === null || this.inFlight.nonce !== nonce) return;
     this.inFlight = null;
+    this.passes++;
     if (!this.failed) return;
     this.failed = false;
     this.host.notice('info', 'Redis delivery probes come back again: the node is ready');
