@@ -16,6 +16,7 @@ import {
   startCluster,
 } from './cluster-helpers.js';
 import { presenceAuth, token } from './presence-helpers.js';
+import { TestClient } from './test-client.js';
 
 const KEY = 'server-api-key-of-some-length';
 const clients: BayouClient[] = [];
@@ -166,6 +167,27 @@ describe('the server API on one node', () => {
     await eventually(() => expect(ada.state).toBe('disconnected'));
     expect(handshakes).toBe(0);
     expect(bob.state).toBe('connected');
+  });
+
+  it("closes a disconnected client's WebSocket at once, after the frame that tells it not to reconnect", async () => {
+    const raw = new TestClient(base, 'websocket');
+    await raw.connect({ auth: { token: await token({ sub: 'cy' }) } });
+    // Its connect loop sent the next connect before this: once this is answered, that one is held.
+    await raw.subscribe('/held');
+    const closed = raw.closed();
+    const d = await api(base, 'POST', '/api/disconnect', { clientId: raw.clientId });
+    expect(d.json).toEqual({ disconnected: 1 });
+    // Before, the socket stayed open until the handshake-timeout sweep closed it (about 19 s).
+    const code = await Promise.race([closed, new Promise((r) => setTimeout(r, 3_000, 'still open'))]);
+    expect(code).toBe(1000);
+    // That frame came before the close: it is among what the client received.
+    const told = raw.waitFor(
+      (m) =>
+        m.channel === '/meta/connect' &&
+        (m.advice as { reconnect?: string } | undefined)?.reconnect === 'none',
+    );
+    const late = new Promise((r) => setTimeout(r, 1_000, 'not told'));
+    expect(await Promise.race([told.then(() => 'told'), late])).toBe('told');
   });
 });
 
