@@ -20,6 +20,7 @@ await build({ ...common, format: 'iife', globalName: 'Bayou', minify: true, outf
 // The shared connection (sharedConnection: true) is its own entry: the main bundle only has its hook.
 const shared = { ...common, entryPoints: ['src/shared.ts'] };
 await build({ ...shared, format: 'esm', outfile: 'dist/shared.js' });
+await build({ ...shared, format: 'cjs', target: 'es2022', outfile: 'dist/shared.cjs' });
 await build({
   ...shared,
   format: 'iife',

@@ -36,8 +36,10 @@ describe.each(PACKAGES)('packages/%s', (dir) => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const tarball = join(work, (JSON.parse(out) as { filename: string }[])[0]?.filename as string);
-    // The IIFE file of @bayou/client is for <script> tags, not for import or require.
-    const exclude = dir === 'browser-client' ? ['--exclude-entrypoints', './bayou.min.js'] : [];
+    // The IIFE files of @bayou/client are for <script> tags (and the SharedWorker's script
+    // for `new SharedWorker(url)`), not for import or require.
+    const scripts = ['./bayou.min.js', './bayou-shared.min.js', './bayou-shared-worker.js'];
+    const exclude = dir === 'browser-client' ? ['--exclude-entrypoints', ...scripts] : [];
     const result = await run(
       join(root, 'node_modules/.bin/attw'),
       [tarball, '--format', 'ascii', ...exclude],
