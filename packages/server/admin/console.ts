@@ -82,6 +82,17 @@ function merged(nodes: NodeStats[], pick: (n: NodeStats) => [string, number][]):
   return [...totals].sort((a, b) => b[1] - a[1]).slice(0, 10);
 }
 
+/** Every transport with its open connections: WebSocket, streaming, EventSource, held long-polls. */
+function transports(n: NodeStats): string {
+  const parts: [number | undefined, string][] = [
+    [n.websockets, 'ws'],
+    [n.streaming, 'stream'],
+    [n.eventSources, 'sse'],
+    [n.longPolls, 'lp'],
+  ];
+  return parts.map(([count, name]) => `${fmt(count ?? 0)} ${name}`).join(' · ');
+}
+
 function render(snapshot: Snapshot): void {
   const live = snapshot.nodes.filter((n): n is NodeStats => !('error' in n));
   const rows = snapshot.nodes.map((n) =>
@@ -90,7 +101,7 @@ function render(snapshot: Snapshot): void {
       : [
           esc(n.nodeId) + (n.nodeId === snapshot.via ? ' ★' : ''),
           fmt(n.sessions),
-          `${fmt(n.websockets)} ws, ${fmt(n.longPolls)} lp`,
+          transports(n),
           mb(n.rss),
           mb(n.heapUsed),
           `${n.lagMeanMs.toFixed(1)} / ${n.lagMaxMs.toFixed(0)}`,

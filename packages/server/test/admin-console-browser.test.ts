@@ -52,6 +52,28 @@ afterAll(async () => {
   for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
 });
 
+/**
+ * What does not fit, as an operator would see it: a card whose content is wider than the
+ * card (cut, or scrolled sideways), a form whose controls wrap to a second line or stick out.
+ */
+// Runs in the page (as text: this package's tests are typed without the DOM).
+const OVERFLOWING = `(() => {
+  const out = [];
+  for (const section of document.querySelectorAll('section')) {
+    const name = section.querySelector('h2')?.textContent ?? '?';
+    if (section.scrollWidth > section.clientWidth + 1)
+      out.push(name + ': content ' + section.scrollWidth + ' px in a ' + section.clientWidth + ' px card');
+    for (const form of section.querySelectorAll('form')) {
+      const controls = [...form.querySelectorAll('input, button')];
+      if (new Set(controls.map((c) => c.offsetTop)).size > 1) out.push(name + ': the ' + form.id + ' form wraps');
+      const right = Math.max(...controls.map((c) => c.getBoundingClientRect().right));
+      if (right > form.getBoundingClientRect().right + 1) out.push(name + ': the ' + form.id + ' form sticks out');
+    }
+  }
+  return out;
+})()`;
+const overflowing = (page: Page): Promise<string[]> => page.evaluate(OVERFLOWING);
+
 const numberIn = async (page: Page, selector: string) =>
   Number(((await page.locator(selector).textContent()) ?? '').replace(/,/g, ''));
 
@@ -144,6 +166,16 @@ describe('the operator console in Chromium', () => {
     );
     await page.waitForTimeout(5000);
     await page.screenshot({ path: resolve(DOCS, 'admin-console.png') });
+    // Every card fits, on the README's width and on a wider screen with three columns.
+    expect(await overflowing(page)).toEqual([]);
+    await page.setViewportSize({ width: 1440, height: 860 });
+    expect(await overflowing(page)).toEqual([]);
+    // Every transport is counted (the load runs over WebSocket and long-polling).
+    expect(await page.locator('#nodes tr[data-node] td:nth-child(3)').first().textContent()).toMatch(
+      /ws · \d+ stream · \d+ sse · \d+ lp/,
+    );
+    expect(await page.locator('#channels').textContent()).not.toContain('/bayou/admin');
+    await page.setViewportSize({ width: 1280, height: 860 });
 
     const listener = new BayouClient(`${base}/bayeux`, {
       transports: [websocket],

@@ -14,13 +14,12 @@ import { onTargets } from '../http/server-api.js';
 import type { Target } from '../kernel/cluster-control.js';
 import type { NodeOperations } from '../kernel/node-operations.js';
 import type { ServerSession } from '../session/session.js';
+import { ADMIN_SERVICES, FEED_CHANNEL, isAdminChannel } from './admin-channels.js';
 import { adminServices } from './admin-services.js';
 import type { AdminCredential } from './admin-token.js';
 import type { NodeStats } from './node-stats.js';
 
-export const FEED_CHANNEL = '/bayou/admin/stats';
-export const ADMIN_PREFIX = '/bayou/admin';
-export const ADMIN_SERVICES = '/service/bayou/admin/';
+export { ADMIN_PREFIX, ADMIN_SERVICES, FEED_CHANNEL } from './admin-channels.js';
 /** How often the feed ticks while watched. */
 export const FEED_INTERVAL_MS = 1000;
 
@@ -35,9 +34,6 @@ function subscriptions(message: Message): string[] {
   const s = message.subscription;
   return typeof s === 'string' ? [s] : Array.isArray(s) ? s.filter((x) => typeof x === 'string') : [];
 }
-
-const isAdminChannel = (channel: string) =>
-  channel === ADMIN_PREFIX || channel.startsWith(`${ADMIN_PREFIX}/`);
 
 export class AdminFeed implements Extension {
   readonly name = 'admin-console';

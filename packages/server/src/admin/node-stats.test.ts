@@ -31,4 +31,17 @@ describe('NodeWatch', () => {
     expect(taps.countingPublishes).toBe(false);
     expect(watch.watching).toBe(false);
   });
+
+  it("leaves the console's own feed out of the busiest channels, and counts every transport", async () => {
+    const ops = operationsOf(server.app);
+    const watch = new NodeWatch(server.bayou, ops);
+    watch.read();
+    for (let i = 0; i < 20; i++) ops.taps.published('/bayou/admin/stats');
+    ops.taps.published('/news');
+    const stats = watch.read();
+    expect(stats.byRate.map(([c]) => c)).toEqual(['/news']);
+    expect(stats.bySubscribers.some(([c]) => c.startsWith('/bayou/admin'))).toBe(false);
+    expect(stats).toMatchObject({ websockets: 0, streaming: 0, eventSources: 0, longPolls: 0 });
+    watch.stop();
+  });
 });

@@ -11,10 +11,13 @@ import type { BayouApp } from '../bayou-app.js';
 import type { NodeOperations } from '../kernel/node-operations.js';
 import type { LimiterStats } from '../limits/limiter.js';
 import type { WebhookStats } from '../webhooks/webhook-sender.js';
+import { isAdminChannel } from './admin-channels.js';
 
 /** What the plugin knows and the kernel does not: its transports' and extensions' counters. */
 export interface NodeSources {
   websockets(): number;
+  /** Open HTTP streams by kind. */
+  streams(): { streaming: number; eventsource: number };
   limits: Readonly<LimiterStats>;
   webhooks: Readonly<WebhookStats> | null;
 }
@@ -24,6 +27,9 @@ export interface NodeStats {
   at: number;
   sessions: number;
   websockets: number;
+  /** Open `streaming` responses and EventSource streams. */
+  streaming: number;
+  eventSources: number;
   longPolls: number;
   rss: number;
   heapUsed: number;
@@ -112,17 +118,22 @@ export class NodeWatch {
     const lag = this.lag as IntervalHistogram;
     const mem = process.memoryUsage();
     const seconds = Math.max(0.001, (now - this.countedSince) / 1000);
+    // The console's own feed is not the application's traffic.
+    for (const channel of this.counts.keys()) if (isAdminChannel(channel)) this.counts.delete(channel);
     const byRate = top(this.counts).map(([c, n]): [string, number] => [
       c,
       Math.round((n / seconds) * 10) / 10,
     ]);
     this.counts.clear();
     this.countedSince = now;
+    const streams = src?.streams() ?? { streaming: 0, eventsource: 0 };
     const stats: NodeStats = {
       nodeId: k.nodeId,
       at: now,
       sessions: s.sessions,
       websockets: src?.websockets() ?? 0,
+      streaming: streams.streaming,
+      eventSources: streams.eventsource,
       longPolls: s.heldLongPolls,
       rss: mem.rss,
       heapUsed: mem.heapUsed,
@@ -138,7 +149,7 @@ export class NodeWatch {
       engineReady: k.engine.ready(),
       engineReconnects: (k.engine as { stats?: { reconnects?: number } }).stats?.reconnects ?? 0,
       webhookFailures: src?.webhooks ? src.webhooks.failed + src.webhooks.dropped : 0,
-      bySubscribers: top(k.channelCounts()),
+      bySubscribers: top(withoutAdmin(k.channelCounts())),
       byRate,
     };
     lag.reset();
@@ -178,4 +189,8 @@ export class NodeWatch {
     );
     this.stopTimer.unref();
   }
+}
+
+function* withoutAdmin(counts: Iterable<[string, number]>): Iterable<[string, number]> {
+  for (const entry of counts) if (!isAdminChannel(entry[0])) yield entry;
 }

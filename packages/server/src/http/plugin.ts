@@ -261,6 +261,7 @@ function observeNode(app: FastifyInstance, options: ResolvedOptions, n: Observed
   const { bayou, limiter, guard, ws, streams, webhooks } = n;
   registerSources(bayou, {
     websockets: () => ws?.connections ?? 0,
+    streams: () => streams?.hub.counts() ?? NO_STREAMS,
     limits: limiter.stats,
     webhooks: webhooks?.stats ?? null,
   });
