@@ -137,7 +137,10 @@ export class ChatConnection {
       if (client === this.client) this.events.transport(name);
     });
     client.on('error', (error) => {
-      if (client === this.client) this.events.problem(error.message);
+      // A failed connection attempt: the state pill says reconnecting, and a first connect
+      // that never succeeds rejects with the reason (shown by the join form).
+      if (client === this.client && error.code !== 'BAYOU_ERR_UNREACHABLE')
+        this.events.problem(error.message);
     });
     // Only connect and handshake replies carry advice; each says whether it is spaced out.
     client.use({
