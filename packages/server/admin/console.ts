@@ -11,6 +11,9 @@ interface NodeStats {
   at: number;
   sessions: number;
   websockets: number;
+  /** Absent from a node of an earlier version. */
+  streaming?: number;
+  eventSources?: number;
   longPolls: number;
   rss: number;
   heapUsed: number;
