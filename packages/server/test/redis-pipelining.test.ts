@@ -142,6 +142,45 @@ describe.runIf(redisAvailable)('pipelined publishes per session', () => {
     });
   });
 
+  it('goes on with the next frames of a session while the first awaits Redis, in order', async () => {
+    const { publisher, subscriber } = await start('redis');
+    const from = subscriber.frames.length;
+    const sent: string[] = [];
+    // Five frames written back to back, a subscribe in the middle of the fourth.
+    for (let f = 0; f < 5; f++) {
+      const frame: Msg[] = [...Array(10).keys()].map((k) => ({
+        id: `f${f}-${k}`,
+        clientId: publisher.clientId,
+        ...publish('/feed/b', f * 10 + k),
+      }));
+      if (f === 3)
+        frame.splice(5, 0, {
+          id: 'f3-sub',
+          clientId: publisher.clientId,
+          channel: '/meta/subscribe',
+          subscription: '/feed/b',
+        });
+      sent.push(...frame.map((m) => m.id as string));
+      await publisher.sendRaw(JSON.stringify(frame));
+    }
+    await publisher.waitFor((m) => m.id === 'f4-9');
+    const replies = publisher.received.filter((m) => typeof m.id === 'string' && m.id.startsWith('f'));
+    expect(replies.map((m) => m.id)).toEqual(sent);
+    expect(replies.every((m) => m.successful === true)).toBe(true);
+    await subscriber.waitFor((m) => (m.data as { i?: number } | undefined)?.i === 49);
+    const frames = subscriber.frames.slice(from).map((f) => f.filter((m) => m.channel === '/feed/b'));
+    const carrying = frames.filter((f) => f.length > 0);
+    expect(carrying.flat().map((m) => (m.data as { i: number }).i)).toEqual([...Array(50).keys()]);
+    // Frame after frame, each waiting for Redis, gave at most 10 per subscriber frame.
+    expect(50 / carrying.length).toBeGreaterThan(10);
+    // Subscribed once the publishes before it were acknowledged: it gets every one after it,
+    // in order. (Copies of earlier ones may reach it too: Redis acknowledges a publish on one
+    // connection and delivers it on another, and the node may read the acknowledgement first.)
+    await publisher.waitFor((m) => m.successful === undefined && (m.data as { i?: number })?.i === 49);
+    const own = publisher.deliveries('/feed/b').map((m) => (m.data as { i: number }).i);
+    expect(own.filter((i) => i >= 35)).toEqual([...Array(15).keys()].map((k) => 35 + k));
+  });
+
   it('delivers a burst sent to Redis in one go in fewer frames than messages', async () => {
     const { publisher, subscriber } = await start('redis');
     const from = subscriber.frames.length;

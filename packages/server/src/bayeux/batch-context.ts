@@ -8,7 +8,7 @@ import type { Message } from '@bayou/protocol';
 import type { Session } from '../session/session.js';
 import type { PendingPoll, SocketLink } from '../session/session-lifecycle.js';
 import type { RequestInfo, TransportName } from '../types.js';
-import { behindInFlight, type PipelineState } from './pipeline.js';
+import { behindInFlight, type PipelineState, replied } from './pipeline.js';
 
 /** Also tracks the batch's publishes in flight (`PipelineState`, `pipeline.ts`). */
 export interface BatchContext extends PipelineState {
@@ -52,6 +52,8 @@ export function createBatchContext(
     settling: false,
     repliedTo: null,
     repliedAt: 0,
+    behind: null,
+    draining: false,
   };
 }
 
@@ -82,8 +84,7 @@ function placeReply(ctx: BatchContext, session: Session | null, json: string, at
     session.deliveryMode !== 'connect-reply'
   ) {
     const length = session.queue.length;
-    ctx.repliedTo = session;
-    ctx.repliedAt = at === undefined || at > length ? length : at;
+    replied(ctx, session, at === undefined || at > length ? length : at);
     if (at === undefined) session.enqueue(json);
     else session.insert(at, json);
   } else ctx.replies.push(json);

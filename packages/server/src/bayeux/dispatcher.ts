@@ -42,7 +42,9 @@ export function processBatch(
     const pending = processOne(k, raw, ctx, scanForProto);
     if (pending !== undefined) return pending.then(() => processBatch(k, messages, ctx, scanForProto, i + 1));
   }
-  if (ctx.inFlight !== null) return inFlightSettled(ctx);
+  if (ctx.inFlight === null) return;
+  ctx.draining = true;
+  return inFlightSettled(ctx);
 }
 
 function processOne(

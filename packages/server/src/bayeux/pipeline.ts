@@ -20,6 +20,10 @@ export interface PipelineState {
   /** The session whose queue took this batch's latest reply, and where (`repliedAt`). */
   repliedTo: Session | null;
   repliedAt: number;
+  /** The earlier batch of the same socket this one goes on behind: its `repliedTo/At` are shared. */
+  behind: PipelineState | null;
+  /** Set once every message was handled and only the acknowledgements are awaited. */
+  draining: boolean;
 }
 
 /** Whether `raw` is a publish on a broadcast channel, which may go out behind publishes in flight. */
@@ -70,8 +74,22 @@ export function inFlightSettled(ctx: PipelineState): Promise<void> {
 /**
  * Where a pipelined publish's reply goes in its session's queue: at `mark` (ahead of the
  * publisher's own copy, which may be back first), but never ahead of the reply of an
- * earlier reply of the same batch.
+ * earlier reply of the same batch (or of the batches it goes on behind).
  */
 export function pipelinedMark(ctx: PipelineState, session: Session, mark: number): number {
-  return ctx.repliedTo === session && ctx.repliedAt >= mark ? ctx.repliedAt + 1 : mark;
+  const m = ctx.behind ?? ctx;
+  return m.repliedTo === session && m.repliedAt >= mark ? m.repliedAt + 1 : mark;
+}
+
+/** Records where a reply went in `session`'s queue (shared with the batches chained behind). */
+export function replied(ctx: PipelineState, session: Session, at: number): void {
+  const m = ctx.behind ?? ctx;
+  m.repliedTo = session;
+  m.repliedAt = at;
+}
+
+/** Makes `ctx` go on behind `previous`, a batch of the same socket whose publishes are in flight. */
+export function goBehind(ctx: PipelineState, previous: PipelineState, answered: Promise<void>): void {
+  ctx.inFlight = answered;
+  ctx.behind = previous.behind ?? previous;
 }

@@ -11,6 +11,7 @@ import { decodeBatch, formatError } from '@bayou/protocol';
 import type { FastifyInstance } from 'fastify';
 import { WebSocket, WebSocketServer } from 'ws';
 import { createBatchContext } from '../bayeux/batch-context.js';
+import { goBehind, type PipelineState } from '../bayeux/pipeline.js';
 import { isRefused, refusalResponse } from '../http/connection-guard.js';
 import type { ResolvedOptions } from '../options.js';
 import type { Session } from '../session/session.js';
@@ -84,7 +85,10 @@ export class WebSocketLink extends WebSocket implements SocketLink {
   trimmed = false;
   /** Found without a live session at the last handshake-timeout check (it had one before). */
   sessionless = false;
+  /** The frames still being answered, in order: the next frame waits for them… */
   tail: Promise<void> | null = null;
+  /** …unless the last one only awaits its publishes' acknowledgements: then the next goes on behind it. */
+  open: { answered: Promise<void>; ctx: PipelineState } | null = null;
   /** Whether the client negotiated `permessage-deflate` (set at the upgrade). */
   deflate = false;
 
@@ -291,37 +295,58 @@ function rejectUpgrade(socket: Duplex, status: number, text: string): void {
 function onSocketMessage(this: WebSocketLink, data: Buffer, isBinary: boolean): void {
   if (this.deflate) releaseInflater(this);
   const text = isBinary ? '' : data.toString('utf8');
-  if (this.tail !== null) {
-    const tail: Promise<void> = this.tail.then(() => handleFrame(this, text));
+  if (this.tail !== null && this.open === null) {
+    const tail: Promise<void> = this.tail.then(() => handleFrame(this, text, null)?.answered);
     this.tail = tail.finally(() => {
       if (this.tail === tail) this.tail = null;
     });
     return;
   }
-  const pending = handleFrame(this, text);
-  if (pending !== undefined) {
-    const tail: Promise<void> = pending.finally(() => {
-      if (this.tail === tail) this.tail = null;
-    });
-    this.tail = tail;
-  }
+  // Nothing pending, or a frame that only awaits Redis's acknowledgements of its publishes:
+  // this frame is handled now, its replies and anything that must wait chained behind it.
+  const frame = handleFrame(this, text, this.open);
+  if (frame === null) return;
+  const tail: Promise<void> = frame.answered.finally(() => {
+    if (this.tail === tail) {
+      this.tail = null;
+      this.open = null;
+    }
+  });
+  this.tail = tail;
+  this.open = frame.ctx.draining ? { answered: tail, ctx: frame.ctx } : null;
 }
 
-function handleFrame(link: WebSocketLink, text: string): void | Promise<void> {
+/** A frame still being answered, and its context. */
+interface PendingFrame {
+  answered: Promise<void>;
+  ctx: PipelineState;
+}
+
+/** Runs a frame; `after` is the previous frame still being answered, which this one goes behind. */
+function handleFrame(link: WebSocketLink, text: string, after: WebSocketLink['open']): PendingFrame | null {
   const { kernel, maxBatchMessages: max } = link.host;
   const decoded = decodeBatch(text);
   if (!decoded.ok || decoded.messages.length > max) {
     const args = decoded.ok ? ['batch', `max ${max}`] : [decoded.reason.replace(/[:,]/g, ' ')];
-    link.sendText(JSON.stringify([{ successful: false, error: formatError('messageInvalid', args) }]));
-    return;
+    const error = JSON.stringify([{ successful: false, error: formatError('messageInvalid', args) }]);
+    if (after === null) {
+      link.sendText(error);
+      return null;
+    }
+    const answered = after.answered.then(() => {
+      link.sendText(error);
+    });
+    return { answered, ctx: after.ctx };
   }
   const ctx = createBatchContext('websocket', requestOf(link), link, null, null);
+  if (after !== null) goBehind(ctx, after.ctx, after.answered);
   const outcome = runBatch(kernel, decoded.messages, ctx, text, 'websocket');
   if (outcome === BATCH_DONE) finishFrame(link, ctx.replies, ctx.bound);
   // A bug, not the client's fault: the frame gets an error, the socket and the process live on.
   else if (outcome === BATCH_FAILED) link.sendText(INTERNAL_ERROR_FRAME);
   // Failed later: what the batch did before failing is still answered.
-  else return outcome.then(() => finishFrame(link, ctx.replies, ctx.bound));
+  else return { answered: outcome.then(() => finishFrame(link, ctx.replies, ctx.bound)), ctx };
+  return null;
 }
 
 const INTERNAL_ERROR_FRAME = JSON.stringify([{ successful: false, error: formatError('internalError') }]);
