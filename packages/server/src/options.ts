@@ -1,14 +1,16 @@
 /**
- * Every option of the Bayou plugin, with its default, in one place. `resolveOptions`
+ * Every option of the Bayou plugin. Their defaults and the ranges of the number options
+ * are defined in `defaults.ts`, with every other default of the server. `resolveOptions`
  * merges the defaults, rejects unknown keys and bad values with a `BayouConfigError` naming
  * the option, and returns a frozen object; components receive only the sub-object they
  * need.
  */
-import { DEFAULTS, type Message, parseChannel } from '@bayou/protocol';
+import { type Message, parseChannel } from '@bayou/protocol';
 import type { Registry } from 'prom-client';
 import type { ChannelPermissions } from './auth/channel-rules.js';
 import type { TokenOptions } from './auth/token-verifier.js';
-import { defaultLimits, type LimitOptions, resolveLimits } from './limits/limiter.js';
+import { expected, inRange, NUMBER_RANGES, SERVER_DEFAULTS } from './defaults.js';
+import { type LimitOptions, resolveLimits } from './limits/limiter.js';
 import { defaultMaxConnections } from './open-file-limit.js';
 import { invalidOption, rejectUnknownKeys } from './option-errors.js';
 import { type ProxyOptions, type ResolvedProxyOptions, resolveProxyOptions } from './proxy/proxy-options.js';
@@ -241,82 +243,22 @@ export type ResolvedOptions = Readonly<Required<Omit<BayouOptions, OptionalKeys>
     readonly proxy?: ResolvedProxyOptions;
   };
 
+/** The plugin's defaults (`defaults.ts`), with this machine's connection cap. */
 export const defaultOptions: ResolvedOptions = Object.freeze({
-  path: DEFAULTS.path,
-  transports: [...TRANSPORT_NAMES],
-  streamMaxBytes: 1024 * 1024,
-  streamMaxAge: 60_000,
-  timeout: DEFAULTS.timeout,
-  interval: 0,
-  maxInterval: DEFAULTS.maxInterval,
-  longPollDelay: 3,
-  sweepInterval: 1_000,
-  maxSessionsPerBrowser: 1,
-  multiSessionInterval: 2_000,
-  allowedOrigins: [] as string[],
-  maxPayloadBytes: DEFAULTS.maxPayloadBytes,
-  maxBatchMessages: DEFAULTS.maxBatchMessages,
-  compression: false,
-  compressionThreshold: 1024,
-  maxSubscriptionsPerSession: 1_000,
-  maxQueuedMessages: 10_000,
-  maxQueuedBytes: 8 * 1024 * 1024,
-  handshakeTimeout: 10_000,
+  ...SERVER_DEFAULTS.plugin,
   maxConnections: defaultMaxConnections(),
-  maxConnectionsPerIp: 0,
-  maxBufferedBytes: 8 * 1024 * 1024,
   records: [] as ResolvedRecordPattern[],
-  providerLinger: 5_000,
-  providerLease: 10_000,
-  historySize: 100,
-  historyTtl: 120_000,
-  historyChannels: 100_000,
   history: [] as HistoryRule[],
-  metricsPath: '/metrics',
-  healthPath: false,
-  readyPath: false,
-  limits: defaultLimits,
-  trustClientSession: true,
+  limits: SERVER_DEFAULTS.limits,
 });
 
 const hooks = ['authenticate', 'canSubscribe', 'canPublish'] as const;
 /** Optional keys without a default value. */
 const extraKeys = ['auth', 'metricsRegistry', 'webhooks', 'proxy'] as const;
-const numeric = [
-  'timeout',
-  'interval',
-  'maxInterval',
-  'sweepInterval',
-  'longPollDelay',
-  'maxSessionsPerBrowser',
-  'multiSessionInterval',
-  'maxPayloadBytes',
-  'maxBatchMessages',
-  'compressionThreshold',
-  'maxSubscriptionsPerSession',
-  'maxQueuedMessages',
-  'maxQueuedBytes',
-  'handshakeTimeout',
-  'maxConnections',
-  'maxConnectionsPerIp',
-  'maxBufferedBytes',
-  'providerLinger',
-  'providerLease',
-  'historySize',
-  'historyTtl',
-  'historyChannels',
-  'streamMaxBytes',
-  'streamMaxAge',
-] as const;
 
 function checkValues(o: ResolvedOptions): void {
-  for (const name of numeric) {
-    const v = o[name];
-    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) invalidOption(name, 'a non-negative number');
-  }
-  if (o.sweepInterval < 10) invalidOption('sweepInterval', 'at least 10 (ms)');
-  if (!Number.isSafeInteger(o.historyChannels) || o.historyChannels < 1)
-    invalidOption('historyChannels', 'a positive integer');
+  for (const [name, range] of Object.entries(NUMBER_RANGES))
+    if (!inRange(range, o[name as keyof typeof NUMBER_RANGES])) invalidOption(name, expected(range));
   if (typeof o.path !== 'string' || !o.path.startsWith('/'))
     invalidOption('path', 'a URL path starting with "/"');
   if (
@@ -330,8 +272,6 @@ function checkValues(o: ResolvedOptions): void {
       `a non-empty array of distinct names among ${TRANSPORT_NAMES.map((t) => `"${t}"`).join(', ')}`,
     );
   }
-  if (o.streamMaxBytes < 4096) invalidOption('streamMaxBytes', 'at least 4096 (bytes)');
-  if (o.streamMaxAge < 1000) invalidOption('streamMaxAge', 'at least 1000 (ms)');
   if (!Array.isArray(o.allowedOrigins) || o.allowedOrigins.some((x) => typeof x !== 'string')) {
     invalidOption('allowedOrigins', 'an array of origins (or ["*"])');
   }

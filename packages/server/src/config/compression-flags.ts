@@ -3,7 +3,7 @@
  * Part of the one flag table (`FLAGS` in `flags.ts`).
  */
 import { defaultOptions } from '../options.js';
-import { type FlagSpec, positive, shown } from './flag-spec.js';
+import { type FlagSpec, shown } from './flag-spec.js';
 
 export const COMPRESSION_FLAGS: readonly FlagSpec[] = [
   {
@@ -22,6 +22,5 @@ export const COMPRESSION_FLAGS: readonly FlagSpec[] = [
     value: '<n>',
     help: 'with --compression, payloads under this many bytes go uncompressed',
     default: shown(defaultOptions.compressionThreshold),
-    check: positive,
   },
 ];

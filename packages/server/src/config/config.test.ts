@@ -172,7 +172,9 @@ describe('resolveCli precedence: flags > env > file > defaults', () => {
     ).toEqual({ interval: 250, sweepInterval: 500, maxSessionsPerBrowser: 2 });
     expect(parseFlags(['--trust-proxy', 'true']).layer).toEqual({ trustProxy: true });
     expect(parseFlags(['--trust-proxy=off']).layer).toEqual({ trustProxy: false });
-    expect(() => parseFlags(['--max-queued-bytes', '-1'])).toThrow('--max-queued-bytes must be 0 or more');
+    expect(() => parseFlags(['--max-queued-bytes', '-1'])).toThrow(
+      '--max-queued-bytes must be a non-negative number',
+    );
   });
 
   it('merges webhooks from the file with the URL and secret of the flags and environment', async () => {

@@ -1,3 +1,5 @@
+import { expected, inRange, NUMBER_RANGES } from '../defaults.js';
+
 /** The shape of one row of the flag table (`flags.ts`, `limit-flags.ts`) and its value checks. */
 export type FlagKind = 'string' | 'int' | 'number' | 'bool' | 'list';
 
@@ -34,3 +36,10 @@ export const oneOf =
   (...values: string[]) =>
   (v: unknown) =>
     values.includes(v as string) ? null : `must be one of ${values.join(', ')}`;
+
+/** A flag that sets a number option of the plugin gets that option's range as its check. */
+export function checkedAsOption(spec: FlagSpec): FlagSpec {
+  if (spec.key === null || !Object.hasOwn(NUMBER_RANGES, spec.key)) return spec;
+  const range = NUMBER_RANGES[spec.key as keyof typeof NUMBER_RANGES];
+  return { ...spec, check: (v) => (inRange(range, v) ? null : `must be ${expected(range)}`) };
+}

@@ -13,14 +13,15 @@ import { STANDALONE_DEFAULTS } from '../server-defaults.js';
 import { closest } from '../suggest.js';
 import { ADMIN_FLAGS } from './admin-flags.js';
 import { COMPRESSION_FLAGS } from './compression-flags.js';
-import { type FlagKind, type FlagSpec, nonNegative, oneOf, portCheck, positive, shown } from './flag-spec.js';
+import * as checks from './flag-spec.js';
+import { checkedAsOption, type FlagKind, type FlagSpec, shown } from './flag-spec.js';
 import { HOOK_FLAGS } from './hook-flags.js';
 import { LIMIT_FLAGS } from './limit-flags.js';
 import { SECURITY_FLAGS } from './security-flags.js';
 
 export type { FlagKind, FlagSpec };
 
-export const FLAGS: readonly FlagSpec[] = [
+const TABLE: readonly FlagSpec[] = [
   {
     flag: 'port',
     env: ['PORT', 'BAYOU_PORT'],
@@ -29,7 +30,7 @@ export const FLAGS: readonly FlagSpec[] = [
     value: '<n>',
     help: 'port to listen on (0 picks a free port)',
     default: shown(STANDALONE_DEFAULTS.port),
-    check: portCheck,
+    check: checks.portCheck,
   },
   {
     flag: 'host',
@@ -84,7 +85,6 @@ export const FLAGS: readonly FlagSpec[] = [
     value: '<n>',
     help: 'bytes written into one streaming response before it is recycled (the client opens the next)',
     default: shown(defaultOptions.streamMaxBytes),
-    check: positive,
   },
   {
     flag: 'stream-max-age',
@@ -94,7 +94,6 @@ export const FLAGS: readonly FlagSpec[] = [
     value: '<ms>',
     help: 'how long one streaming response stays open before it is recycled',
     default: shown(defaultOptions.streamMaxAge),
-    check: positive,
   },
   ...SECURITY_FLAGS,
   {
@@ -105,7 +104,6 @@ export const FLAGS: readonly FlagSpec[] = [
     value: '<n>',
     help: 'largest WebSocket frame or HTTP body',
     default: shown(defaultOptions.maxPayloadBytes),
-    check: positive,
   },
   ...COMPRESSION_FLAGS,
   ...LIMIT_FLAGS,
@@ -117,7 +115,6 @@ export const FLAGS: readonly FlagSpec[] = [
     value: '<n>',
     help: 'messages of history each channel keeps for recovery (0 turns it off)',
     default: shown(defaultOptions.historySize),
-    check: nonNegative,
   },
   {
     flag: 'history-ttl',
@@ -127,7 +124,6 @@ export const FLAGS: readonly FlagSpec[] = [
     value: '<ms>',
     help: 'how long a message stays recoverable from history',
     default: shown(defaultOptions.historyTtl),
-    check: nonNegative,
   },
   {
     flag: 'history-channels',
@@ -137,7 +133,6 @@ export const FLAGS: readonly FlagSpec[] = [
     value: '<n>',
     help: 'most channels keeping history at once; past it the least recently published one loses its history',
     default: shown(defaultOptions.historyChannels),
-    check: positive,
   },
   ...HOOK_FLAGS,
   ...ADMIN_FLAGS,
@@ -149,7 +144,7 @@ export const FLAGS: readonly FlagSpec[] = [
     value: '<ms>',
     help: 'how long a graceful shutdown may take before the process exits anyway',
     default: shown(STANDALONE_DEFAULTS.shutdownTimeout),
-    check: nonNegative,
+    check: checks.nonNegative,
   },
   {
     flag: 'redis',
@@ -213,7 +208,7 @@ export const FLAGS: readonly FlagSpec[] = [
     value: '<n>',
     help: 'updates per second of each watched demo subject',
     default: shown(DEMO_FEED_DEFAULTS.rate),
-    check: positive,
+    check: checks.positive,
   },
   {
     flag: 'log-level',
@@ -223,7 +218,7 @@ export const FLAGS: readonly FlagSpec[] = [
     value: '<level>',
     help: 'fatal|error|warn|info|debug|trace|silent',
     default: STANDALONE_DEFAULTS.logLevel,
-    check: oneOf('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'),
+    check: checks.oneOf('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'),
   },
   {
     flag: 'log-format',
@@ -233,9 +228,12 @@ export const FLAGS: readonly FlagSpec[] = [
     value: '<fmt>',
     help: 'auto (pretty on a terminal, JSON otherwise) | pretty | json',
     default: STANDALONE_DEFAULTS.logFormat,
-    check: oneOf('auto', 'pretty', 'json'),
+    check: checks.oneOf('auto', 'pretty', 'json'),
   },
 ];
+
+/** A flag setting a number option is checked by the option's range (`defaults.ts`). */
+export const FLAGS: readonly FlagSpec[] = TABLE.map(checkedAsOption);
 
 /** Flags that are not options. */
 const COMMAND_FLAGS = ['help', 'version'];

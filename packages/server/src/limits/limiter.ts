@@ -9,6 +9,7 @@
  * handshake bucket is full again, checked by `prune` (call it from the existing sweep).
  */
 import { formatError } from '@bayou/protocol';
+import { SERVER_DEFAULTS } from '../defaults.js';
 import { invalidOption, rejectUnknownKeys } from '../option-errors.js';
 import { type BucketSpec, type BucketState, fullBucket, isFull, take } from './token-bucket.js';
 
@@ -31,13 +32,8 @@ export interface LimitOptions {
   handshakeBurst?: number;
 }
 
-export const defaultLimits: Readonly<Required<LimitOptions>> = Object.freeze({
-  publishRate: 2000,
-  publishBurst: 4000,
-  maxSessionsPerIp: 10_000,
-  handshakeRate: 1000,
-  handshakeBurst: 2000,
-});
+/** The limits' defaults (defined in `defaults.ts`). */
+export const defaultLimits: Readonly<Required<LimitOptions>> = SERVER_DEFAULTS.limits;
 
 /** What was refused; counted in `LimiterStats` and named in logs. */
 export type LimitKind = 'publish' | 'sessions' | 'handshakes';

@@ -2,6 +2,8 @@
  * The `proxy` option: backend endpoints that decide connects (handshakes), subscriptions
  * and publishes, and answer `/service/**` calls, over HTTP.
  */
+
+import { SERVER_DEFAULTS } from '../defaults.js';
 import { rejectUnknownKeys, scopedInvalid } from '../option-errors.js';
 import { badEndpoint } from '../webhooks/webhook-options.js';
 
@@ -40,7 +42,8 @@ export interface ResolvedEndpoint {
 
 export type ResolvedProxyOptions = Readonly<Partial<Record<ProxyHookName, ResolvedEndpoint>>>;
 
-export const DEFAULT_PROXY_TIMEOUT = 5_000;
+/** `proxy.timeout`'s default (defined in `defaults.ts`). */
+export const DEFAULT_PROXY_TIMEOUT = SERVER_DEFAULTS.proxy.timeout;
 
 const invalid: (name: string, expected: string) => never = scopedInvalid('proxy');
 

@@ -10,6 +10,7 @@ import {
   demoSubject,
   demoSymbol,
 } from '@bayou/protocol';
+import { SERVER_DEFAULTS } from '../defaults.js';
 import { rejectUnknownKeys, scopedInvalid } from '../option-errors.js';
 import type { Provider } from './provider-registry.js';
 
@@ -23,7 +24,7 @@ export const DEMO_PATTERN = DEMO_PRICES_PATTERN;
 const TICK_MS = 50;
 
 /** The demo feed's defaults (`--demo-symbols`, `--demo-rate`). */
-export const DEMO_FEED_DEFAULTS = Object.freeze({ symbols: 2000, rate: 1 });
+export const DEMO_FEED_DEFAULTS = SERVER_DEFAULTS.demoFeed;
 
 export interface DemoFeedOptions {
   /** How many symbols exist (AAA, AAB, …). Default `2000`. */

@@ -1,4 +1,6 @@
 /** The `webhooks` option: where events go, how they are signed, batched and retried. */
+
+import { SERVER_DEFAULTS } from '../defaults.js';
 import { rejectUnknownKeys, scopedInvalid } from '../option-errors.js';
 
 export interface WebhookOptions {
@@ -36,17 +38,10 @@ export type ResolvedWebhookOptions = Readonly<Required<Omit<WebhookOptions, 'sec
 };
 
 /** How often dead nodes' channels are freed (ms), with or without webhooks. */
-export const DEAD_NODE_SWEEP_MS = 2_000;
+export const DEAD_NODE_SWEEP_MS = SERVER_DEFAULTS.webhooks.deadNodeSweep;
 
-const DEFAULTS = {
-  batchWindow: 250,
-  batchSize: 100,
-  timeout: 5_000,
-  retryFor: 300_000,
-  maxRetryDelay: 30_000,
-  maxQueued: 10_000,
-  deadNodeSweep: DEAD_NODE_SWEEP_MS,
-} as const;
+/** The webhooks' defaults (defined in `defaults.ts`). */
+const DEFAULTS = SERVER_DEFAULTS.webhooks;
 
 const KEYS = new Set(['url', 'secret', 'headers', ...Object.keys(DEFAULTS)]);
 

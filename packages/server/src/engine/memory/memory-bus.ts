@@ -4,6 +4,7 @@
  * three-node scenario). It plays the part Redis plays for the Redis engine.
  */
 import { expandChannel } from '@bayou/protocol';
+import { SERVER_DEFAULTS } from '../../defaults.js';
 import { BayouConfigError } from '../../errors.js';
 import type { EngineNode, PresenceMember, Publication } from '../engine.js';
 import { StreamTable } from './stream-table.js';
@@ -24,7 +25,8 @@ export interface MemoryBusOptions {
   sweepInterval?: number;
 }
 
-const defaults = Object.freeze({ historyChannels: 100_000, historyTtl: 120_000, sweepInterval: 1000 });
+/** The plugin's history bounds (`defaults.ts`). */
+const defaults = SERVER_DEFAULTS.memoryEngine;
 
 function resolveBusOptions(input: MemoryBusOptions): Readonly<Required<MemoryBusOptions>> {
   const unknown = Object.keys(input).filter((k) => !(k in defaults));

@@ -4,6 +4,7 @@
  * the option, and returns a frozen object.
  */
 import type { ClusterNode, ClusterOptions, RedisOptions } from 'ioredis';
+import { SERVER_DEFAULTS } from '../../defaults.js';
 import { BayouConfigError } from '../../errors.js';
 import { scopedInvalid } from '../../option-errors.js';
 import { isSentinelUrl, sentinelOptions, URL_FORMS } from './redis-sentinel.js';
@@ -104,20 +105,8 @@ export interface ResolvedRedisOptions {
   readonly probeIntervalMs: number;
 }
 
-const defaults = Object.freeze({
-  url: null as string | null,
-  keyPrefix: 'bayou:',
-  heartbeatMs: 1000,
-  nodeTtlMs: 5000,
-  forwardTimeoutMs: 45_000,
-  commandTimeoutMs: 5000,
-  epochTtlMs: 120_000,
-  historyChannels: 100_000,
-  batchWindowMs: 1,
-  probeIntervalMs: 5000,
-});
-
-/** The Redis engine's defaults, for the flag table (`--redis-prefix`). */
+/** The Redis engine's defaults (defined in `defaults.ts`). */
+const defaults = SERVER_DEFAULTS.redisEngine;
 export const REDIS_ENGINE_DEFAULTS = defaults;
 
 const known = new Set([...Object.keys(defaults), 'redis', 'cluster', 'sharded']);
