@@ -181,6 +181,37 @@ describe.runIf(redisAvailable)('pipelined publishes per session', () => {
     expect(own.filter((i) => i >= 35)).toEqual([...Array(15).keys()].map((k) => 35 + k));
   });
 
+  it('keeps frames queued behind an async canPublish in order, then pipelines them', async () => {
+    const { publisher, subscriber } = await start('redis', {
+      canPublish: (_session, channel) =>
+        channel === '/feed/slow'
+          ? new Promise<boolean>((resolve) => setTimeout(() => resolve(true), 30))
+          : true,
+    });
+    const sent: string[] = [];
+    const frames: Msg[][] = [[{ id: 's', clientId: publisher.clientId, ...publish('/feed/slow', -1) }]];
+    for (let f = 0; f < 6; f++)
+      frames.push(
+        [...Array(10).keys()].map((k) => ({
+          id: `q${f}-${k}`,
+          clientId: publisher.clientId,
+          ...publish('/feed/b', f * 10 + k),
+        })),
+      );
+    for (const frame of frames) {
+      sent.push(...frame.map((m) => m.id as string));
+      await publisher.sendRaw(JSON.stringify(frame));
+    }
+    await publisher.waitFor((m) => m.id === 'q5-9');
+    const ids = new Set(sent);
+    expect(publisher.received.filter((m) => ids.has(m.id as string)).map((m) => m.id)).toEqual(sent);
+    await subscriber.waitFor((m) => (m.data as { i?: number } | undefined)?.i === 59);
+    expect(subscriber.deliveries('/feed/').map((m) => (m.data as { i: number }).i)).toEqual([
+      -1,
+      ...Array(60).keys(),
+    ]);
+  });
+
   it('delivers a burst sent to Redis in one go in fewer frames than messages', async () => {
     const { publisher, subscriber } = await start('redis');
     const from = subscriber.frames.length;

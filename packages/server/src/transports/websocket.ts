@@ -296,10 +296,20 @@ function onSocketMessage(this: WebSocketLink, data: Buffer, isBinary: boolean): 
   if (this.deflate) releaseInflater(this);
   const text = isBinary ? '' : data.toString('utf8');
   if (this.tail !== null && this.open === null) {
-    const tail: Promise<void> = this.tail.then(() => handleFrame(this, text, null)?.answered);
-    this.tail = tail.finally(() => {
-      if (this.tail === tail) this.tail = null;
-    });
+    const tail: Promise<void> = this.tail
+      .then(() => {
+        const frame = handleFrame(this, text, null);
+        // The last frame queued, only awaiting acknowledgements: the next goes on behind it.
+        if (frame?.ctx.draining && this.tail === tail) this.open = { answered: tail, ctx: frame.ctx };
+        return frame?.answered;
+      })
+      .finally(() => {
+        if (this.tail === tail) {
+          this.tail = null;
+          this.open = null;
+        }
+      });
+    this.tail = tail;
     return;
   }
   // Nothing pending, or a frame that only awaits Redis's acknowledgements of its publishes:
