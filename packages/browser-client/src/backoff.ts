@@ -32,3 +32,47 @@ export class Backoff {
     this.attempt = 0;
   }
 }
+
+/**
+ * The one backoff every reconnect of a connection goes through, whatever failed: an attempt
+ * on every transport, a WebSocket cut, a stream that errs or ends early, a connect refused
+ * (`402`, `503`), a dead link. The delay is the backoff's, or the server's advice
+ * (`interval`, `Retry-After`) when that is longer. It starts over only once a connection
+ * stayed up `stableAfter` ms (the largest delay): a server that accepts and then fails at
+ * once keeps the delays growing instead of looping.
+ */
+export class Pace {
+  private readonly backoff: Backoff;
+  /** When the connection last came up and has not failed since (0: not up). */
+  private since = 0;
+
+  constructor(
+    min: number,
+    max: number,
+    private readonly stableAfter = max,
+  ) {
+    this.backoff = new Backoff(min, max);
+  }
+
+  /** The connection is up (connected, a connect answered): the clock of its stability runs. */
+  up(): void {
+    if (this.since === 0) this.since = Date.now();
+  }
+
+  /** Whether the connection has been up for `stableAfter` ms without a failure. */
+  get stable(): boolean {
+    return this.since !== 0 && Date.now() - this.since >= this.stableAfter;
+  }
+
+  /** The delay before the next attempt: the backoff's, or `advised` (ms) if longer. */
+  next(advised?: number | null): number {
+    if (this.stable) this.backoff.reset();
+    this.since = 0;
+    return Math.max(advised ?? 0, this.backoff.next());
+  }
+
+  reset(): void {
+    this.since = 0;
+    this.backoff.reset();
+  }
+}

@@ -9,7 +9,7 @@
 import { META_DISCONNECT } from '@bayou/protocol';
 import type { AckMark } from './ack.js';
 import { asTransportError, goesOn, isStop, Refusal, reconnectAdvice, stopError } from './advice.js';
-import { Backoff } from './backoff.js';
+import { Backoff, Pace } from './backoff.js';
 import type { Dispatcher } from './dispatcher.js';
 import { BayouError, ErrorCodes } from './errors.js';
 import { LinkWatchdog } from './link-watchdog.js';
@@ -41,10 +41,11 @@ export class Connection {
   private readonly dispatcher: Dispatcher;
   private readonly hooks: ConnectionHooks;
   private readonly context: TransportContext;
-  private readonly reconnectBackoff: Backoff;
+  /** The one backoff of every reconnect (see `Pace`). */
+  private readonly pace: Pace;
   private readonly probeBackoff: Backoff;
-  /** Delays before a stream cut mid-flight is reopened. */
-  private readonly streamBackoff: Backoff;
+  /** Frames heard on the active transport (a stream that carried some ended usefully). */
+  private frames = 0;
   private readonly probe: TransportProbe;
   private readonly watchdog: LinkWatchdog;
   /** Delays before the messages of a request that failed alone are sent again. */
@@ -76,10 +77,9 @@ export class Connection {
     this.hooks = hooks;
     this.machine = new StateMachine(hooks.onState);
     this.selector = new TransportSelector(options.transports);
-    this.reconnectBackoff = new Backoff(options.minReconnectDelay, options.maxReconnectDelay);
+    this.pace = new Pace(options.minReconnectDelay, options.maxReconnectDelay);
     this.probeBackoff = new Backoff(options.minProbeDelay, options.maxProbeDelay);
     this.resendBackoff = new Backoff(options.minReconnectDelay, options.maxReconnectDelay);
-    this.streamBackoff = new Backoff(options.minReconnectDelay, options.maxReconnectDelay);
     this.tokens = new TokenRefresh(options.token, options.tokenRefreshMargin, () => this.renew('skip'));
     this.bayeux = new BayeuxSession(options, dispatcher, this.selector, this.tokens);
     this.watchdog = new LinkWatchdog(options.deadLinkTimeout, {
@@ -87,7 +87,7 @@ export class Connection {
       dead: () => {
         // Set aside: reconnect on the next transport; a probe brings it back after a growing delay.
         if (this.active) this.selector.demote([this.active.name]);
-        this.lost(0);
+        this.lost(this.retryDelay());
       },
     });
     const connection = this;
@@ -146,23 +146,20 @@ export class Connection {
     return this.machine.state === 'connected' ? this.active : null;
   }
 
-  /**
-   * Some reply on `transport` did not come in time. A WebSocket that is open and silent is
-   * set aside like one the watchdog gave up (see `watch`); then as `transportFailed`.
-   */
+  /** A reply on `transport` did not come in time: an open, silent WebSocket is set aside, then as `transportFailed`. */
   timedOut(transport: Transport, error: BayouError): void {
     if (transport === this.active && this.watched(transport)) this.selector.demote([transport.name]);
     this.transportFailed(transport, error);
   }
 
   /**
-   * The transport failed, or some reply on it did not come in time. A stream cut reopens
-   * after a backoff delay (one that a clean end resets); a proxy buffering it sets it aside.
+   * The transport failed, or some reply on it did not come in time: reconnect after the
+   * backoff's delay (a WebSocket cut, a stream error); a proxy buffering a stream sets it aside.
    */
   transportFailed(transport: Transport, error: BayouError): void {
     if (transport === this.active) {
       if (transport.buffered) this.selector.demote([transport.name], 'buffered');
-      this.lost(transport.streamEnd ? this.streamBackoff.next() : 0);
+      this.lost(this.retryDelay());
     } else {
       transport.close();
       this.dispatcher.fail(transport, error, true);
@@ -174,8 +171,8 @@ export class Connection {
    * balancer whose next node is dead). The session's connect is held on another request
    * and may well be fine: giving it up would re-handshake or reconnect, and resend the
    * failed message in the same place of the same request sequence, which a round-robin
-   * balancer would send to the same dead node every time. Instead the messages alone go
-   * again after a backoff delay; a connect that fails still ends the connection.
+   * balancer would send to the same dead node every time. So the messages alone go again
+   * after a backoff delay; a connect that fails still ends the connection.
    */
   requestFailed(transport: Transport, messages: Message[], error: BayouError): void {
     if (transport !== this.active || this.machine.state !== 'connected') {
@@ -187,15 +184,15 @@ export class Connection {
 
   /** The active transport received a frame: the link is alive. */
   heard(transport: Transport): void {
-    if (transport === this.active) this.watchdog.heard();
+    if (transport !== this.active) return;
+    this.frames++;
+    this.watchdog.heard();
   }
 
   /** The session id, once handshaken. */
   get session(): string | null {
     return this.bayeux.clientId;
   }
-
-  // ── establishing a connection ────────────────────────────────────────────────
 
   /** Tries each candidate transport in turn; on total failure retries after a backoff delay. */
   private async attempt(epoch: number): Promise<void> {
@@ -231,7 +228,7 @@ export class Connection {
       }
     }
     if (reason && !refusal) this.hooks.onAttemptFailed(reason);
-    const delay = Math.max(refusal?.advice?.interval ?? 0, this.reconnectBackoff.next());
+    const delay = this.pace.next(refusal?.advice?.interval ?? reason?.retryAfter);
     this.timer = setTimeout(() => this.attempt(epoch), delay);
   }
 
@@ -249,7 +246,7 @@ export class Connection {
 
   private activate(transport: Transport, newSession: boolean): void {
     this.setActive(transport, this.selector.reason(transport.name));
-    this.reconnectBackoff.reset();
+    this.pace.up();
     this.resendBackoff.reset();
     this.machine.set('connected');
     this.hooks.onConnected(newSession);
@@ -268,8 +265,6 @@ export class Connection {
     if (previous !== transport.name) this.hooks.onTransport(transport.name, previous, reason);
   }
 
-  // ── the connect loop ─────────────────────────────────────────────────────────
-
   /**
    * A connect was answered: the next one goes after the advised interval. On a stream,
    * which stays open after the reply, once the server has ended it (a recycle).
@@ -277,19 +272,21 @@ export class Connection {
   private next(epoch: number): void {
     const transport = this.active;
     const turn = this.connectTurn;
-    const go = (): void => {
+    const go = (delay = this.bayeux.advice.interval): void => {
       if (epoch !== this.epoch || turn !== this.connectTurn || transport !== this.active) return;
-      this.scheduleConnect(epoch, this.bayeux.advice.interval);
+      this.scheduleConnect(epoch, delay);
     };
     if (!transport?.streamEnd) {
       go();
       return;
     }
     // The stream stands for a held connect: a renewal (a refreshed token) opens the next one.
+    // One that ended early (nothing carried, link not stable) is followed after the backoff.
     this.connectInFlight = true;
+    const frames = this.frames;
     transport.streamEnd((last) => {
-      this.streamBackoff.reset();
-      if (!last || goesOn(last)) go();
+      const early = this.frames === frames && !this.pace.stable;
+      if (!last || goesOn(last)) go(early ? this.pace.next(this.bayeux.advice.interval) : undefined);
       else if (epoch === this.epoch && turn === this.connectTurn) this.refused(last);
     });
   }
@@ -327,6 +324,7 @@ export class Connection {
     // A connect superseded by a renewed one: the renewed one carries the loop on.
     if (turn !== this.connectTurn) return;
     if (!goesOn(reply)) return this.refused(reply);
+    this.pace.up();
     // The preferred transport answered two connects in a row: it works, so later probes
     // (should it fail again) start from short delays. Replies on a fallback do not count.
     if (++this.replies === 2 && !this.selector.better(transport.name)) this.probeBackoff.reset();
@@ -339,7 +337,7 @@ export class Connection {
     if (advice === 'none') this.stop(stopError(reply));
     else {
       if (advice === 'handshake') this.bayeux.clientId = null;
-      this.lost(reply.advice?.interval ?? this.reconnectBackoff.next());
+      this.lost(this.pace.next(reply.advice?.interval));
     }
   }
 
@@ -348,11 +346,14 @@ export class Connection {
     if (this.active?.name === 'websocket') this.renew();
   }
 
-  // ── losing the link ──────────────────────────────────────────────────────────
-
   /** Whether the watchdog looks after `transport`: a WebSocket, unless turned off. */
   private watched(transport: Transport): boolean {
     return transport.name === 'websocket' && this.options.deadLinkTimeout > 0;
+  }
+
+  /** After the active transport failed: at once if set aside for another one, else the backoff. */
+  private retryDelay(): number {
+    return this.selector.candidates()[0]?.name !== this.active?.name ? 0 : this.pace.next();
   }
 
   /** The active connection is gone: reconnect after `delay` ms, keeping the session if we can. */
@@ -369,8 +370,6 @@ export class Connection {
     if (this.machine.state === 'connected') this.machine.set('reconnecting');
     this.timer = setTimeout(() => this.attempt(epoch), delay);
   }
-
-  // ── stopping ─────────────────────────────────────────────────────────────────
 
   private clearTimers(): void {
     clearTimeout(this.timer);
@@ -392,7 +391,7 @@ export class Connection {
     transport?.close();
     this.dispatcher.fail(null, error, false);
     this.probeBackoff.reset();
-    this.reconnectBackoff.reset();
+    this.pace.reset();
     if (this.machine.state !== 'disconnected') this.machine.set('disconnected');
     this.hooks.onStopped(error);
     for (const w of this.waiters.splice(0)) w.reject(error);

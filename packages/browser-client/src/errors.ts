@@ -49,6 +49,8 @@ export class BayouError extends Error {
   readonly reply: Message | null;
   /** The HTTP status of a failed request or stream (`403` for a page's origin the server refuses). */
   readonly status: number | null;
+  /** The wait in ms an HTTP answer's `Retry-After` asked for (a `503` of a busy server). */
+  retryAfter?: number;
 
   constructor(code: ErrorCode, message: string, reply: Message | null = null, status?: number | null) {
     super(message);

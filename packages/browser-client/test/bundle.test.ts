@@ -12,8 +12,10 @@ import { dist } from './helpers.js';
 // client that cannot connect says why (the `error` event with the HTTP status, the origin
 // diagnosis of a blind CORS failure, the `connectDeadline` of connect(): +534 B, 13,532 ->
 // 14,066 bytes). The hooks of the optional parts loaded apart: `sharedConnection` (+182 B,
-// 14,248) and `deltas` (+84 B, 14,332; the decoder itself is @bayou/client/deltas).
-const BUDGET = 14 * 1024;
+// 14,248) and `deltas` (+84 B, 14,332; the decoder itself is @bayou/client/deltas). 14 KB
+// until every failure path went through one backoff honouring `Retry-After` (+204 B:
+// 14,318 -> 14,522).
+const BUDGET = 14.25 * 1024;
 // The shared-connection build (bayou-shared.min.js): the above plus the tab and the hub of
 // `sharedConnection` (≈ 2.7 KB), kept out of the main bundle, which carries only its hook
 // (+182 B with the option's check: 14,066 -> 14,248; the sharedWorker option's default +9 B, the

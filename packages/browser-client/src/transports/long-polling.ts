@@ -19,13 +19,16 @@ function failure(message: string, status: number | null = null): BayouError {
   return new BayouError(ErrorCodes.TRANSPORT, `long-polling: ${message}`, null, status);
 }
 
-/** The error for an HTTP answer that is not a success: its status and the server's `error`. */
+/** The error for an HTTP answer that is not a success: its status, the server's `error`, `Retry-After`. */
 export async function httpFailure(
   response: FetchResponseLike,
   fail: (message: string, status: number) => BayouError,
 ): Promise<BayouError> {
   const body = await response.text().catch(() => '');
-  return fail(`HTTP ${response.status} ${/"error":("[^"]*")/.exec(body)?.[1] ?? ''}`, response.status);
+  const error = fail(`HTTP ${response.status} ${/"error":("[^"]*")/.exec(body)?.[1] ?? ''}`, response.status);
+  const wait = Number(response.headers?.get('retry-after'));
+  if (wait > 0) error.retryAfter = wait * 1000;
+  return error;
 }
 
 /** An `AbortController`, typed here so the published types need no DOM library. */

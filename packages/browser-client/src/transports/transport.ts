@@ -79,6 +79,7 @@ export type WebSocketConstructor = new (url: string) => WebSocketLike;
 export interface FetchResponseLike {
   readonly ok: boolean;
   readonly status: number;
+  readonly headers?: { get(name: string): string | null };
   text(): Promise<string>;
   /** The body as a stream (the streaming transport reads it as it arrives). */
   readonly body?: { getReader(): StreamReaderLike } | null;
