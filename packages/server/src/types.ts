@@ -7,6 +7,46 @@ import type { IncomingHttpHeaders } from 'node:http';
  */
 export type TransportName = 'websocket' | 'long-polling' | 'streaming' | 'eventsource';
 
+/**
+ * What a transport's carrier can do, declared once by the transport
+ * (`transports/carrier-kinds.ts`); the carrier seam is `session/carrier.ts`.
+ */
+export interface CarrierKind {
+  /** Its connection type, as a client names it (`connectionType`) and as metrics show it. */
+  readonly name: TransportName;
+  /**
+   * Deliveries leave as frames as soon as they are flushed (a WebSocket, a held stream);
+   * without it they leave in the answer to a held connect (long-polling).
+   */
+  readonly pushes: boolean;
+  /**
+   * While it is open its client sends no `/meta/connect`: the session it carries does not
+   * expire while bound, and its opening connect is answered at once (the streams).
+   */
+  readonly keepsSession: boolean;
+  /**
+   * It carries the server's frames only: the client's messages, its connects included,
+   * come on separate POSTs (the streams).
+   */
+  readonly unidirectional: boolean;
+  /** A frame of it can end with the ack extension's numbered-frame marker (`ext.bayou.ackFrames`). */
+  readonly numberedFrames: boolean;
+  /**
+   * Opened by a `/meta/connect` of its own. A unidirectional carrier without it (Faye's
+   * EventSource) is opened by a request naming the session; its connects, on POSTs, are
+   * answered at once.
+   */
+  readonly opensWithConnect: boolean;
+  /**
+   * Its requests carry the browser's `BAYEUX_BROWSER` cookie, checked against the session's,
+   * and a connect held on one takes one of the browser's per-origin connection slots.
+   */
+  readonly browserBound: boolean;
+}
+
+/** A connection type's kind by the name a client gives (`undefined` for one no transport declares). */
+export type ConnectionTypes = (name: unknown) => CarrierKind | undefined;
+
 /** Every connection type, in the default order of preference. */
 export const TRANSPORT_NAMES: readonly TransportName[] = Object.freeze([
   'websocket',
@@ -18,6 +58,8 @@ export const TRANSPORT_NAMES: readonly TransportName[] = Object.freeze([
 /** What the security hooks know about the HTTP request that carried a message. */
 export interface RequestInfo {
   transport: TransportName;
+  /** What the request's carrier can do (`session/carrier.ts`): read this, not `transport`. */
+  carrier: CarrierKind;
   /** Headers of the upgrade request (WebSocket) or of the POST (long-polling). */
   headers: IncomingHttpHeaders;
   url: string;

@@ -218,7 +218,7 @@ describe.each<Way>(['direct', 'fastify'])('the wire of a stream on the %s path',
     const seen = rawStream(base, '1.1', JSON.stringify([streamConnect(client)]), client.cookie, (t) =>
       t.includes('"data":4'),
     );
-    await eventually(() => app.bayou.session(client.clientId)?.state === 'socket');
+    await eventually(() => app.bayou.session(client.clientId)?.state === 'carried');
     for (let i = 0; i < 5; i++) app.bayou.publish('/wire', i);
     const text = await seen;
     const [head, body] = text.split('\r\n\r\n', 2) as [string, string];
@@ -251,7 +251,7 @@ describe('an HTTP/1.0 stream request', () => {
     const seen = rawStream(base, '1.0', JSON.stringify([streamConnect(client)]), client.cookie, (t) =>
       t.includes('"data":"x"'),
     );
-    await eventually(() => app.bayou.session(client.clientId)?.state === 'socket');
+    await eventually(() => app.bayou.session(client.clientId)?.state === 'carried');
     app.bayou.publish('/old', 'x');
     const text = await seen;
     const body = text.slice(text.indexOf('\r\n\r\n') + 4);

@@ -228,7 +228,7 @@ describe('streaming', () => {
       `POST /bayeux/stream HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n${client.cookie ? `Cookie: ${client.cookie}\r\n` : ''}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
     );
     socket.pause();
-    await eventually(() => server.bayou.session(client.clientId)?.state === 'socket');
+    await eventually(() => server.bayou.session(client.clientId)?.state === 'carried');
     const payload = 'x'.repeat(16 * 1024);
     for (let i = 0; i < 2000 && server.bayou.session(client.clientId) !== undefined; i++) {
       server.bayou.publish('/flood', payload);

@@ -12,7 +12,7 @@ import { AdminFeed } from './admin-feed.js';
 import { consolePage, loginPage } from './admin-pages.js';
 import { AdminCredential, TOKEN_TTL_MS } from './admin-token.js';
 import { LoginLimiter } from './login-limiter.js';
-import { NodeWatch } from './node-stats.js';
+import { NodeWatch, sourcesOf } from './node-stats.js';
 
 export interface AdminConsoleOptions {
   /** The operator's password. Unset: any password logs in (keep such a server on loopback). */
@@ -67,7 +67,7 @@ export async function adminConsole(app: FastifyInstance, options: AdminConsoleOp
   const credential = new AdminCredential(options.password);
   const ops = operationsOf(app);
   const feed = new AdminFeed(app.bayou, ops, credential);
-  const watch = new NodeWatch(app.bayou, ops);
+  const watch = new NodeWatch(app.bayou, ops, sourcesOf(app));
   app.bayou.addExtension(feed);
   const detach = [ops.taps.serveStats(() => watch.read()), ops.taps.openConsole(feed.gate)];
   app.addHook('onClose', async () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BayouServer, createServer } from '../index.js';
 import { operationsOf } from '../kernel/node-operations.js';
-import { MAX_COUNTED, NodeWatch, TOP } from './node-stats.js';
+import { MAX_COUNTED, NodeWatch, sourcesOf, TOP } from './node-stats.js';
 
 describe('NodeWatch', () => {
   let server: BayouServer;
@@ -13,7 +13,7 @@ describe('NodeWatch', () => {
   it('counts publishes per channel only while watched, at most MAX_COUNTED channels, emptied by each read', () => {
     const ops = operationsOf(server.app);
     const taps = ops.taps;
-    const watch = new NodeWatch(server.bayou, ops);
+    const watch = new NodeWatch(server.bayou, ops, sourcesOf(server.app));
     expect(taps.countingPublishes).toBe(false);
     watch.read();
     expect(taps.countingPublishes).toBe(true);
@@ -34,7 +34,7 @@ describe('NodeWatch', () => {
 
   it("leaves the console's own feed out of the busiest channels, and counts every transport", async () => {
     const ops = operationsOf(server.app);
-    const watch = new NodeWatch(server.bayou, ops);
+    const watch = new NodeWatch(server.bayou, ops, sourcesOf(server.app));
     watch.read();
     for (let i = 0; i < 20; i++) ops.taps.published('/bayou/admin/stats');
     ops.taps.published('/news');

@@ -7,7 +7,9 @@
  * counter start at the first `stats` request and stop `WATCH_MS` after the last one.
  */
 import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
+import type { FastifyInstance } from 'fastify';
 import type { BayouApp } from '../bayou-app.js';
+import { BayouError } from '../errors.js';
 import type { NodeOperations } from '../kernel/node-operations.js';
 import type { LimiterStats } from '../limits/limiter.js';
 import type { WebhookStats } from '../webhooks/webhook-sender.js';
@@ -63,11 +65,18 @@ export const TOP = 10;
 /** Most channels counted between two requests: a flood of new names cannot grow the map. */
 export const MAX_COUNTED = 10_000;
 
-const sources = new WeakMap<BayouApp, NodeSources>();
+/** The Fastify decoration holding a node's counters for the console (not a public name). */
+export const NODE_SOURCES = Symbol.for('bayou.node-sources');
 
-/** The plugin hands its counters over once (the console reads them only when asked). */
-export function registerSources(app: BayouApp, given: NodeSources): void {
-  sources.set(app, given);
+/** The counters the Bayou plugin registered on `app` decorated it with; a clear error when there are none. */
+export function sourcesOf(app: FastifyInstance): NodeSources {
+  const sources = (app as unknown as Record<symbol, NodeSources | undefined>)[NODE_SOURCES];
+  if (sources === undefined)
+    throw new BayouError(
+      'BAYOU_ERR_INVALID_OPTION',
+      'register the Bayou plugin (app.register(bayou, …)) before the console',
+    );
+  return sources;
 }
 
 /** The TOP largest, most first, in one pass: no sort of every channel a node holds. */
@@ -96,6 +105,8 @@ export class NodeWatch {
   constructor(
     private readonly app: BayouApp,
     private readonly ops: NodeOperations,
+    /** The plugin's counters (transports, limits, webhooks), read only when asked. */
+    private readonly sources: NodeSources,
   ) {}
 
   get watching(): boolean {
@@ -114,7 +125,7 @@ export class NodeWatch {
     if (this.lag === null) this.start(now);
     const k = this.ops;
     const s = this.app.stats();
-    const src = sources.get(this.app);
+    const src = this.sources;
     const lag = this.lag as IntervalHistogram;
     const mem = process.memoryUsage();
     const seconds = Math.max(0.001, (now - this.countedSince) / 1000);
@@ -126,12 +137,12 @@ export class NodeWatch {
     ]);
     this.counts.clear();
     this.countedSince = now;
-    const streams = src?.streams() ?? { streaming: 0, eventsource: 0 };
+    const streams = src.streams();
     const stats: NodeStats = {
       nodeId: k.nodeId,
       at: now,
       sessions: s.sessions,
-      websockets: src?.websockets() ?? 0,
+      websockets: src.websockets(),
       streaming: streams.streaming,
       eventSources: streams.eventsource,
       longPolls: s.heldLongPolls,
@@ -142,13 +153,11 @@ export class NodeWatch {
       publishes: s.publishes,
       delivered: s.messagesOut,
       slowConsumers: s.slowConsumers,
-      limitRefusals: src
-        ? src.limits.publishRefused + src.limits.sessionsRefused + src.limits.handshakesRefused
-        : 0,
+      limitRefusals: src.limits.publishRefused + src.limits.sessionsRefused + src.limits.handshakesRefused,
       engineErrors: s.engineErrors,
       engineReady: k.engine.ready(),
       engineReconnects: (k.engine as { stats?: { reconnects?: number } }).stats?.reconnects ?? 0,
-      webhookFailures: src?.webhooks ? src.webhooks.failed + src.webhooks.dropped : 0,
+      webhookFailures: src.webhooks ? src.webhooks.failed + src.webhooks.dropped : 0,
       bySubscribers: top(withoutAdmin(k.channelCounts())),
       byRate,
     };

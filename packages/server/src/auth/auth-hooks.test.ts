@@ -4,11 +4,13 @@ import { describe, expect, it } from 'vitest';
 import { HandshakeDeniedError } from '../errors.js';
 import type { RequestInfo } from '../options.js';
 import type { Session } from '../session/session.js';
+import { WEBSOCKET_CARRIER } from '../transports/carrier-kinds.js';
 import { authExpiresAt, createAuthHooks } from './auth-hooks.js';
 
 const secret = 'a-test-secret-that-is-at-least-32-chars';
 const request: RequestInfo = {
   transport: 'websocket',
+  carrier: WEBSOCKET_CARRIER,
   headers: {},
   url: '/bayeux',
   remoteAddress: '127.0.0.1',

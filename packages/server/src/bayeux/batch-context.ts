@@ -1,22 +1,24 @@
 /**
  * What the protocol handlers know about the frame or request a batch came in, and where
  * their replies go: into the session's queue when the session drains to this very
- * WebSocket (so replies and deliveries keep their order), otherwise into `replies`,
+ * carrier (so replies and deliveries keep their order), otherwise into `replies`,
  * which the transport writes back itself at the end of the batch.
  */
 import type { Message } from '@bayou/protocol';
+import type { Carrier, CarrierKind } from '../session/carrier.js';
 import type { Session } from '../session/session.js';
-import type { PendingPoll, SocketLink } from '../session/session-lifecycle.js';
-import type { RequestInfo, TransportName } from '../types.js';
+import type { PendingPoll } from '../session/session-lifecycle.js';
+import type { RequestInfo } from '../types.js';
 import { behindInFlight, type PipelineState, replied } from './pipeline.js';
 
 /** Also tracks the batch's publishes in flight (`PipelineState`, `pipeline.ts`). */
 export interface BatchContext extends PipelineState {
-  readonly transport: TransportName;
+  /** What the carrier the batch arrived on can do (`request.carrier`). */
+  readonly kind: CarrierKind;
   readonly request: RequestInfo;
-  /** The WebSocket the batch arrived on; `null` for long-polling. */
-  readonly socket: SocketLink | null;
-  /** The long-poll request, to be held by a `/meta/connect`; `null` for WebSocket. */
+  /** The carrier the batch arrived on when it pushes (a WebSocket, a stream); `null` for a POST. */
+  readonly carrier: Carrier | null;
+  /** The long-poll request, to be held by a `/meta/connect`; `null` on a carrier that pushes. */
   readonly poll: PendingPoll | null;
   /** Browser id from the `BAYEUX_BROWSER` cookie (long-polling). */
   readonly browserId: string | null;
@@ -26,22 +28,21 @@ export interface BatchContext extends PipelineState {
   session: Session | null;
   /** Set when a `/meta/connect` of this batch is held on `poll`. */
   held: boolean;
-  /** Sessions a handshake or connect bound to `socket`, for the transport to track. */
+  /** Sessions a handshake or connect bound to `carrier`, for the transport to track. */
   bound: Session[];
 }
 
 export function createBatchContext(
-  transport: TransportName,
   request: RequestInfo,
-  socket: SocketLink | null,
+  carrier: Carrier | null,
   poll: PendingPoll | null,
   browserId: string | null,
   replies: string[] = [],
 ): BatchContext {
   return {
-    transport,
+    kind: request.carrier,
     request,
-    socket,
+    carrier,
     poll,
     browserId,
     replies,
@@ -68,7 +69,7 @@ export function replyTo(
 }
 
 /**
- * Routes a serialized reply: in order with deliveries on the session's own socket, else
+ * Routes a serialized reply: in order with deliveries on the session's own carrier, else
  * with the batch. `at` puts it at that place in the queue instead of the end — ahead of
  * what handling the message itself queued (a snapshot, the publisher's own copy).
  */
@@ -79,8 +80,8 @@ export function routeReply(ctx: BatchContext, session: Session | null, json: str
 function placeReply(ctx: BatchContext, session: Session | null, json: string, at?: number): void {
   if (
     session !== null &&
-    ctx.socket !== null &&
-    session.socket === ctx.socket &&
+    ctx.carrier !== null &&
+    session.carrier === ctx.carrier &&
     session.deliveryMode !== 'connect-reply'
   ) {
     const length = session.queue.length;

@@ -2,6 +2,7 @@ import type { Message } from '@bayou/protocol';
 import { describe, expect, it } from 'vitest';
 import { OrderedLongPolling } from '../cluster/ordered-long-polling.js';
 import type { DeliveryMode, ExtensionSession } from '../session/session.js';
+import { LONG_POLLING_CARRIER } from '../transports/carrier-kinds.js';
 import type { RequestInfo } from '../types.js';
 import { type Extension, ExtensionPipeline } from './extensions.js';
 
@@ -20,7 +21,7 @@ function fakeSession(): ExtensionSession & { mode: DeliveryMode } {
   return s as unknown as ExtensionSession & { mode: DeliveryMode };
 }
 
-const request = { transport: 'long-polling' } as RequestInfo;
+const request = { transport: 'long-polling', carrier: LONG_POLLING_CARRIER } as RequestInfo;
 const connect = { channel: '/meta/connect', clientId: 'c', connectionType: 'long-polling' } as Message;
 
 describe('ExtensionPipeline', () => {

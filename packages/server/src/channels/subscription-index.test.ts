@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type EnqueueHook, Session, type SessionHost } from '../session/session.js';
+import { WEBSOCKET_CARRIER } from '../transports/carrier-kinds.js';
 import { SubscriptionIndex } from './subscription-index.js';
 
 const host: SessionHost = {
@@ -9,7 +10,7 @@ const host: SessionHost = {
   maxQueuedBytes: Number.POSITIVE_INFINITY,
 };
 const pub = (channel: string, payload: string) => ({ channel, payload, position: null });
-const session = (id: string) => new Session(id, 'websocket', host, Number.POSITIVE_INFINITY);
+const session = (id: string) => new Session(id, WEBSOCKET_CARRIER, host, Number.POSITIVE_INFINITY);
 
 describe('SubscriptionIndex', () => {
   it('delivers once per session however many of its patterns match', () => {

@@ -6,6 +6,7 @@
  */
 import { decodeBatch } from '@bayou/protocol';
 import type { ForwardRequest, ForwardResponse } from '../engine/engine.js';
+import { LONG_POLLING_CARRIER } from '../transports/carrier-kinds.js';
 import type { HttpReply, ResponseStream } from '../transports/http-reply.js';
 import type { PollRequest } from '../transports/poll-request.js';
 import type { TransportKernel } from '../transports/transport-kernel.js';
@@ -119,7 +120,8 @@ export function runForwarded(
       return;
     }
     const info: RequestInfo = {
-      transport: 'long-polling',
+      transport: LONG_POLLING_CARRIER.name,
+      carrier: LONG_POLLING_CARRIER,
       headers: request.headers,
       url: request.url,
       remoteAddress: request.remoteAddress,

@@ -18,9 +18,8 @@
  */
 import { ACK_MARKER_CHANNEL, EXT_ACK, formatError, META_CONNECT, type Message } from '@bayou/protocol';
 import type { ForwardRequest } from '../engine/engine.js';
-import type { StreamHub } from '../transports/stream-hub.js';
 import { recycleFrame } from '../transports/stream-hub.js';
-import type { StreamLink } from '../transports/stream-link.js';
+import type { StreamFeed, StreamLink } from '../transports/stream-link.js';
 import type { StreamRelay } from '../transports/streaming.js';
 import type { TransportKernel } from '../transports/transport-kernel.js';
 import type { RequestInfo } from '../types.js';
@@ -34,16 +33,12 @@ type Reply = Record<string, unknown> & {
 /** A held connect answered empty this long before its timeout was superseded (another stream took over). */
 const EARLY_MS = 1000;
 
-export function createStreamRelay(kernel: TransportKernel, hub: StreamHub, timeout: number): StreamRelay {
-  return (owner, link, clientId, connect, info) => {
-    const relay = new Relay(kernel, owner, link, clientId, info, timeout);
-    link.relay = relay;
-    hub.track(link);
-    void relay.start(connect);
-  };
+/** The feed of a stream relayed to its session's owner, made as the stream is constructed. */
+export function createStreamRelay(kernel: TransportKernel, timeout: number): StreamRelay {
+  return (owner, clientId, info) => (link) => new Relay(kernel, owner, link, clientId, info, timeout);
 }
 
-class Relay {
+class Relay implements StreamFeed {
   private closing = false;
   /** The `id` of the client's opening connect, for a reply made here. */
   private openingId: string | undefined;
@@ -75,7 +70,7 @@ class Relay {
     if (replies === null) return;
     const reply = replies.find((m) => m.channel === META_CONNECT);
     // A `streaming` client reads the owner's connect reply as the stream's first frame.
-    if (this.link.kind === 'streaming' || reply?.successful !== true) this.frame(replies, false);
+    if (this.link.format === 'streaming' || reply?.successful !== true) this.frame(replies, false);
     if (reply?.successful !== true) {
       this.link.end();
       return;
@@ -85,7 +80,7 @@ class Relay {
 
   recycle(): void {
     this.closing = true;
-    void this.release().then(() => this.link.finish(recycleFrame(this.link.kind, this.clientId)));
+    void this.release().then(() => this.link.finish(recycleFrame(this.link.format, this.clientId)));
   }
 
   /** The client went away: the connect held for it on the owner is let go. */
@@ -147,7 +142,7 @@ class Relay {
     if (typeof batch === 'number' && deliveriesOnly)
       parts.push(`{"channel":"${ACK_MARKER_CHANNEL}","ext":{"${EXT_ACK}":${batch}}}`);
     const array = `[${parts.join(',')}]`;
-    this.link.write(this.link.kind === 'streaming' ? `${array}\n` : `data: ${array}\n\n`);
+    this.link.write(this.link.format === 'streaming' ? `${array}\n` : `data: ${array}\n\n`);
     this.link.count(messages.length);
     return true;
   }
@@ -189,7 +184,7 @@ class Relay {
     if (!this.closing) {
       // As this node answers a session it does not know (the opening connect's id, or Faye's form).
       const reply =
-        this.link.kind === 'eventsource'
+        this.link.format === 'eventsource'
           ? { channel: META_CONNECT, clientId: this.clientId }
           : { channel: META_CONNECT, ...(this.openingId === undefined ? {} : { id: this.openingId }) };
       this.frame(

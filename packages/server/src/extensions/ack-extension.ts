@@ -6,7 +6,8 @@
  * with its connection is delivered again after the client reconnects, in order.
  *
  * A Bayou client may also ask for numbered frames (`ext.bayou.ackFrames: true`, see
- * `EXT_ACK_FRAMES`): over a WebSocket its deliveries then leave at once, as for a client
+ * `EXT_ACK_FRAMES`): over a carrier whose kind has `numberedFrames` (a WebSocket, a
+ * stream opened on this node) its deliveries then leave at once, as for a client
  * without ack, each frame numbered by a marker at its end, instead of one batch per
  * connect round trip. The client reports the frames it got now and then (`ext.ackFrames`
  * on a connect: forget, resend nothing, the rest is still on its way over the live socket);
@@ -25,7 +26,7 @@ import {
 } from '@bayou/protocol';
 import type { Extension, Refusal, Reply } from '../bayeux/extensions.js';
 import type { ExtensionSession } from '../session/session.js';
-import type { RequestInfo } from '../types.js';
+import type { ConnectionTypes, RequestInfo } from '../types.js';
 
 interface Batch {
   readonly batch: number;
@@ -36,7 +37,7 @@ interface Batch {
 export class AckState {
   /** The number of the last batch sent. */
   batch = 0;
-  /** Whether it asked for numbered frames (`ext.bayou.ackFrames`), used whenever it is on a WebSocket. */
+  /** Whether it asked for numbered frames (`ext.bayou.ackFrames`), used whenever its carrier numbers frames. */
   constructor(readonly frames: boolean) {}
   private unacked: Batch[] = [];
   private held = 0;
@@ -97,16 +98,25 @@ function wantsFrames(ext: Record<string, unknown> | undefined): boolean {
 }
 
 /** A session with ack but without numbered frames cannot stream: its messages travel in connect replies. */
-const NEEDS_FRAMES: Refusal = {
-  error: formatError('connectionTypeUnsupported', ['streaming', 'ack without ext.bayou.ackFrames']),
-  advice: { reconnect: 'none' },
-};
+function needsFrames(request: RequestInfo): Refusal {
+  return {
+    error: formatError('connectionTypeUnsupported', [request.transport, 'ack without ext.bayou.ackFrames']),
+    advice: { reconnect: 'none' },
+  };
+}
+
+/** Whether `request` opens a stream with its connect: its carrier keeps the session and opens with a connect. */
+function opensStream(request: RequestInfo): boolean {
+  return request.carrier.keepsSession && request.carrier.opensWithConnect;
+}
 
 export class AckExtension implements Extension {
   readonly name = 'ack';
   readonly stage = 'protocol';
   /** Sessions with more unacknowledged messages than this are reported as slow. */
   constructor(
+    /** The kind a connect's `connectionType` names (`transports/carrier-kinds.ts`). */
+    private readonly connectionTypes: ConnectionTypes,
     private readonly onTooManyPending: (session: ExtensionSession) => void,
     private readonly maxPending: number,
   ) {}
@@ -119,10 +129,9 @@ export class AckExtension implements Extension {
 
   /** A stream-opening connect of a session with ack but without numbered frames is refused: its messages travel in connect replies. */
   incoming(message: Message, session: ExtensionSession | null, request: RequestInfo): Refusal | undefined {
-    if (session === null || message.channel !== META_CONNECT || request.transport !== 'streaming')
-      return undefined;
+    if (session === null || message.channel !== META_CONNECT || !opensStream(request)) return undefined;
     const state = this.stateOf(session);
-    return state !== undefined && !state.frames ? NEEDS_FRAMES : undefined;
+    return state !== undefined && !state.frames ? needsFrames(request) : undefined;
   }
 
   /** The connect passed every stage: its acknowledgement and its carrier now apply. */
@@ -131,17 +140,19 @@ export class AckExtension implements Extension {
     const state = this.stateOf(session);
     if (state === undefined) return;
     if (state.frames) {
-      // Numbered frames stream over a WebSocket or a streaming response opened here (not one
-      // relayed from another node); long-polling carries them in connect replies.
-      const type = (message as { connectionType?: unknown }).connectionType;
-      const streams = type === 'websocket' || (type === 'streaming' && request.transport === 'streaming');
+      // Numbered frames stream over the carrier the connect came on and names, when it
+      // numbers frames (a WebSocket, a stream opened here, not one relayed from another
+      // node); a carrier that does not push carries them in connect replies.
+      const named = this.connectionTypes((message as { connectionType?: unknown }).connectionType);
+      const streams = named === request.carrier && request.carrier.numberedFrames;
       session.requestDelivery(streams ? 'numbered' : 'connect-reply');
       const got = reportedAck(message.ext, EXT_ACK_FRAMES);
       // A connect that opens a stream starts a new link, whichever field reports the last frame
       // received: what went down with the older stream comes again on it (@bayou/client says
       // `ext.ackFrames` there, as after a WebSocket reconnect another client says `ext.ack`),
       // also when the stream is relayed from another node (the relay's own polls say neither).
-      if (got !== undefined && type === 'streaming') session.requeue(state.acknowledge(got));
+      if (got !== undefined && named?.keepsSession === true && named.opensWithConnect)
+        session.requeue(state.acknowledge(got));
       else if (got !== undefined) state.forget(got);
     }
     const acked = reportedAck(message.ext);

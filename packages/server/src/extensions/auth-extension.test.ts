@@ -2,11 +2,18 @@ import type { Message } from '@bayou/protocol';
 import { describe, expect, it } from 'vitest';
 import { HandshakeDeniedError } from '../errors.js';
 import type { ServerSession } from '../session/session.js';
+import { WEBSOCKET_CARRIER } from '../transports/carrier-kinds.js';
 import type { RequestInfo } from '../types.js';
 import { AuthExtension } from './auth-extension.js';
 
 const handshake = { channel: '/meta/handshake' } as Message;
-const ws: RequestInfo = { transport: 'websocket', headers: {}, url: '', remoteAddress: undefined };
+const ws: RequestInfo = {
+  transport: 'websocket',
+  carrier: WEBSOCKET_CARRIER,
+  headers: {},
+  url: '',
+  remoteAddress: undefined,
+};
 
 function fakeSession(id: string, expSeconds: number | undefined): ServerSession {
   return {

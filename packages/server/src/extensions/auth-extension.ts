@@ -78,7 +78,7 @@ export class AuthExtension implements Extension {
     if (session === null) return undefined;
     if (
       !this.options.trustClientSession &&
-      request.transport === 'long-polling' &&
+      request.carrier.browserBound &&
       (session as Session).browserId !== (request.browserId ?? null)
     ) {
       this.stats.browserMismatch++;

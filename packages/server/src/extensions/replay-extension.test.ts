@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { Publication } from '../engine/engine.js';
 import { MemoryEngine } from '../engine/memory/memory-engine.js';
 import { type PublicationDelivery, Session, type SessionHost } from '../session/session.js';
+import { LONG_POLLING_CARRIER } from '../transports/carrier-kinds.js';
 import { belowFloor, ReplayExtension } from './replay-extension.js';
 
 const at = (offset: number, epoch = 'e1'): StreamPosition => ({ offset, epoch });
@@ -53,7 +54,7 @@ describe('a resumed session on the replay extension', () => {
       engine.bus.history.publish('/a', `{"channel":"/a","data":${n}}`, policy, Date.now());
     const [one, two, three] = [publish(1), publish(2), publish(3)] as [Publication, Publication, Publication];
     const replay = new ReplayExtension(engine.history);
-    const session = new Session('n.s', 'long-polling', host, Number.POSITIVE_INFINITY);
+    const session = new Session('n.s', LONG_POLLING_CARRIER, host, Number.POSITIVE_INFINITY);
     replay.outgoing({ successful: true }, { channel: '/meta/handshake', ext: { replay: true } }, session);
     await replay.subscribing(session, '/a', {
       channel: '/meta/subscribe',

@@ -10,7 +10,7 @@
 import { Server as TlsServer } from 'node:tls';
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
-import { registerSources } from '../admin/node-stats.js';
+import { NODE_SOURCES } from '../admin/node-stats.js';
 import type { createAuthHooks } from '../auth/auth-hooks.js';
 import type { BayouApp } from '../bayou-app.js';
 import { OrderedLongPolling } from '../cluster/ordered-long-polling.js';
@@ -259,7 +259,7 @@ interface Observed {
 /** The console's sources (read only while someone watches) and, where asked, the Prometheus metrics. */
 function observeNode(app: FastifyInstance, options: ResolvedOptions, n: Observed): void {
   const { bayou, limiter, guard, ws, streams, webhooks } = n;
-  registerSources(bayou, {
+  app.decorate(NODE_SOURCES, {
     websockets: () => ws?.connections ?? 0,
     streams: () => streams?.hub.counts() ?? NO_STREAMS,
     limits: limiter.stats,

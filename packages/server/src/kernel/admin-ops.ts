@@ -79,7 +79,7 @@ export class AdminOps {
     const sessions = this.matching(target);
     for (const s of sessions) {
       this.remember(s.id);
-      const socket = s.socket;
+      const carrier = s.carrier;
       if (s.held !== null) {
         // The held connect carries the word: do not reconnect. Sent before the queue goes.
         this.k.connects.complete(s, { reconnect: 'none', interval: 0 });
@@ -87,7 +87,7 @@ export class AdminOps {
       }
       if (this.k.findSession(s.id) === s) this.k.removeSession(s, 'disconnect');
       // Its connection ends now, after that last frame, not when a sweep finds it sessionless.
-      socket?.end(1000, 'disconnected by the server');
+      carrier?.end(1000, 'disconnected by the server');
     }
     return sessions.length;
   }

@@ -1,23 +1,24 @@
 /**
  * `/meta/connect` as the server lives it: binding a session to the carrier a connect came
  * on, holding the connect until there is something to send or its `timeout`, answering a
- * held connect (with what is queued, on long-polling or for sessions whose deliveries
- * travel only in connect replies), and letting go when a socket or a request goes away.
- * Long-polls held per browser are capped here (`multiple-clients` advice).
+ * held connect (with what is queued, on a carrier that does not push or for sessions whose
+ * deliveries travel only in connect replies), and letting go when a carrier or a request
+ * goes away. Long-polls held per browser are capped here (`multiple-clients` advice).
+ *
+ * Carriers are told apart by what their kind can do (`session/carrier.ts`), never by name:
+ * the kind of the carrier a connect came on (`ctx.kind`) and the kind its `connectionType`
+ * names, which differ for a connect sent aside of its stream (Faye's EventSource) and for
+ * the polls of a stream relayed from another node (`cluster/stream-relay.ts`).
  */
 import { META_CONNECT, type Message } from '@bayou/protocol';
 import { type BatchContext, routeReply } from '../bayeux/batch-context.js';
 import type { ExtensionPipeline } from '../bayeux/extensions.js';
 import type { ResolvedOptions } from '../options.js';
 import { BrowserSlots } from '../session/browser-slots.js';
+import type { Carrier, CarrierKind, ConnectionTypes } from '../session/carrier.js';
 import type { Outbound } from '../session/outbound.js';
 import type { Session } from '../session/session.js';
-import {
-  type HeldConnect,
-  type PendingPoll,
-  type SocketLink,
-  transition,
-} from '../session/session-lifecycle.js';
+import { type HeldConnect, type PendingPoll, transition } from '../session/session-lifecycle.js';
 import { overHttp2 } from '../transports/request-info.js';
 
 export type ConnectOptions = Pick<
@@ -31,14 +32,16 @@ export class Connects {
   private readonly multipleClientsAdvice: string;
   private readonly adviceFields: Record<string, unknown>;
   private readonly browserPolls: BrowserSlots;
-  /** Faye's EventSource advice while a stream is open, and while none is. */
-  private readonly eventSourceAdvice: string;
-  private readonly eventSourceGapAdvice: string;
+  /** The advice for a connect sent aside of its stream (Faye's EventSource) while one is open, and while none is. */
+  private readonly asideAdvice: string;
+  private readonly asideGapAdvice: string;
 
   constructor(
     private readonly options: ConnectOptions,
     private readonly outbound: Outbound,
     private readonly extensions: ExtensionPipeline,
+    /** The kind a connect's `connectionType` names (`transports/carrier-kinds.ts`). */
+    private readonly connectionTypes: ConnectionTypes,
   ) {
     this.adviceFields = { reconnect: 'retry', interval: options.interval, timeout: options.timeout };
     this.advice = JSON.stringify(this.adviceFields);
@@ -48,20 +51,20 @@ export class Connects {
       'multiple-clients': true,
     });
     this.browserPolls = new BrowserSlots(options.maxSessionsPerBrowser);
-    this.eventSourceAdvice = JSON.stringify({ reconnect: 'retry', interval: options.timeout, timeout: 0 });
-    this.eventSourceGapAdvice = JSON.stringify({
+    this.asideAdvice = JSON.stringify({ reconnect: 'retry', interval: options.timeout, timeout: 0 });
+    this.asideGapAdvice = JSON.stringify({
       reconnect: 'retry',
       interval: Math.min(options.timeout, Math.floor(options.maxInterval / 2)),
       timeout: 0,
     });
   }
 
-  /** A handshake on a WebSocket binds the new session to it, so its replies keep their order. */
+  /** A handshake on a carrier that pushes binds the new session to it, so its replies keep their order. */
   bindHandshake(session: Session, ctx: BatchContext): void {
-    if (ctx.socket === null) return;
+    if (ctx.carrier === null) return;
     transition(
       session,
-      { type: 'bind-socket', socket: ctx.socket, held: null },
+      { type: 'bind-carrier', carrier: ctx.carrier, held: null },
       Date.now(),
       this.options.maxInterval,
     );
@@ -69,26 +72,22 @@ export class Connects {
   }
 
   connect(session: Session, message: Message, ctx: BatchContext): void {
-    const older = session.socket;
+    const older = session.carrier;
     this.connectOn(session, message, ctx);
     // A stream this connect took the session from (a newer stream relayed from another
     // node, a long-poll) ends now: nothing would ever be written into it again.
-    if (older !== null && older.keepsSession === true && session.socket !== older)
-      older.end(1000, 'superseded');
+    if (older?.kind.keepsSession && session.carrier !== older) older.end(1000, 'superseded');
   }
 
   private connectOn(session: Session, message: Message, ctx: BatchContext): void {
-    const type = (message as { connectionType?: unknown }).connectionType;
-    if (type === 'eventsource' && ctx.socket === null) {
-      this.eventSourceConnect(session, message, ctx);
+    const named = this.connectionTypes((message as { connectionType?: unknown }).connectionType);
+    // A connect on a POST naming a stream: sent aside of it, or a relayed stream's poll.
+    const forStream = ctx.carrier === null && named?.keepsSession === true ? named : null;
+    if (forStream !== null && !forStream.opensWithConnect) {
+      this.asideConnect(session, message, ctx, forStream);
       return;
     }
-    if (
-      type === 'streaming' &&
-      ctx.socket === null &&
-      session.socket?.keepsSession === true &&
-      !zeroTimeout(message)
-    ) {
+    if (forStream !== null && session.carrier?.kind.keepsSession === true && !zeroTimeout(message)) {
       // A relayed stream's poll (cluster/stream-relay.ts) while a stream of the session is
       // open here: that one is newer (the relay's opening connect let go of any older), so
       // the relay is told to end.
@@ -99,23 +98,24 @@ export class Connects {
     // no deliveries — they go with this connect.
     if (session.held !== null) this.complete(session, undefined, false);
     // A stream relayed from another node long-polls here, yet the session streams.
-    session.transport = type === 'streaming' ? 'streaming' : ctx.transport;
+    session.carriedBy(forStream ?? ctx.kind);
     const first = !session.connected;
     session.connected = true;
     const clientTimeout = (message.advice as { timeout?: unknown } | undefined)?.timeout;
     // A stream's opening connect is answered at once, ahead of what is queued.
-    const stream = ctx.socket?.keepsSession === true;
+    const stream = ctx.carrier?.kind.keepsSession === true;
     let advice: string | null = first || clientTimeout === 0 || stream ? this.advice : null;
-    // The browser's slot this connect holds, if it counts: a long-poll over HTTP/1.1 (over
-    // HTTP/2 a browser's long-polls share one connection: no per-origin limit to spare).
+    // The browser's slot this connect holds, if it counts: a long-poll of the browser's own
+    // over HTTP/1.1 (over HTTP/2 a browser's long-polls share one connection: no per-origin
+    // limit to spare), not a relayed stream's.
     const slot =
-      advice === null && ctx.poll !== null && type !== 'streaming' && !overHttp2(ctx.request)
+      advice === null && ctx.kind.browserBound && forStream === null && !overHttp2(ctx.request)
         ? ctx.browserId
         : null;
     if (slot !== null && !this.browserPolls.acquire(slot)) advice = this.multipleClientsAdvice;
     const now = Date.now();
     if (advice !== null) {
-      if (ctx.socket !== null) this.bindSocket(session, ctx, ctx.socket, null, now);
+      if (ctx.carrier !== null) this.bindCarrier(session, ctx, ctx.carrier, null, now);
       else transition(session, { type: 'detach' }, now, this.options.maxInterval);
       // A connect answered at once (the first, one with `advice.timeout: 0`, a browser past
       // its long-poll slots) carries what waits when deliveries travel only in connect
@@ -136,7 +136,7 @@ export class Connects {
       poll: ctx.poll,
       browserId: slot,
     };
-    if (ctx.socket !== null) this.bindSocket(session, ctx, ctx.socket, held, now);
+    if (ctx.carrier !== null) this.bindCarrier(session, ctx, ctx.carrier, held, now);
     else {
       transition(session, { type: 'hold-poll', held }, now, this.options.maxInterval);
       ctx.held = true;
@@ -158,7 +158,7 @@ export class Connects {
     const adviceJson =
       advice === undefined ? this.advice : JSON.stringify({ ...this.adviceFields, ...advice });
     if (held.poll === null && session.deliveryMode !== 'connect-reply') {
-      // A streaming WebSocket: the reply follows whatever was queued before it.
+      // A carrier that pushes: the reply follows whatever was queued before it.
       session.enqueue(connectReplyJson(held.id, session.id, adviceJson, undefined, error));
       return;
     }
@@ -170,47 +170,49 @@ export class Connects {
   }
 
   /**
-   * A Faye EventSource client's connect, on a POST while its stream carries the
-   * deliveries: answered at once (Faye's EventSource advice: `timeout: 0`, the next connect
-   * after `interval`, only to say the client lives). While no stream is open (not yet, or
-   * between two) it carries what is queued, as a long-poll answered at once would, and the
-   * client is asked back before the session could expire.
+   * A connect sent aside of its stream, on a POST, while the stream (opened by a request
+   * naming the session, not by a connect: Faye's EventSource) carries the deliveries:
+   * answered at once (advice `timeout: 0`, the next connect after `interval`, only to say
+   * the client lives). While no stream is open (not yet, or between two) it carries what is
+   * queued, as a long-poll answered at once would, and the client is asked back before the
+   * session could expire.
    */
-  private eventSourceConnect(session: Session, message: Message, ctx: BatchContext): void {
+  private asideConnect(session: Session, message: Message, ctx: BatchContext, named: CarrierKind): void {
     session.connected = true;
     // A stream of this session relayed from another node holds a connect here.
     const streaming =
-      session.socket?.keepsSession === true ||
-      (session.held?.poll != null && session.transport === 'streaming');
+      session.carrier?.kind.keepsSession === true ||
+      (session.held?.poll != null && session.carrierKind.keepsSession);
     let messages: string[] = [];
     if (!streaming) {
       if (session.held !== null) this.complete(session, undefined, false);
-      session.transport = 'eventsource';
+      session.carriedBy(named);
       transition(session, { type: 'detach' }, Date.now(), this.options.maxInterval);
       if (session.deliveryMode !== 'connect-reply') messages = session.drain();
     }
     const ext = this.extensions.connectExt(session, messages, messages.length === 0);
     for (const m of messages) ctx.replies.push(m);
-    const advice = streaming ? this.eventSourceAdvice : this.eventSourceGapAdvice;
+    const advice = streaming ? this.asideAdvice : this.asideGapAdvice;
     routeReply(ctx, session, connectReplyJson(message.id, session.id, advice, ext));
   }
 
   /** A stream opened without a connect (an EventSource request) carries `session` from now on. */
-  bindStream(session: Session, link: SocketLink): void {
+  bindStream(session: Session, link: Carrier): void {
     if (session.held !== null) this.complete(session, undefined, false);
     transition(
       session,
-      { type: 'bind-socket', socket: link, held: null },
+      { type: 'bind-carrier', carrier: link, held: null },
       Date.now(),
       this.options.maxInterval,
     );
+    session.carriedBy(link.kind);
     this.flushSoon(session);
   }
 
-  /** The WebSocket of `session` closed: keep the session until it expires. */
-  socketClosed(session: Session, link: SocketLink): void {
-    if (session.socket !== link) return;
-    transition(session, { type: 'socket-closed' }, Date.now(), this.options.maxInterval);
+  /** The carrier of `session` closed: keep the session until it expires. */
+  carrierClosed(session: Session, link: Carrier): void {
+    if (session.carrier !== link) return;
+    transition(session, { type: 'carrier-closed' }, Date.now(), this.options.maxInterval);
   }
 
   /** The client went away while its long-poll was held; queued messages wait for the next one. */
@@ -220,23 +222,20 @@ export class Connects {
     if (held?.browserId) this.browserPolls.release(held.browserId);
   }
 
-  private bindSocket(
+  private bindCarrier(
     session: Session,
     ctx: BatchContext,
-    socket: SocketLink,
+    carrier: Carrier,
     held: HeldConnect | null,
     now: number,
   ): void {
-    const fresh = session.socket !== socket;
-    transition(session, { type: 'bind-socket', socket, held }, now, this.options.maxInterval);
+    const fresh = session.carrier !== carrier;
+    transition(session, { type: 'bind-carrier', carrier, held }, now, this.options.maxInterval);
     if (fresh) ctx.bound.push(session);
   }
 
   private flushSoon(session: Session): void {
-    if (session.queue.length > 0 && !session.flushScheduled) {
-      session.flushScheduled = true;
-      this.outbound.schedule(session);
-    }
+    if (session.queue.length > 0) session.flushSoon();
   }
 }
 

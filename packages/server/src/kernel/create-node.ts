@@ -24,6 +24,7 @@ import { RecordStore } from '../records/record-store.js';
 import { Outbound } from '../session/outbound.js';
 import type { Session } from '../session/session.js';
 import { SessionRegistry } from '../session/session-registry.js';
+import { connectionTypes } from '../transports/carrier-kinds.js';
 import { DEAD_NODE_SWEEP_MS } from '../webhooks/webhook-options.js';
 import { AdminOps } from './admin-ops.js';
 import { ChannelOccupancy } from './channel-occupancy.js';
@@ -210,6 +211,7 @@ function buildSessions(
   });
   const registry = new SessionRegistry(ends, options.maxInterval, base.nodeId);
   const ack = new AckExtension(
+    connectionTypes,
     (s) => queueMicrotask(() => ends.dropSlowConsumer(s as Session)),
     options.maxQueuedMessages,
   );
@@ -224,7 +226,7 @@ function buildSessions(
     options.longPollDelay,
     (s, messages) => ack.frameMarker(s, messages),
   );
-  const connects = new Connects(options, outbound, extensions);
+  const connects = new Connects(options, outbound, extensions, connectionTypes);
   const findSession = (clientId: unknown): Session | undefined => {
     const session = registry.get(clientId);
     return session?.state === 'removed' ? undefined : session;

@@ -130,7 +130,7 @@ export class Kernel implements KernelApi, TransportKernel {
   }
 
   createSession(ctx: BatchContext, message: Message, auth: Record<string, unknown> | null): Session {
-    const session = this.p.registry.create(ctx.transport);
+    const session = this.p.registry.create(ctx.kind);
     session.browserId = ctx.browserId;
     session.handshakeExt = message.ext;
     session.auth = auth;

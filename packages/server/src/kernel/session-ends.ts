@@ -56,13 +56,13 @@ export class SessionEnds implements SessionHost, SweepHandler {
       if (reason === 'shutdown') connects.complete(session, HANDSHAKE_NOW, true, SHUTDOWN_ERROR);
       else connects.complete(session, HANDSHAKE);
     }
-    // On a streaming WebSocket the reply was queued: send it, and on shutdown whatever was
+    // On a carrier that pushes the reply was queued: send it, and on shutdown whatever was
     // queued, before the queue is dropped (not to a reader already too slow). Sending may
     // itself find the reader slow and remove the session: then that removal was the whole of it.
     if (
       (held || reason === 'shutdown') &&
       reason !== 'slow-consumer' &&
-      session.socket !== null &&
+      session.carrier !== null &&
       session.queue.length > 0
     ) {
       this.p.outbound().flush(session);
@@ -86,8 +86,8 @@ export class SessionEnds implements SessionHost, SweepHandler {
   }
 
   overflow(session: Session): boolean {
-    if (session.socket !== null) {
-      // A WebSocket drains every turn; a burst larger than the queue goes out early, and
+    if (session.carrier !== null) {
+      // A carrier that pushes drains every turn; a burst larger than the queue goes out early, and
       // the socket's own buffer (maxBufferedBytes) decides whether the reader is slow.
       this.p.outbound().flush(session);
       if (
@@ -112,7 +112,7 @@ export class SessionEnds implements SessionHost, SweepHandler {
     );
     // What it could not take is dropped; a held connect is told to handshake again.
     session.drain();
-    session.socket?.end(1008, 'slow consumer');
+    session.carrier?.end(1008, 'slow consumer');
     this.removeSession(session, 'slow-consumer');
   }
 

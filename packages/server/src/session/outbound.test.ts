@@ -1,7 +1,9 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { WEBSOCKET_CARRIER } from '../transports/carrier-kinds.js';
+import type { Carrier } from './carrier.js';
 import { Outbound } from './outbound.js';
 import { Session, type SessionHost } from './session.js';
-import { type SocketLink, transition } from './session-lifecycle.js';
+import { transition } from './session-lifecycle.js';
 
 function setup(longPollDelay = 0, maxBufferedBytes = 1 << 20, saturated = true) {
   const completed: Session[] = [];
@@ -23,12 +25,18 @@ function setup(longPollDelay = 0, maxBufferedBytes = 1 << 20, saturated = true) 
     maxQueuedMessages: 100,
     maxQueuedBytes: Number.POSITIVE_INFINITY,
   };
-  return { outbound, completed, overflowed, session: () => new Session('n.s', 'websocket', host, Infinity) };
+  return {
+    outbound,
+    completed,
+    overflowed,
+    session: () => new Session('n.s', WEBSOCKET_CARRIER, host, Infinity),
+  };
 }
 
 function socket(buffered = 0) {
   const frames: string[] = [];
-  const link: SocketLink & { frames: string[] } = {
+  const link: Carrier & { frames: string[] } = {
+    kind: WEBSOCKET_CARRIER,
     frames,
     sendText: (f: Buffer | string) => {
       frames.push(f.toString());
@@ -50,7 +58,7 @@ describe('Outbound', () => {
     const { outbound, session } = setup();
     const s = session();
     const ws = socket();
-    transition(s, { type: 'bind-socket', socket: ws, held: null }, 0, 10_000);
+    transition(s, { type: 'bind-carrier', carrier: ws, held: null }, 0, 10_000);
     s.enqueue('1');
     s.enqueue('2');
     s.enqueue('3');
@@ -103,7 +111,7 @@ describe('Outbound', () => {
     const s = session();
     const ws = socket();
     s.requestDelivery('connect-reply');
-    transition(s, { type: 'bind-socket', socket: ws, held: null }, 0, 10_000);
+    transition(s, { type: 'bind-carrier', carrier: ws, held: null }, 0, 10_000);
     s.enqueue('x');
     await vi.runAllTimersAsync();
     expect(ws.frames).toEqual([]);
@@ -117,8 +125,8 @@ describe('Outbound', () => {
     const [numbered, plain] = [session(), session()];
     const [a, b] = [socket(), socket()];
     numbered.requestDelivery('numbered');
-    transition(numbered, { type: 'bind-socket', socket: a, held: null }, 0, 10_000);
-    transition(plain, { type: 'bind-socket', socket: b, held: null }, 0, 10_000);
+    transition(numbered, { type: 'bind-carrier', carrier: a, held: null }, 0, 10_000);
+    transition(plain, { type: 'bind-carrier', carrier: b, held: null }, 0, 10_000);
     for (const s of [numbered, plain]) {
       s.enqueue('"x"');
       s.enqueue('"y"');
@@ -132,7 +140,7 @@ describe('Outbound', () => {
     vi.useFakeTimers();
     const { overflowed, session } = setup(0, 10);
     const s = session();
-    transition(s, { type: 'bind-socket', socket: socket(11), held: null }, 0, 10_000);
+    transition(s, { type: 'bind-carrier', carrier: socket(11), held: null }, 0, 10_000);
     s.enqueue('"big"');
     await vi.runAllTimersAsync();
     expect(overflowed).toEqual([s]);
@@ -144,7 +152,8 @@ describe('Outbound frames', () => {
     vi.useFakeTimers();
     const { session } = setup();
     const sent: (Buffer | string)[] = [];
-    const link = (): SocketLink => ({
+    const link = (): Carrier => ({
+      kind: WEBSOCKET_CARRIER,
       sendText: (b: Buffer | string) => {
         sent.push(b);
         return Buffer.byteLength(b);
@@ -153,7 +162,8 @@ describe('Outbound frames', () => {
       end: () => undefined,
     });
     const [a, b, c] = [session(), session(), session()];
-    for (const s of [a, b, c]) transition(s, { type: 'bind-socket', socket: link(), held: null }, 0, 10_000);
+    for (const s of [a, b, c])
+      transition(s, { type: 'bind-carrier', carrier: link(), held: null }, 0, 10_000);
     const json = '{"channel":"/x","data":1}';
     for (const s of [a, b, c]) s.enqueue(json);
     c.enqueue('{"channel":"/y","data":2}');

@@ -27,8 +27,8 @@ export class Outbound {
     this.polls = [];
     for (let i = 0; i < due.length; i++) {
       const session = due[i] as Session;
-      session.flushScheduled = false;
-      if (session.socket !== null) this.flush(session);
+      session.flushTaken();
+      if (session.carrier !== null) this.flush(session);
       else if (session.held?.poll && session.queue.length > 0 && session.state !== 'removed') {
         this.completePoll(session);
       }
@@ -67,10 +67,10 @@ export class Outbound {
 
   /** Writes what `session` has queued to its carrier, if it has one now. */
   flush(session: Session): void {
-    session.flushScheduled = false;
+    session.flushTaken();
     if (session.queue.length === 0 || session.state === 'removed') return;
     const mode = session.deliveryMode;
-    if (session.socket !== null && mode !== 'connect-reply') {
+    if (session.carrier !== null && mode !== 'connect-reply') {
       const messages = session.drain();
       this.sendFrame(
         session,
@@ -87,17 +87,17 @@ export class Outbound {
       return;
     }
     // Stays "scheduled" until the shared timer answers it, so new messages just queue.
-    session.flushScheduled = true;
+    session.flushParked();
     this.polls.push(session);
     this.pollTimer ??= setTimeout(this.completePolls, this.longPollDelay);
   }
 
-  /** One WebSocket frame holding `messages` (serialized JSON strings), then `tail` if given. */
+  /** One frame on the session's carrier holding `messages` (serialized JSON strings), then `tail` if given. */
   sendFrame(session: Session, messages: string[], tail?: string): void {
-    const socket = session.socket;
-    if (socket === null) return;
+    const carrier = session.carrier;
+    if (carrier === null) return;
     let bytes: number;
-    if (tail !== undefined) bytes = socket.sendText(`[${messages.join(',')},${tail}]`, messages.length);
+    if (tail !== undefined) bytes = carrier.sendText(`[${messages.join(',')},${tail}]`, messages.length);
     else if (messages.length === 1) {
       // One publication reaching many sessions alone in a turn: encode its frame once.
       const only = messages[0] as string;
@@ -105,12 +105,12 @@ export class Outbound {
         this.lastSingle = only;
         this.lastSingleFrame = Buffer.from(`[${only}]`, 'utf8');
       }
-      bytes = socket.sendText(this.lastSingleFrame, 1);
-    } else bytes = socket.sendText(`[${messages.join(',')}]`, messages.length);
+      bytes = carrier.sendText(this.lastSingleFrame, 1);
+    } else bytes = carrier.sendText(`[${messages.join(',')}]`, messages.length);
     this.stats.messagesOut += messages.length;
     this.stats.bytesOut += bytes;
     this.stats.frames++;
-    if (socket.bufferedAmount > this.maxBufferedBytes) this.overflow(session);
+    if (carrier.bufferedAmount > this.maxBufferedBytes) this.overflow(session);
   }
 
   /** Counts a long-poll response written elsewhere. */

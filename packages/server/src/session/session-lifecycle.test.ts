@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { WEBSOCKET_CARRIER } from '../transports/carrier-kinds.js';
+import type { Carrier } from './carrier.js';
 import {
   due,
   type HeldConnect,
@@ -6,27 +8,31 @@ import {
   type Lifecycle,
   type LifecycleEvent,
   type SessionState,
-  type SocketLink,
   TRANSITIONS,
   transition,
 } from './session-lifecycle.js';
 
 const MAX = 10_000;
-const socket = (): SocketLink => ({ sendText: () => 0, bufferedAmount: 0, end: () => undefined });
+const socket = (): Carrier => ({
+  kind: WEBSOCKET_CARRIER,
+  sendText: () => 0,
+  bufferedAmount: 0,
+  end: () => undefined,
+});
 const heldOn = (poll: boolean, deadline = 500): HeldConnect => ({
   id: '1',
   deadline,
   poll: poll ? { respond: () => undefined } : null,
   browserId: null,
 });
-const fresh = (): Lifecycle => ({ state: 'handshaken', socket: null, held: null, expiresAt: MAX });
+const fresh = (): Lifecycle => ({ state: 'handshaken', carrier: null, held: null, expiresAt: MAX });
 
 /** A lifecycle brought to `state` through legal events. */
 function inState(state: SessionState): Lifecycle {
   const l = fresh();
   if (state === 'handshaken') return l;
   if (state === 'polling') transition(l, { type: 'hold-poll', held: heldOn(true) }, 0, MAX);
-  if (state === 'socket') transition(l, { type: 'bind-socket', socket: socket(), held: null }, 0, MAX);
+  if (state === 'carried') transition(l, { type: 'bind-carrier', carrier: socket(), held: null }, 0, MAX);
   if (state === 'expiring') transition(l, { type: 'detach' }, 0, MAX);
   if (state === 'removed') transition(l, { type: 'remove' }, 0, MAX);
   expect(l.state).toBe(state);
@@ -35,14 +41,14 @@ function inState(state: SessionState): Lifecycle {
 
 const events: Record<string, () => LifecycleEvent> = {
   'hold-poll': () => ({ type: 'hold-poll', held: heldOn(true) }),
-  'bind-socket': () => ({ type: 'bind-socket', socket: socket(), held: null }),
+  'bind-carrier': () => ({ type: 'bind-carrier', carrier: socket(), held: null }),
   detach: () => ({ type: 'detach' }),
   remove: () => ({ type: 'remove' }),
 };
 /** Where each event leads when it changes the state. */
 const target: Record<string, SessionState> = {
   'hold-poll': 'polling',
-  'bind-socket': 'socket',
+  'bind-carrier': 'carried',
   detach: 'expiring',
   remove: 'removed',
 };
@@ -86,15 +92,15 @@ describe('session lifecycle', () => {
   it('keeps a socket session bound after its held connect is answered, and expires it when the socket closes', () => {
     const l = fresh();
     const s = socket();
-    transition(l, { type: 'bind-socket', socket: s, held: heldOn(false, 300) }, 0, MAX);
+    transition(l, { type: 'bind-carrier', carrier: s, held: heldOn(false, 300) }, 0, MAX);
     expect(due(l, 300)).toBe('answer');
     transition(l, { type: 'release' }, 300, MAX);
-    expect(l.state).toBe('socket');
-    expect(l.socket).toBe(s);
+    expect(l.state).toBe('carried');
+    expect(l.carrier).toBe(s);
     expect(l.expiresAt).toBe(300 + MAX);
-    transition(l, { type: 'socket-closed' }, 400, MAX);
+    transition(l, { type: 'carrier-closed' }, 400, MAX);
     expect(l.state).toBe('expiring');
-    expect(l.socket).toBeNull();
+    expect(l.carrier).toBeNull();
     expect(l.expiresAt).toBe(400 + MAX);
   });
 

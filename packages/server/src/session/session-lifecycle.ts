@@ -2,9 +2,9 @@
  * The life of a server session as one state machine, as the client's `state.ts` is:
  *
  *   handshaken ──connect──▶ polling (a connect held on a long-poll request)
- *        │                  socket  (bound to a WebSocket; a connect may be held on it)
- *        │                     │
- *        │      answered, aborted, socket closed
+ *        │                  carried (bound to a carrier that pushes: a WebSocket, a
+ *        │                     │     stream; a connect may be held on it)
+ *        │      answered, aborted, carrier closed
  *        │                     ▼
  *        └──────────────▶ expiring (no carrier; removed at `expiresAt` unless a connect comes)
  *                              │
@@ -15,25 +15,7 @@
  * deadlines; everything else reads them. An illegal transition is a programmer error and
  * throws, so a bug shows at once instead of as a session that never expires.
  */
-
-/** A WebSocket as the session sees it. */
-export interface SocketLink {
-  /**
-   * Sends one text frame: an encoded payload (the same `Buffer` may go to many links in a
-   * row) or the text of one, encoded straight into the frame. Returns the payload's size
-   * in bytes. `messages` is how many messages it holds (a stream counts them).
-   */
-  sendText(data: Buffer | string, messages?: number): number;
-  readonly bufferedAmount: number;
-  /** Ends the link; `code`/`reason` as in a WebSocket close. */
-  end(code: number, reason: string): void;
-  /**
-   * A stream (`streaming`, `eventsource`): its client sends no `/meta/connect` while it is
-   * open, so the session it carries does not expire while it is bound; its opening connect
-   * is answered at once.
-   */
-  readonly keepsSession?: boolean;
-}
+import type { Carrier } from './carrier.js';
 
 /** A held long-poll request; `respond` writes one Bayeux array of JSON strings and ends it. */
 export interface PendingPoll {
@@ -45,38 +27,38 @@ export interface HeldConnect {
   readonly id: string | undefined;
   /** When the sweep answers it if nothing else did. */
   readonly deadline: number;
-  /** `null` when the connect is held on a WebSocket. */
+  /** `null` when the connect is held on a carrier that pushes. */
   readonly poll: PendingPoll | null;
   readonly browserId: string | null;
 }
 
-export type SessionState = 'handshaken' | 'polling' | 'socket' | 'expiring' | 'removed';
+export type SessionState = 'handshaken' | 'polling' | 'carried' | 'expiring' | 'removed';
 
 /** What may follow what. */
 export const TRANSITIONS: Readonly<Record<SessionState, readonly SessionState[]>> = Object.freeze({
-  handshaken: ['polling', 'socket', 'expiring', 'removed'],
+  handshaken: ['polling', 'carried', 'expiring', 'removed'],
   polling: ['expiring', 'removed'],
-  socket: ['socket', 'polling', 'expiring', 'removed'],
-  expiring: ['expiring', 'polling', 'socket', 'removed'],
+  carried: ['carried', 'polling', 'expiring', 'removed'],
+  expiring: ['expiring', 'polling', 'carried', 'removed'],
   removed: [],
 });
 
 export type LifecycleEvent =
   /** A connect held on a long-poll request until `deadline`. */
   | { readonly type: 'hold-poll'; readonly held: HeldConnect }
-  /** Bound to `socket`, with a connect held on it (`held`) or none. */
-  | { readonly type: 'bind-socket'; readonly socket: SocketLink; readonly held: HeldConnect | null }
-  /** The held connect was answered (or aborted); the carrier, if a socket, stays. */
+  /** Bound to `carrier`, with a connect held on it (`held`) or none. */
+  | { readonly type: 'bind-carrier'; readonly carrier: Carrier; readonly held: HeldConnect | null }
+  /** The held connect was answered (or aborted); the carrier, if one that pushes, stays. */
   | { readonly type: 'release' }
   /** A connect answered at once on a long-poll: no carrier until the next one. */
   | { readonly type: 'detach' }
-  /** The socket went away. */
-  | { readonly type: 'socket-closed' }
+  /** The carrier went away. */
+  | { readonly type: 'carrier-closed' }
   | { readonly type: 'remove' };
 
 export interface Lifecycle {
   state: SessionState;
-  socket: SocketLink | null;
+  carrier: Carrier | null;
   held: HeldConnect | null;
   /** When the session expires if no connect is held. */
   expiresAt: number;
@@ -109,15 +91,15 @@ export function transition(
     case 'hold-poll':
       move(l, 'polling', event);
       l.held = event.held;
-      l.socket = null;
+      l.carrier = null;
       l.expiresAt = Number.POSITIVE_INFINITY;
       return released;
-    case 'bind-socket':
-      move(l, 'socket', event);
-      l.socket = event.socket;
+    case 'bind-carrier':
+      move(l, 'carried', event);
+      l.carrier = event.carrier;
       l.held = event.held;
       l.expiresAt =
-        event.held === null && event.socket.keepsSession !== true
+        event.held === null && !event.carrier.kind.keepsSession
           ? now + maxInterval
           : Number.POSITIVE_INFINITY;
       return released;
@@ -130,13 +112,13 @@ export function transition(
     case 'detach':
       if (l.held !== null) throw new IllegalTransition(l.state, 'expiring', 'detach with a held connect');
       move(l, 'expiring', event);
-      l.socket = null;
+      l.carrier = null;
       l.expiresAt = now + maxInterval;
       return null;
-    case 'socket-closed':
-      if (l.socket === null) return null;
-      l.socket = null;
-      if (l.state === 'socket') {
+    case 'carrier-closed':
+      if (l.carrier === null) return null;
+      l.carrier = null;
+      if (l.state === 'carried') {
         move(l, 'expiring', event);
         l.held = null;
         l.expiresAt = now + maxInterval;
@@ -147,7 +129,7 @@ export function transition(
       if (l.state === 'removed') return null;
       move(l, 'removed', event);
       l.held = null;
-      l.socket = null;
+      l.carrier = null;
       return released;
   }
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
+import { LONG_POLLING_CARRIER, WEBSOCKET_CARRIER } from '../transports/carrier-kinds.js';
 import type { SessionHost } from './session.js';
 import { SessionRegistry } from './session-registry.js';
 
@@ -12,7 +13,7 @@ const host: SessionHost = {
 describe('SessionRegistry', () => {
   it('creates sessions with distinct 144-bit ids', () => {
     const r = new SessionRegistry(host, 1000, 'node1');
-    const ids = new Set(Array.from({ length: 1000 }, () => r.create('websocket').id));
+    const ids = new Set(Array.from({ length: 1000 }, () => r.create(WEBSOCKET_CARRIER).id));
     expect(ids.size).toBe(1000);
     for (const id of ids) expect(Buffer.from(id.split('.')[1] as string, 'base64url')).toHaveLength(18);
   });
@@ -21,8 +22,8 @@ describe('SessionRegistry', () => {
     vi.useFakeTimers();
     try {
       const r = new SessionRegistry(host, 1000, 'node1');
-      const idle = r.create('long-polling', Date.now());
-      const holding = r.create('long-polling', Date.now());
+      const idle = r.create(LONG_POLLING_CARRIER, Date.now());
+      const holding = r.create(LONG_POLLING_CARRIER, Date.now());
       holding.held = { id: '1', deadline: Date.now() + 500, poll: null, browserId: null };
       const timedOut: string[] = [];
       const expired: string[] = [];

@@ -7,7 +7,7 @@
  * that owns the session, so any node of a cluster knows where to forward without a lookup.
  */
 import { RandomIds } from '../random-ids.js';
-import type { TransportName } from '../types.js';
+import type { CarrierKind } from './carrier.js';
 import { Session, type SessionHost } from './session.js';
 import { due } from './session-lifecycle.js';
 
@@ -36,13 +36,8 @@ export class SessionRegistry {
     readonly nodeId: string,
   ) {}
 
-  create(transport: TransportName, now = Date.now()): Session {
-    const session = new Session(
-      `${this.nodeId}.${this.ids.next()}`,
-      transport,
-      this.host,
-      now + this.maxInterval,
-    );
+  create(kind: CarrierKind, now = Date.now()): Session {
+    const session = new Session(`${this.nodeId}.${this.ids.next()}`, kind, this.host, now + this.maxInterval);
     this.sessions.set(session.id, session);
     return session;
   }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { LONG_POLLING_CARRIER } from '../transports/carrier-kinds.js';
 import { Session, type SessionHost } from './session.js';
 
 /** A host that records overflows and answers them as `room` says (room made, or session dropped). */
@@ -14,7 +15,7 @@ function host(maxQueuedMessages: number, maxQueuedBytes: number, room = false) {
     maxQueuedMessages,
     maxQueuedBytes,
   };
-  return { overflows, session: new Session('n.s', 'long-polling', h, Number.POSITIVE_INFINITY) };
+  return { overflows, session: new Session('n.s', LONG_POLLING_CARRIER, h, Number.POSITIVE_INFINITY) };
 }
 
 describe('Session queue bytes', () => {

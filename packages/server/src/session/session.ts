@@ -10,13 +10,14 @@
  */
 import type { Publication } from '../engine/engine.js';
 import type { TransportName } from '../types.js';
-import type { HeldConnect, Lifecycle, SessionState, SocketLink } from './session-lifecycle.js';
+import type { Carrier, CarrierKind } from './carrier.js';
+import type { HeldConnect, Lifecycle, SessionState } from './session-lifecycle.js';
 
 /** What applications and hooks see of a session. */
 export interface ServerSession {
   readonly id: string;
   readonly state: SessionState;
-  /** The transport of its last connect (or handshake). */
+  /** The transport of its last connect (or handshake), or of the stream that carries it. */
   readonly transport: TransportName;
   /** Channels and patterns it subscribes to. */
   readonly subscriptions: ReadonlySet<string>;
@@ -33,10 +34,10 @@ export interface ServerSession {
 /**
  * How a session's deliveries leave; the session owns it, extensions request it
  * (`requestDelivery`), and the flusher, the connect handler and the reply router read it.
- * - `push`: each per-turn flush leaves at once on the carrier the session has: a WebSocket
- *   frame, or the reply of its held long-poll.
- * - `numbered`: pushed as well, each WebSocket frame ending with the ack extension's
- *   numbered-frame marker (`ext.bayou.ackFrames`).
+ * - `push`: each per-turn flush leaves at once on the carrier the session has: a frame of a
+ *   carrier that pushes (a WebSocket, a stream), or the reply of its held long-poll.
+ * - `numbered`: pushed as well, each frame ending with the ack extension's numbered-frame
+ *   marker (`ext.bayou.ackFrames`), on a carrier whose kind has `numberedFrames`.
  * - `connect-reply`: only inside `/meta/connect` replies, never as frames of their own
  *   (CometD's ack; ordered long-polling behind a balancer).
  * A carrier with its own way of writing (a held streaming response) adds its mode here and
@@ -73,6 +74,8 @@ export interface EnqueueHook {
 
 /** What extensions see of a session: the application's view and the pipeline's levers. */
 export interface ExtensionSession extends ServerSession {
+  /** What the carrier its deliveries go by can do (`session/carrier.ts`). */
+  readonly carrierKind: CarrierKind;
   /** Extensions keep their per-session state here, keyed by the extension object. */
   readonly extensionState: Map<object, unknown>;
   /** Asks for deliveries to leave in `mode` from now on (the last request wins). */
@@ -106,11 +109,12 @@ export class Session implements ExtensionSession, Lifecycle {
   readonly createdAt = Date.now();
   // Lifecycle fields: written only by `transition()` (session-lifecycle.ts).
   state: SessionState = 'handshaken';
-  socket: SocketLink | null = null;
+  carrier: Carrier | null = null;
   held: HeldConnect | null = null;
   expiresAt: number;
 
-  transport: TransportName;
+  /** The kind of carrier its last connect named (see `carriedBy`). */
+  private kind: CarrierKind;
   readonly subscriptions = new Set<string>();
   /** Serialized messages waiting for the next flush; changed only by this class's methods. */
   private pending: string[] = [];
@@ -130,15 +134,52 @@ export class Session implements ExtensionSession, Lifecycle {
   private extState: Map<object, unknown> | null = null;
   /** Stamp of the last publication delivered, so one matching several patterns is queued once. */
   lastDelivery = 0;
-  flushScheduled = false;
+  /** Whether a flush is scheduled (or parked); changed only through the methods below. */
+  private flushing = false;
   private appData: Record<string, unknown> | null = null;
   private readonly host: SessionHost;
 
-  constructor(id: string, transport: TransportName, host: SessionHost, expiresAt: number) {
+  constructor(id: string, kind: CarrierKind, host: SessionHost, expiresAt: number) {
     this.id = id;
-    this.transport = transport;
+    this.kind = kind;
     this.host = host;
     this.expiresAt = expiresAt;
+  }
+
+  get transport(): TransportName {
+    return this.kind.name;
+  }
+
+  /** What the carrier its deliveries go by can do (the stream's, for a stream's session). */
+  get carrierKind(): CarrierKind {
+    return this.kind;
+  }
+
+  /** Its deliveries go by a carrier of `kind` from now on (a connect named it, a stream opened). */
+  carriedBy(kind: CarrierKind): void {
+    this.kind = kind;
+  }
+
+  get flushScheduled(): boolean {
+    return this.flushing;
+  }
+
+  /** Schedules a flush with the host unless one is scheduled: what is queued leaves then. */
+  flushSoon(): void {
+    if (!this.flushing) {
+      this.flushing = true;
+      this.host.scheduleFlush(this);
+    }
+  }
+
+  /** The flusher took the session (it flushes now): the next message schedules again. */
+  flushTaken(): void {
+    this.flushing = false;
+  }
+
+  /** The flusher parked the session (a held long-poll waits for more): new messages just queue. */
+  flushParked(): void {
+    this.flushing = true;
   }
 
   /** Serialized messages waiting for the next flush (read-only: the methods below change it). */
@@ -211,10 +252,7 @@ export class Session implements ExtensionSession, Lifecycle {
       return;
     this.pending.push(json);
     this.pendingBytes += json.length;
-    if (!this.flushScheduled) {
-      this.flushScheduled = true;
-      this.host.scheduleFlush(this);
-    }
+    this.flushSoon();
   }
 
   /** Puts `messages` back ahead of anything queued since (a resend after a lost batch). */
@@ -222,10 +260,7 @@ export class Session implements ExtensionSession, Lifecycle {
     if (messages.length === 0 || this.state === 'removed') return;
     this.pending = messages.concat(this.pending);
     for (let i = 0; i < messages.length; i++) this.pendingBytes += (messages[i] as string).length;
-    if (!this.flushScheduled) {
-      this.flushScheduled = true;
-      this.host.scheduleFlush(this);
-    }
+    this.flushSoon();
   }
 
   /** Takes everything queued, leaving the queue empty. */

@@ -3,7 +3,10 @@ import { constants, inflateRawSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
 import { boundDeflateOffers, compressedFrame, deflateMessage, perMessageDeflate } from './compression.js';
-import { WebSocketLink } from './websocket.js';
+import { type LinkHost, type WebSocketLink, webSocketLinkClass } from './ws-link.js';
+
+const Link = webSocketLinkClass({ deflateThreshold: 100 } as LinkHost);
+
 import { releaseInflater } from './ws-fast-path.js';
 
 const TAIL = Buffer.from([0x00, 0x00, 0xff, 0xff]);
@@ -55,7 +58,7 @@ describe('a compressing link', () => {
     const wss = new WebSocketServer({
       host: '127.0.0.1',
       port: 0,
-      WebSocket: WebSocketLink,
+      WebSocket: Link,
       perMessageDeflate: perMessageDeflate({ compression: true, compressionThreshold: 100 }),
     });
     await new Promise<void>((resolve) => wss.once('listening', resolve));
@@ -69,9 +72,8 @@ describe('a compressing link', () => {
     client.on('message', (data) => received.push(String(data)));
     await new Promise<void>((resolve) => client.once('open', resolve));
     const link = await linked;
-    link.host = { deflateThreshold: 100 } as WebSocketLink['host'];
-    link.deflate = link.extensions !== '';
-    expect(link.deflate).toBe(true);
+    link.opened(link.request);
+    expect(link.deflates).toBe(true);
     const big = `[${'"abc",'.repeat(200)}"end"]`;
     link.sendText(big);
     link.sendText(Buffer.from(big));
@@ -86,7 +88,7 @@ describe('a compressing link', () => {
     const wss = new WebSocketServer({
       host: '127.0.0.1',
       port: 0,
-      WebSocket: WebSocketLink,
+      WebSocket: Link,
       perMessageDeflate: perMessageDeflate({ compression: true, compressionThreshold: 100 }),
     });
     await new Promise<void>((resolve) => wss.once('listening', resolve));

@@ -10,6 +10,7 @@
 import type { IncomingMessage } from 'node:http';
 import { BROWSER_COOKIE, formatError, META_CONNECT } from '@bayou/protocol';
 import type { FastifyInstance } from 'fastify';
+import { EVENT_SOURCE_CARRIER } from './carrier-kinds.js';
 import type { CompressionOptions } from './compression.js';
 import { acceptsGzip, GzipHttpReply } from './http-compression.js';
 import { FastifyHttpReply, type HttpReply } from './http-reply.js';
@@ -18,7 +19,7 @@ import { ORIGIN_REFUSED_BODY, type OriginGuard } from './origin-guard.js';
 import { requestInfo } from './request-info.js';
 import type { StreamHub } from './stream-hub.js';
 import { EVENT_SOURCE_PADDING } from './stream-link.js';
-import { type StreamingOptions, type StreamRelay, startStream } from './streaming.js';
+import { type StreamingOptions, type StreamRelay, startRelay, startStream } from './streaming.js';
 import type { TransportKernel } from './transport-kernel.js';
 
 export const EVENT_SOURCE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
@@ -68,14 +69,12 @@ export class EventSourceTransport {
     }
     const clientId = clientIdOf(req.url ?? '');
     const browserId = readCookie(req.headers.cookie, BROWSER_COOKIE);
-    const link = startStream(reply, 'eventsource', this.hub, EVENT_SOURCE_HEADERS, EVENT_SOURCE_PADDING);
-    if (link === null) return;
-    const info = requestInfo('eventsource', req, ip, browserId, secure);
+    const info = requestInfo(EVENT_SOURCE_CARRIER, req, ip, browserId, secure);
     const owner = this.kernel.cluster.ownedElsewhere(clientId);
-    if (owner !== null) {
-      this.relay(owner, link, clientId, null, info);
-      return;
-    }
+    const feed = owner === null ? null : this.relay(owner, clientId, info);
+    const kind = EVENT_SOURCE_CARRIER;
+    const link = startStream(reply, kind, this.hub, EVENT_SOURCE_HEADERS, EVENT_SOURCE_PADDING, feed);
+    if (link === null || startRelay(link, this.hub, null)) return;
     const session = this.kernel.findSession(clientId);
     // Without trusting clientIds alone, a stream is the session's only from its own browser.
     if (
@@ -88,7 +87,6 @@ export class EventSourceTransport {
     }
     this.kernel.connects.bindStream(session, link);
     this.hub.attach(link, session);
-    session.transport = 'eventsource';
   }
 }
 

@@ -15,6 +15,7 @@ import type { ResolvedOptions } from '../options.js';
 import { RandomIds } from '../random-ids.js';
 import type { Session } from '../session/session.js';
 import type { PendingPoll } from '../session/session-lifecycle.js';
+import { LONG_POLLING_CARRIER } from './carrier-kinds.js';
 import type { HttpTransport } from './http-endpoint.js';
 import type { HttpReply } from './http-reply.js';
 import { type HttpPost, type PollRequest, pollRequest } from './poll-request.js';
@@ -86,7 +87,7 @@ export function createLongPolling(kernel: TransportKernel, options: LongPollOpti
     forwarded: (request) => runForwarded(request, options.maxBatchMessages, run),
     accepts: () => true,
     serve(post: HttpPost): void {
-      const poll = pollRequest('long-polling', post, options.maxBatchMessages, browserIds);
+      const poll = pollRequest(LONG_POLLING_CARRIER, post, options.maxBatchMessages, browserIds);
       if (poll === null) return;
       const owner = forwarder.ownerOf(poll);
       if (owner !== null) forwarder.forward(owner, poll);
@@ -100,7 +101,7 @@ export function createLongPolling(kernel: TransportKernel, options: LongPollOpti
 export function runPoll(kernel: TransportKernel, poll: PollRequest): void {
   const exchange = new LongPollExchange(poll.reply, kernel);
   // Handlers write into the exchange's replies, so a held connect answers with them.
-  const ctx = createBatchContext('long-polling', poll.info, null, exchange, poll.browserId, exchange.replies);
+  const ctx = createBatchContext(poll.info, null, exchange, poll.browserId, exchange.replies);
   const outcome = runBatch(kernel, poll.messages, ctx, poll.text, 'long-poll');
   if (outcome === BATCH_DONE) finishPoll(exchange, ctx);
   else if (outcome === BATCH_FAILED) exchange.fail(500, 'internal error');
@@ -119,11 +120,14 @@ function finishPoll(exchange: LongPollExchange, ctx: BatchContext): void {
     exchange.respond(ctx.session !== null && ridesAlong(ctx.session) ? ctx.session.drain() : []);
 }
 
-/** Whether what `session` has queued may leave in the answer to any of its POSTs. */
+/**
+ * Whether what `session` has queued may leave in the answer to any of its POSTs: not when a
+ * stream carries it, open here or relayed from another node (whose polls hold its connect).
+ */
 function ridesAlong(session: Session): boolean {
   return (
     session.deliveryMode !== 'connect-reply' &&
-    session.socket?.keepsSession !== true &&
-    session.transport !== 'streaming'
+    session.carrier?.kind.keepsSession !== true &&
+    !(session.carrierKind.keepsSession && session.carrierKind.opensWithConnect)
   );
 }

@@ -7,7 +7,7 @@
 import type { IncomingMessage } from 'node:http';
 import { BROWSER_COOKIE, decodeBatch } from '@bayou/protocol';
 import type { RandomIds } from '../random-ids.js';
-import type { RequestInfo, TransportName } from '../types.js';
+import type { CarrierKind, RequestInfo } from '../types.js';
 import type { HttpReply } from './http-reply.js';
 import { readCookie } from './http-request.js';
 import { requestInfo } from './request-info.js';
@@ -42,7 +42,7 @@ export interface PollRequest {
  * browser cookie. `null` when the request was answered.
  */
 export function pollRequest(
-  transport: TransportName,
+  kind: CarrierKind,
   post: HttpPost,
   maxBatchMessages: number,
   browserIds: RandomIds,
@@ -66,6 +66,6 @@ export function pollRequest(
       `${BROWSER_COOKIE}=${browserId}; Path=/; HttpOnly; SameSite=Lax${post.secure ? '; Secure' : ''}`,
     );
   }
-  const info = requestInfo(transport, raw, post.ip, browserId, post.secure);
+  const info = requestInfo(kind, raw, post.ip, browserId, post.secure);
   return { text: post.text, messages: decoded.messages, info, browserId, reply };
 }

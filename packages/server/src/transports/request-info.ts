@@ -15,7 +15,7 @@
  * - Anything else is refused (403 for long-polling and for the WebSocket upgrade).
  */
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import type { RequestInfo, TransportName } from '../types.js';
+import type { CarrierKind, RequestInfo } from '../types.js';
 
 const ORIGIN = /^(https?):\/\/(\*\.)?([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(:\d{1,5})?$/;
 
@@ -100,7 +100,7 @@ export function corsFor(allowed: readonly string[], origin: string | undefined, 
  * is Fastify's `request.ip` (honouring `trustProxy`); the socket's address without it.
  */
 export function requestInfo(
-  transport: TransportName,
+  kind: CarrierKind,
   raw: IncomingMessage,
   ip?: string,
   browserId: string | null = null,
@@ -108,7 +108,8 @@ export function requestInfo(
 ): RequestInfo {
   const remoteAddress = raw.socket.remoteAddress;
   return {
-    transport,
+    transport: kind.name,
+    carrier: kind,
     headers: raw.headers,
     url: raw.url ?? '',
     remoteAddress,
@@ -146,6 +147,7 @@ export function keepAfterHandshake(info: RequestInfo): RequestInfo {
     if (info.headers[name] !== undefined) headers[name] = info.headers[name] as string;
   return {
     transport: info.transport,
+    carrier: info.carrier,
     headers,
     url: info.url,
     remoteAddress: info.remoteAddress,

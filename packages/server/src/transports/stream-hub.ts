@@ -52,7 +52,7 @@ export class StreamHub implements StreamHost {
       name: 'streams',
       stage: 'protocol',
       removed(session: ExtensionSession): void {
-        if (session.transport !== 'streaming' && session.transport !== 'eventsource') return;
+        if (!session.carrierKind.keepsSession) return;
         (session.extensionState.get(hub.extension) as StreamLink | undefined)?.end();
       },
     };
@@ -61,7 +61,7 @@ export class StreamHub implements StreamHost {
   /** Open streams by type, for the metrics. */
   counts(): { streaming: number; eventsource: number } {
     let eventsource = 0;
-    for (const link of this.open) if (link.kind === 'eventsource') eventsource++;
+    for (const link of this.open) if (link.format === 'eventsource') eventsource++;
     return { streaming: this.open.size - eventsource, eventsource };
   }
 
@@ -88,7 +88,7 @@ export class StreamHub implements StreamHost {
     link.relay?.closed();
     const session = link.session;
     if (session === null) return;
-    if (session.socket === link) this.kernel.connects.socketClosed(session, link);
+    if (session.carrier === link) this.kernel.connects.carrierClosed(session, link);
     if (session.extensionState.get(this.extension) === link) session.extensionState.delete(this.extension);
   }
 
@@ -103,7 +103,7 @@ export class StreamHub implements StreamHost {
     link.recycling = true;
     if (link.relay !== null) link.relay.recycle();
     else if (link.session === null) link.finish(undefined);
-    else link.finish(recycleFrame(link.kind, link.session.id));
+    else link.finish(recycleFrame(link.format, link.session.id));
   }
 
   sweep(now: number): void {
@@ -112,7 +112,7 @@ export class StreamHub implements StreamHost {
     for (const link of this.open) {
       const session = link.session;
       // A connect on another carrier (a newer stream relayed from another node) took its session.
-      if (session !== null && session.socket !== link) link.end();
+      if (session !== null && session.carrier !== link) link.end();
       else if (now - link.openedAt >= streamMaxAge) this.recycle(link);
       else if (now - link.lastWrite >= timeout) link.heartbeat(now);
     }

@@ -5,12 +5,30 @@
  * age, and it lets go of its session when the response ends. Wire format: docs/streaming.md.
  */
 import type { Socket } from 'node:net';
+import type { Message } from '@bayou/protocol';
+import type { Carrier, CarrierKind } from '../session/carrier.js';
 import type { Session } from '../session/session.js';
-import type { SocketLink } from '../session/session-lifecycle.js';
 import type { GzipFrames } from './http-compression.js';
 import type { ResponseStream } from './http-reply.js';
 
+/** How frames are written: NDJSON lines (`streaming`) or SSE events (`eventsource`). */
 export type StreamKind = 'streaming' | 'eventsource';
+
+/**
+ * What feeds a stream whose session lives on another node (`cluster/stream-relay.ts`): it
+ * polls the owner and writes each answer into the stream.
+ */
+export interface StreamFeed {
+  /** Sends the opening connect (`null` for a stream opened without one), then polls. */
+  start(connect: Message | null): Promise<void>;
+  /** Lets go of the owner, then ends the stream so that its client opens the next. */
+  recycle(): void;
+  /** The client went away. */
+  closed(): void;
+}
+
+/** Makes the feed of a relayed stream, given the stream (while it is constructed). */
+export type StreamFeedFactory = (link: StreamLink) => StreamFeed;
 
 /** What every stream of one endpoint shares. */
 export interface StreamHost {
@@ -69,16 +87,17 @@ function wireChunk(chunk: Buffer): Buffer {
   return lastWire;
 }
 
-export class StreamLink implements SocketLink {
-  readonly keepsSession = true;
+export class StreamLink implements Carrier {
+  /** How its frames are written, by its kind. */
+  readonly format: StreamKind;
+  /** Set when another node owns the session: the relay that feeds this stream. */
+  readonly relay: StreamFeed | null;
   /** The session it carries, once bound. */
   session: Session | null = null;
   /** Bytes written into the response so far. */
   written = 0;
   /** Messages written into the response so far. */
   messages = 0;
-  /** Set when another node owns the session: the relay that feeds this stream. */
-  relay: { recycle(): void; closed(): void } | null = null;
   /** When something was last written (the host's clock). */
   lastWrite: number;
   readonly openedAt: number;
@@ -86,24 +105,28 @@ export class StreamLink implements SocketLink {
   done = false;
   /** Whether it is being recycled (a relayed stream first lets go of its owner node). */
   recycling = false;
-  /**
-   * The connection of a chunked response on the endpoint's direct path: a frame goes to it
-   * whole, chunk size and all, in one write (as a WebSocket frame does), rather than through
-   * `ServerResponse.write` (a cork, three writes, an uncork); `null` elsewhere (Fastify's
-   * path, an HTTP/1.0 response that is not chunked), where the response writes it.
-   */
-  socket: Socket | null = null;
 
   constructor(
     private readonly out: ResponseStream,
-    readonly kind: StreamKind,
+    readonly kind: CarrierKind,
     readonly host: StreamHost,
     now: number,
     /** With gzip (`http-compression.ts`): each write becomes the next piece of the gzip body. */
     private readonly gzip: GzipFrames | null = null,
+    /**
+     * The connection of a chunked response on the endpoint's direct path: a frame goes to it
+     * whole, chunk size and all, in one write (as a WebSocket frame does), rather than through
+     * `ServerResponse.write` (a cork, three writes, an uncork); `null` elsewhere (Fastify's
+     * path, an HTTP/1.0 response that is not chunked), where the response writes it.
+     */
+    private readonly socket: Socket | null = null,
+    /** For a session of another node: what feeds the stream from there. */
+    feed: StreamFeedFactory | null = null,
   ) {
+    this.format = kind.name === 'eventsource' ? 'eventsource' : 'streaming';
     this.openedAt = now;
     this.lastWrite = now;
+    this.relay = feed === null ? null : feed(this);
   }
 
   get bufferedAmount(): number {
@@ -111,7 +134,7 @@ export class StreamLink implements SocketLink {
   }
 
   sendText(data: Buffer | string, messages = 1): number {
-    const bytes = this.write(streamChunk(this.kind, data));
+    const bytes = this.write(streamChunk(this.format, data));
     this.count(messages);
     return bytes;
   }
@@ -146,7 +169,7 @@ export class StreamLink implements SocketLink {
 
   /** A line the client ignores, so that neither it nor a proxy takes the stream for dead. */
   heartbeat(now: number): void {
-    this.write(this.kind === 'streaming' ? '\n' : ':\n\n');
+    this.write(this.format === 'streaming' ? '\n' : ':\n\n');
     this.lastWrite = now;
   }
 

@@ -11,13 +11,14 @@ import { META_CONNECT, type Message } from '@bayou/protocol';
 import { createBatchContext } from '../bayeux/batch-context.js';
 import type { ResolvedOptions } from '../options.js';
 import { RandomIds } from '../random-ids.js';
-import type { RequestInfo } from '../types.js';
+import type { CarrierKind, RequestInfo } from '../types.js';
+import { STREAMING_CARRIER } from './carrier-kinds.js';
 import { gzipFramesFor } from './http-compression.js';
 import type { HttpTransport } from './http-endpoint.js';
 import type { HttpReply } from './http-reply.js';
 import { type HttpPost, pollRequest } from './poll-request.js';
 import type { StreamHub } from './stream-hub.js';
-import { STREAM_PADDING, type StreamKind, StreamLink } from './stream-link.js';
+import { STREAM_PADDING, type StreamFeedFactory, StreamLink } from './stream-link.js';
 import { BATCH_DONE, BATCH_FAILED, runBatch } from './transport.js';
 import type { TransportKernel } from './transport-kernel.js';
 
@@ -36,16 +37,10 @@ const OPENS_WITH = JSON.stringify({
 
 /**
  * A stream request whose session lives on another node: relayed there
- * (`cluster/stream-relay.ts`). `connect` is the opening connect of a `streaming` request,
- * `null` for an EventSource request.
+ * (`cluster/stream-relay.ts`). Makes the feed the stream is constructed with; the stream's
+ * transport then starts it (`startRelay`).
  */
-export type StreamRelay = (
-  owner: string,
-  link: StreamLink,
-  clientId: string,
-  connect: Message | null,
-  info: RequestInfo,
-) => void;
+export type StreamRelay = (owner: string, clientId: string, info: RequestInfo) => StreamFeedFactory;
 
 export class StreamingTransport implements HttpTransport {
   private readonly browserIds = new RandomIds(12);
@@ -64,26 +59,24 @@ export class StreamingTransport implements HttpTransport {
   drain(): void {}
 
   serve(post: HttpPost): void {
-    const poll = pollRequest('streaming', post, 1, this.browserIds);
+    const poll = pollRequest(STREAMING_CARRIER, post, 1, this.browserIds);
     if (poll === null) return;
     const connect = poll.messages[0] as (Message & { connectionType?: unknown }) | null | undefined;
     if (
       typeof connect !== 'object' ||
       connect === null ||
       connect.channel !== META_CONNECT ||
-      connect.connectionType !== 'streaming'
+      connect.connectionType !== STREAMING_CARRIER.name
     ) {
       post.reply.send(400, OPENS_WITH);
       return;
     }
-    const link = startStream(post.reply, 'streaming', this.hub, STREAM_HEADERS, STREAM_PADDING);
-    if (link === null) return;
     const owner = this.kernel.cluster.ownedElsewhere(connect.clientId);
-    if (owner !== null) {
-      this.relay(owner, link, String(connect.clientId), connect, poll.info);
-      return;
-    }
-    const ctx = createBatchContext('streaming', poll.info, link, null, poll.browserId);
+    const feed = owner === null ? null : this.relay(owner, String(connect.clientId), poll.info);
+    const link = startStream(post.reply, STREAMING_CARRIER, this.hub, STREAM_HEADERS, STREAM_PADDING, feed);
+    if (link === null) return;
+    if (startRelay(link, this.hub, connect)) return;
+    const ctx = createBatchContext(poll.info, link, null, poll.browserId);
     const done = (ok: boolean): void => {
       if (!ok) {
         link.end();
@@ -92,7 +85,7 @@ export class StreamingTransport implements HttpTransport {
       const session = ctx.session;
       // A refusal (an unknown session, an extension's verdict) is the stream's only frame.
       if (ctx.replies.length > 0) link.write(`[${ctx.replies.join(',')}]\n`);
-      if (session !== null && session.socket === link) this.hub.attach(link, session);
+      if (session !== null && session.carrier === link) this.hub.attach(link, session);
       else link.end();
     };
     const outcome = runBatch(this.kernel, [connect], ctx, poll.text, 'stream');
@@ -107,10 +100,11 @@ export class StreamingTransport implements HttpTransport {
  */
 export function startStream(
   reply: HttpReply,
-  kind: StreamKind,
+  kind: CarrierKind,
   hub: StreamHub,
   headers: Readonly<Record<string, string>>,
   padding: string,
+  feed: StreamFeedFactory | null,
 ): StreamLink | null {
   const out = reply.openStream(200, headers);
   if (out === null) {
@@ -118,14 +112,22 @@ export function startStream(
     return null;
   }
   const gzip = gzipFramesFor(reply);
-  const link = new StreamLink(out, kind, hub, hub.clock, gzip);
+  const raw = reply.raw;
+  // The direct path hands the response itself: its chunks can go to the socket whole.
+  const direct = raw !== null && out === raw && raw.chunkedEncoding ? raw.socket : null;
+  const link = new StreamLink(out, kind, hub, hub.clock, gzip, direct, feed);
   // Sent at once, so that the client sees the stream work (or a proxy hold it).
   out.write(gzip === null ? padding : gzip.frame(padding));
-  const raw = reply.raw;
   if (raw !== null) watchClose(raw, link);
-  // The direct path hands the response itself: its chunks can go to the socket whole.
-  if (raw !== null && out === raw && raw.chunkedEncoding && raw.socket !== null) link.socket = raw.socket;
   return link;
+}
+
+/** Starts the feed of a stream relayed from another node (heartbeats and recycling apply); `false` for a stream of this node. */
+export function startRelay(link: StreamLink, hub: StreamHub, connect: Message | null): boolean {
+  if (link.relay === null) return false;
+  hub.track(link);
+  void link.relay.start(connect);
+  return true;
 }
 
 const LINK = Symbol('bayou.stream');

@@ -24,7 +24,7 @@ export function createStreams(
   if (!streaming && !eventSource) return null;
   const hub = new StreamHub(kernel, options);
   // A stream of another node's session is relayed to its owner (cluster/stream-relay.ts).
-  const relay = createStreamRelay(kernel, hub, options.timeout);
+  const relay = createStreamRelay(kernel, options.timeout);
   return {
     hub,
     streaming: streaming ? new StreamingTransport(kernel, hub, relay) : null,

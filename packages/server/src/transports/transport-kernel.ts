@@ -2,17 +2,18 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { BatchContext } from '../bayeux/batch-context.js';
 import type { ForwardRequest, ForwardResponse, MaybePromise } from '../engine/engine.js';
+import type { Carrier } from '../session/carrier.js';
 import type { Session } from '../session/session.js';
-import type { PendingPoll, SocketLink } from '../session/session-lifecycle.js';
+import type { PendingPoll } from '../session/session-lifecycle.js';
 
 export interface TransportKernel {
   readonly log: FastifyBaseLogger;
   handleBatch(messages: unknown[], ctx: BatchContext, scanForProto: boolean): void | Promise<void>;
   readonly connects: {
-    socketClosed(session: Session, link: SocketLink): void;
+    carrierClosed(session: Session, link: Carrier): void;
     pollAborted(session: Session, poll: PendingPoll): void;
     /** A stream opened without a connect (an EventSource request) carries `session` from now on. */
-    bindStream(session: Session, link: SocketLink): void;
+    bindStream(session: Session, link: Carrier): void;
   };
   /** The live session of this node a clientId names. */
   findSession(clientId: unknown): Session | undefined;

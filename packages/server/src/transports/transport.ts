@@ -5,17 +5,20 @@
  *
  * A transport takes requests or frames in, builds a `BatchContext` naming where replies go
  * and what may hold a `/meta/connect`, and runs the batch with `runBatch`. Deliveries leave
- * through one of two carriers the session knows (`session/session-lifecycle.ts`):
+ * through one of two carriers the session knows (`session/carrier.ts`):
  * - a `PendingPoll`, answered once with everything (long-polling);
- * - a `SocketLink`, written a frame per flush for as long as it lives (WebSocket, and a
+ * - a `Carrier`, written a frame per flush for as long as it lives (WebSocket, and a
  *   held streaming response: its `sendText` writes a frame into an `HttpReply` stream).
+ * Each declares what its carrier can do (`carrier-kinds.ts`): the kernel reads that, not
+ * the transport's name.
  * HTTP transports also implement `HttpTransport` (`http-endpoint.ts`), which hands them
  * every POST already read (`HttpPost`), whichever way it came.
  */
 import type { BatchContext } from '../bayeux/batch-context.js';
 import type { TransportKernel } from './transport-kernel.js';
 
-export type { PendingPoll, SocketLink } from '../session/session-lifecycle.js';
+export type { Carrier, CarrierKind } from '../session/carrier.js';
+export type { PendingPoll } from '../session/session-lifecycle.js';
 export type { HttpEndpoint, HttpTransport } from './http-endpoint.js';
 export type { HttpReply, ResponseStream } from './http-reply.js';
 export type { HttpPost, PollRequest } from './poll-request.js';

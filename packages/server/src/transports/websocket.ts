@@ -15,15 +15,15 @@ import { goBehind, type PipelineState } from '../bayeux/pipeline.js';
 import { isRefused, refusalResponse } from '../http/connection-guard.js';
 import type { ResolvedOptions } from '../options.js';
 import type { Session } from '../session/session.js';
-import type { SocketLink } from '../session/session-lifecycle.js';
-import type { RequestInfo } from '../types.js';
-import { boundDeflateOffers, compressedFrame, perMessageDeflate } from './compression.js';
+import { WEBSOCKET_CARRIER } from './carrier-kinds.js';
+import { boundDeflateOffers, perMessageDeflate } from './compression.js';
 import { CLOSES_PER_SWEEP, DeadlineQueue } from './deadline-queue.js';
 import type { OriginGuard } from './origin-guard.js';
-import { keepAfterHandshake, pathOf, requestInfo } from './request-info.js';
+import { pathOf, requestInfo } from './request-info.js';
 import { BATCH_DONE, BATCH_FAILED, runBatch } from './transport.js';
 import type { TransportKernel } from './transport-kernel.js';
-import { releaseInflater, senderIdle, socketOf, textFrame } from './ws-fast-path.js';
+import { releaseInflater, socketOf } from './ws-fast-path.js';
+import { type LinkHost, type WebSocketLink, webSocketLinkClass } from './ws-link.js';
 
 type WebSocketOptions = Pick<
   ResolvedOptions,
@@ -52,16 +52,6 @@ const HANDSHAKE_TIMEOUT_FRAME: Buffer = (() => {
   return frame;
 })();
 
-/** What every link of one server shares: the kernel and the limits. */
-interface LinkHost {
-  readonly kernel: TransportKernel;
-  readonly maxBatchMessages: number;
-  /** Whether later handshakes on a socket need its request headers (`authenticate` reads them). */
-  readonly keepHeaders: boolean;
-  /** Payloads of at least this many bytes are compressed on sockets that negotiated it. */
-  readonly deflateThreshold: number;
-}
-
 const UPGRADE = Symbol('bayou.upgrade');
 type UpgradeRequest = IncomingMessage & { [UPGRADE]?: PendingUpgrade };
 interface PendingUpgrade {
@@ -69,84 +59,8 @@ interface PendingUpgrade {
   head: Buffer;
   res: ServerResponse;
 }
-/**
- * A `ws` WebSocket carrying Bayou's per-connection state in its own fields, so an idle
- * connection costs one object beyond what `ws` allocates anyway.
- */
-export class WebSocketLink extends WebSocket implements SocketLink {
-  /** Set right after the upgrade, before any event. */
-  host!: LinkHost;
-  request: RequestInfo = NO_REQUEST;
-  /** The client's IP once `request` is trimmed away (the socket holds the string anyway). */
-  ip: string | undefined = undefined;
-  secure = false;
-  sessions: Session[] = NO_SESSIONS;
-  /** Whether `request` was already cut down to what later handshakes may need. */
-  trimmed = false;
-  /** Found without a live session at the last handshake-timeout check (it had one before). */
-  sessionless = false;
-  /** The frames still being answered, in order: the next frame waits for them… */
-  tail: Promise<void> | null = null;
-  /** …unless the last one only awaits its publishes' acknowledgements: then the next goes on behind it. */
-  open: { answered: Promise<void>; ctx: PipelineState } | null = null;
-  /** Whether the client negotiated `permessage-deflate` (set at the upgrade). */
-  deflate = false;
-
-  end(code: number, reason: string): void {
-    this.close(code, reason);
-  }
-
-  /**
-   * Writes `data` as one text frame with one `write` to the socket. `ws` would write a
-   * header and the payload as two buffers (a corked `writev`); asked not to compress, its
-   * sender writes at once, so writing the frame whole is what it would send, at
-   * less cost per frame. Should the sender hold something (see `ws-fast-path.ts`), the frame
-   * goes through `ws.send`, behind it. A payload sent to many sockets in a row (one
-   * publication reaching sessions alone in a turn) is framed once; a text is encoded
-   * straight into its frame. On a socket that negotiated `permessage-deflate`, a payload
-   * past the threshold is compressed here, once for all the sockets it goes to
-   * (`compression.ts`), never by a compressor of the socket's own.
-   */
-  sendText(data: Buffer | string): number {
-    const length = typeof data === 'string' ? Buffer.byteLength(data) : data.length;
-    if (this.readyState !== WebSocket.OPEN) return length;
-    if (!senderIdle(this)) return this.sendBehind(data, length);
-    let frame: Buffer;
-    if (this.deflate && length >= this.host.deflateThreshold) frame = compressedFrame(data);
-    else if (typeof data === 'string') frame = textFrame(data, length);
-    else {
-      if (data !== lastPayload) {
-        lastPayload = data;
-        lastFrame = textFrame(data, length);
-      }
-      frame = lastFrame;
-    }
-    socketOf(this).write(frame);
-    return length;
-  }
-
-  /** Through `ws`'s sender, queued behind what it holds. */
-  private sendBehind(data: Buffer | string, length: number): number {
-    this.send(data, AS_TEXT);
-    return length;
-  }
-}
-
-/** Uncompressed: `ws` would otherwise keep a compressor for the socket. */
-const AS_TEXT = Object.freeze({ binary: false, compress: false });
-
-let lastPayload: Buffer | null = null;
-let lastFrame: Buffer = Buffer.alloc(0);
-
-const NO_SESSIONS: Session[] = [];
 /** The module-level handlers below run with `this` bound to the link. */
 type SocketHandler = (this: WebSocket, ...args: unknown[]) => void;
-const NO_REQUEST: RequestInfo = Object.freeze({
-  transport: 'websocket',
-  headers: {},
-  url: '',
-  remoteAddress: undefined,
-});
 
 export class WebSocketTransport {
   readonly wss: WebSocketServer;
@@ -172,7 +86,7 @@ export class WebSocketTransport {
       deflateThreshold: options.compressionThreshold,
     };
     this.wss = new WebSocketServer({
-      WebSocket: WebSocketLink,
+      WebSocket: webSocketLinkClass(this.host),
       noServer: true,
       maxPayload: options.maxPayloadBytes,
       perMessageDeflate: perMessageDeflate(options),
@@ -196,9 +110,7 @@ export class WebSocketTransport {
       now,
       (link) => {
         if (link.readyState !== WebSocket.OPEN) return;
-        if (keepLiveSessions(link)) link.sessionless = false;
-        else if (link.trimmed && !link.sessionless) link.sessionless = true;
-        else {
+        if (link.idle()) {
           this.handshakeTimeouts++;
           const socket = socketOf(link);
           socket.write(HANDSHAKE_TIMEOUT_FRAME);
@@ -260,9 +172,7 @@ export class WebSocketTransport {
       if (this.options.compression) boundDeflateOffers(raw.headers);
       this.wss.handleUpgrade(raw, pending.socket, pending.head, (ws) => {
         const link = ws as WebSocketLink;
-        link.host = this.host;
-        link.deflate = link.extensions !== '';
-        link.request = requestInfo('websocket', raw, request.ip, null, request.protocol === 'https');
+        link.opened(requestInfo(WEBSOCKET_CARRIER, raw, request.ip, null, request.protocol === 'https'));
         link.on('message', onSocketMessage as SocketHandler);
         link.on('close', onSocketClose as SocketHandler);
         link.on('error', onSocketError as SocketHandler);
@@ -293,7 +203,7 @@ function rejectUpgrade(socket: Duplex, status: number, text: string): void {
 }
 
 function onSocketMessage(this: WebSocketLink, data: Buffer, isBinary: boolean): void {
-  if (this.deflate) releaseInflater(this);
+  if (this.deflates) releaseInflater(this);
   const text = isBinary ? '' : data.toString('utf8');
   if (this.tail !== null && this.open === null) {
     const tail: Promise<void> = this.tail
@@ -348,7 +258,7 @@ function handleFrame(link: WebSocketLink, text: string, after: WebSocketLink['op
     });
     return { answered, ctx: after.ctx };
   }
-  const ctx = createBatchContext('websocket', requestOf(link), link, null, null);
+  const ctx = createBatchContext(link.request, link, null, null);
   if (after !== null) goBehind(ctx, after.ctx, after.answered);
   const outcome = runBatch(kernel, decoded.messages, ctx, text, 'websocket');
   if (outcome === BATCH_DONE) finishFrame(link, ctx.replies, ctx.bound);
@@ -361,53 +271,13 @@ function handleFrame(link: WebSocketLink, text: string, after: WebSocketLink['op
 
 const INTERNAL_ERROR_FRAME = JSON.stringify([{ successful: false, error: formatError('internalError') }]);
 
-function requestOf(link: WebSocketLink): RequestInfo {
-  if (link.request !== NO_REQUEST || link.ip === undefined) return link.request;
-  return { ...NO_REQUEST, ip: link.ip, secure: link.secure };
-}
-
 function finishFrame(link: WebSocketLink, replies: string[], bound: Session[]): void {
-  for (const s of bound) {
-    if (link.sessions.includes(s)) continue;
-    // Most links carry one session: keep the array exactly that small.
-    link.sessions = link.sessions.length === 0 ? [s] : [...link.sessions, s];
-  }
-  if (bound.length > 0 && !link.trimmed) {
-    // Only `authenticate` reads the headers, for later handshakes on this socket; the
-    // limits need the client's IP.
-    if (link.host.keepHeaders) link.request = keepAfterHandshake(link.request);
-    else {
-      // No object per idle connection: the IP is kept in a field, the request summary
-      // rebuilt for the (rare) later frames that need one.
-      link.ip = link.request.ip;
-      link.secure = link.request.secure === true;
-      link.request = NO_REQUEST;
-    }
-    link.trimmed = true;
-  }
+  link.track(bound);
   if (replies.length > 0) link.sendText(`[${replies.join(',')}]`);
 }
 
-/** Whether `session` lives on `link`: not ended, and not moved to another socket since. */
-const livesOn = (session: Session, link: WebSocketLink): boolean =>
-  session.state !== 'removed' && session.socket === link;
-
-/**
- * Forgets the sessions of `link` that ended or moved to another socket (so a socket that
- * handshakes again and again does not collect them), and says whether one is left.
- */
-function keepLiveSessions(link: WebSocketLink): boolean {
-  const sessions = link.sessions;
-  let live = 0;
-  for (let i = 0; i < sessions.length; i++) if (livesOn(sessions[i] as Session, link)) live++;
-  if (live < sessions.length)
-    link.sessions = live === 0 ? NO_SESSIONS : sessions.filter((s) => livesOn(s, link));
-  return live > 0;
-}
-
 function onSocketClose(this: WebSocketLink): void {
-  for (const s of this.sessions) this.host.kernel.connects.socketClosed(s, this);
-  this.sessions = NO_SESSIONS;
+  this.closed();
 }
 
 function onSocketError(this: WebSocketLink, err: Error): void {

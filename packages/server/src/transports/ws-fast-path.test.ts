@@ -8,8 +8,8 @@ import { Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
 import { eventually } from '../../../../scripts/eventually.mjs';
-import { WebSocketLink } from './websocket.js';
 import { SENDER_IDLE, senderIdle, socketOf, type WsInternals } from './ws-fast-path.js';
+import { type LinkHost, type WebSocketLink, webSocketLinkClass } from './ws-link.js';
 
 const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -21,7 +21,7 @@ async function pair(): Promise<{ link: WebSocketLink; client: WebSocket; receive
   const wss = new WebSocketServer({
     host: '127.0.0.1',
     port: 0,
-    WebSocket: WebSocketLink,
+    WebSocket: webSocketLinkClass({ deflateThreshold: 100 } as LinkHost),
     perMessageDeflate: false,
   });
   await new Promise<void>((resolve) => wss.once('listening', resolve));

@@ -1,0 +1,24 @@
+/**
+ * The carrier seam: what the kernel knows of a transport. Each transport declares its
+ * carrier's kind (`transports/carrier-kinds.ts`) — what it can do, never what it is called —
+ * and the kernel, the extensions and the session read only those capabilities. A carrier
+ * the session is bound to writes frames (`Carrier`); a held long-poll answers once
+ * (`PendingPoll`, `session-lifecycle.ts`).
+ */
+import type { CarrierKind } from '../types.js';
+
+export type { CarrierKind, ConnectionTypes } from '../types.js';
+
+/** A carrier a session is bound to, that writes its frames: a WebSocket, a held stream. */
+export interface Carrier {
+  readonly kind: CarrierKind;
+  /**
+   * Sends one text frame: an encoded payload (the same `Buffer` may go to many carriers in
+   * a row) or the text of one, encoded straight into the frame. Returns the payload's size
+   * in bytes. `messages` is how many messages it holds (a stream counts them).
+   */
+  sendText(data: Buffer | string, messages?: number): number;
+  readonly bufferedAmount: number;
+  /** Ends the carrier; `code`/`reason` as in a WebSocket close. */
+  end(code: number, reason: string): void;
+}

@@ -1,0 +1,191 @@
+/**
+ * One WebSocket as the session sees its carrier: a `ws` WebSocket carrying Bayou's
+ * per-connection state in its own fields, so an idle connection costs one object beyond
+ * what `ws` allocates anyway. What every link of one server shares (`LinkHost`) is given
+ * to its class (`webSocketLinkClass`), so `ws` constructs each link with it; the link's
+ * own state changes only through its methods.
+ */
+
+import { WebSocket } from 'ws';
+import type { PipelineState } from '../bayeux/pipeline.js';
+import type { Carrier } from '../session/carrier.js';
+import type { Session } from '../session/session.js';
+import type { CarrierKind, RequestInfo } from '../types.js';
+import { WEBSOCKET_CARRIER } from './carrier-kinds.js';
+import { compressedFrame } from './compression.js';
+import { keepAfterHandshake } from './request-info.js';
+import type { TransportKernel } from './transport-kernel.js';
+import { senderIdle, socketOf, textFrame } from './ws-fast-path.js';
+
+/** What every link of one server shares: the kernel and the limits. */
+export interface LinkHost {
+  readonly kernel: TransportKernel;
+  readonly maxBatchMessages: number;
+  /** Whether later handshakes on a socket need its request headers (`authenticate` reads them). */
+  readonly keepHeaders: boolean;
+  /** Payloads of at least this many bytes are compressed on sockets that negotiated it. */
+  readonly deflateThreshold: number;
+}
+
+const NO_SESSIONS: Session[] = [];
+
+/** A link's request before its upgrade is known, and once trimmed away. */
+const NO_REQUEST: RequestInfo = Object.freeze({
+  transport: WEBSOCKET_CARRIER.name,
+  carrier: WEBSOCKET_CARRIER,
+  headers: {},
+  url: '',
+  remoteAddress: undefined,
+});
+
+/** Uncompressed: `ws` would otherwise keep a compressor for the socket. */
+const AS_TEXT = Object.freeze({ binary: false, compress: false });
+
+let lastPayload: Buffer | null = null;
+let lastFrame: Buffer = Buffer.alloc(0);
+
+/** The link class `ws` constructs for one server's sockets: each link has `host` from birth. */
+export function webSocketLinkClass(host: LinkHost): typeof WebSocket {
+  return class extends WebSocketLink {
+    override get host(): LinkHost {
+      return host;
+    }
+  };
+}
+
+export abstract class WebSocketLink extends WebSocket implements Carrier {
+  abstract get host(): LinkHost;
+  private summary: RequestInfo = NO_REQUEST;
+  /** The client's IP once `request` is trimmed away (the socket holds the string anyway). */
+  private ip: string | undefined = undefined;
+  private secure = false;
+  private bound: Session[] = NO_SESSIONS;
+  /** Whether `request` was already cut down to what later handshakes may need. */
+  private trimmed = false;
+  /** Found without a live session at the last handshake-timeout check (it had one before). */
+  private sessionless = false;
+  /** The frames still being answered, in order: the next frame waits for them… */
+  tail: Promise<void> | null = null;
+  /** …unless the last one only awaits its publishes' acknowledgements: then the next goes on behind it. */
+  open: { answered: Promise<void>; ctx: PipelineState } | null = null;
+  /** Whether the client negotiated `permessage-deflate`. */
+  private deflate = false;
+
+  /** What the kernel knows of it: its kind's capabilities (on the prototype: nothing per link). */
+  get kind(): CarrierKind {
+    return WEBSOCKET_CARRIER;
+  }
+
+  /** The sessions it carries (ended ones are forgotten at the handshake-timeout check). */
+  get sessions(): readonly Session[] {
+    return this.bound;
+  }
+
+  /** The upgrade completed: what hooks see of its request, and whether it deflates. */
+  opened(request: RequestInfo): void {
+    this.summary = request;
+    this.deflate = this.extensions !== '';
+  }
+
+  get deflates(): boolean {
+    return this.deflate;
+  }
+
+  /** The request summary for hooks and limits (rebuilt for the rare frame after trimming). */
+  get request(): RequestInfo {
+    if (this.summary !== NO_REQUEST || this.ip === undefined) return this.summary;
+    return { ...NO_REQUEST, ip: this.ip, secure: this.secure };
+  }
+
+  /** A batch bound `sessions` to it: tracked; the request trimmed after the first. */
+  track(sessions: readonly Session[]): void {
+    for (const s of sessions) {
+      if (this.bound.includes(s)) continue;
+      // Most links carry one session: keep the array exactly that small.
+      this.bound = this.bound.length === 0 ? [s] : [...this.bound, s];
+    }
+    if (sessions.length > 0 && !this.trimmed) {
+      // Only `authenticate` reads the headers, for later handshakes on this socket; the
+      // limits need the client's IP.
+      if (this.host.keepHeaders) this.summary = keepAfterHandshake(this.summary);
+      else {
+        // No object per idle connection: the IP is kept in a field, the request summary
+        // rebuilt for the (rare) later frames that need one.
+        this.ip = this.summary.ip;
+        this.secure = this.summary.secure === true;
+        this.summary = NO_REQUEST;
+      }
+      this.trimmed = true;
+    }
+  }
+
+  /**
+   * The handshake-timeout check: whether to close it now — no live session, and none since
+   * the last check either (or none ever). Forgets the sessions that ended or moved to
+   * another carrier (so a socket that handshakes again and again does not collect them).
+   */
+  idle(): boolean {
+    if (this.keepLiveSessions()) this.sessionless = false;
+    else if (this.trimmed && !this.sessionless) this.sessionless = true;
+    else return true;
+    return false;
+  }
+
+  /** The socket closed: its sessions let go of it. */
+  closed(): void {
+    for (const s of this.bound) this.host.kernel.connects.carrierClosed(s, this);
+    this.bound = NO_SESSIONS;
+  }
+
+  end(code: number, reason: string): void {
+    this.close(code, reason);
+  }
+
+  /**
+   * Writes `data` as one text frame with one `write` to the socket. `ws` would write a
+   * header and the payload as two buffers (a corked `writev`); asked not to compress, its
+   * sender writes at once, so writing the frame whole is what it would send, at
+   * less cost per frame. Should the sender hold something (see `ws-fast-path.ts`), the frame
+   * goes through `ws.send`, behind it. A payload sent to many sockets in a row (one
+   * publication reaching sessions alone in a turn) is framed once; a text is encoded
+   * straight into its frame. On a socket that negotiated `permessage-deflate`, a payload
+   * past the threshold is compressed here, once for all the sockets it goes to
+   * (`compression.ts`), never by a compressor of the socket's own.
+   */
+  sendText(data: Buffer | string): number {
+    const length = typeof data === 'string' ? Buffer.byteLength(data) : data.length;
+    if (this.readyState !== WebSocket.OPEN) return length;
+    if (!senderIdle(this)) return this.sendBehind(data, length);
+    let frame: Buffer;
+    if (this.deflate && length >= this.host.deflateThreshold) frame = compressedFrame(data);
+    else if (typeof data === 'string') frame = textFrame(data, length);
+    else {
+      if (data !== lastPayload) {
+        lastPayload = data;
+        lastFrame = textFrame(data, length);
+      }
+      frame = lastFrame;
+    }
+    socketOf(this).write(frame);
+    return length;
+  }
+
+  /** Through `ws`'s sender, queued behind what it holds. */
+  private sendBehind(data: Buffer | string, length: number): number {
+    this.send(data, AS_TEXT);
+    return length;
+  }
+
+  private keepLiveSessions(): boolean {
+    const sessions = this.bound;
+    let live = 0;
+    for (let i = 0; i < sessions.length; i++) if (livesOn(sessions[i] as Session, this)) live++;
+    if (live < sessions.length)
+      this.bound = live === 0 ? NO_SESSIONS : sessions.filter((s) => livesOn(s, this));
+    return live > 0;
+  }
+}
+
+/** Whether `session` lives on `link`: not ended, and not moved to another carrier since. */
+const livesOn = (session: Session, link: WebSocketLink): boolean =>
+  session.state !== 'removed' && session.carrier === link;
