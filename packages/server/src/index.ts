@@ -82,6 +82,7 @@ export {
   resolveOptions,
   type TransportName,
 } from './options.js';
+export type { CarrierKind } from './types.js';
 export type { ProxyEndpoint, ProxyHookName, ProxyOptions } from './proxy/proxy-options.js';
 export { RandomIds } from './random-ids.js';
 export { DEMO_PATTERN, type DemoFeedOptions, demoSubject, demoSymbol } from './records/demo-feed.js';
