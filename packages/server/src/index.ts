@@ -82,7 +82,6 @@ export {
   resolveOptions,
   type TransportName,
 } from './options.js';
-export type { CarrierKind } from './types.js';
 export type { ProxyEndpoint, ProxyHookName, ProxyOptions } from './proxy/proxy-options.js';
 export { RandomIds } from './random-ids.js';
 export { DEMO_PATTERN, type DemoFeedOptions, demoSubject, demoSymbol } from './records/demo-feed.js';
@@ -103,7 +102,7 @@ export {
   corsFor,
   originAllowed,
 } from './transports/request-info.js';
-export type { RemovalReason } from './types.js';
+export type { CarrierKind, RemovalReason } from './types.js';
 export { TRANSPORT_NAMES } from './types.js';
 export type { WebhookOptions } from './webhooks/webhook-options.js';
 export {
