@@ -88,7 +88,6 @@ export const SERVER_DEFAULTS = deepFreeze({
     keyPrefix: 'bayou:',
     heartbeatMs: 1000,
     nodeTtlMs: 5000,
-    forwardTimeoutMs: 45_000,
     commandTimeoutMs: 5000,
     epochTtlMs: 120_000,
     historyChannels: plugin.historyChannels,

@@ -31,8 +31,6 @@ export type {
   Broker,
   Engine,
   EngineNode,
-  ForwardRequest,
-  ForwardResponse,
   History,
   HistoryPolicy,
   Leases,
@@ -63,6 +61,7 @@ export { type BayouPluginOptions, bayou, bayou as default } from './http/plugin.
 export { keyMatches, type PublishApiOptions, publishApi } from './http/publish-api.js';
 export { type ServerApiOptions, serverApi } from './http/server-api.js';
 export type { BayouEvents, ServiceContext, ServiceHandler } from './kernel/events.js';
+export type { ForwardRequest, ForwardResponse } from './kernel/node-link.js';
 export type { PresenceView } from './kernel/presence-tracker.js';
 export {
   defaultLimits,

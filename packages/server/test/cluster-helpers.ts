@@ -95,7 +95,6 @@ export async function startCluster(
         heartbeatMs: 100,
         nodeTtlMs: 1000,
         commandTimeoutMs: 2000,
-        forwardTimeoutMs: 10_000,
       },
       ...options,
     });

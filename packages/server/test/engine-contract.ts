@@ -6,14 +6,15 @@
 
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventually } from '../../../scripts/eventually.mjs';
-import type {
-  Engine,
-  EngineNode,
-  ForwardRequest,
-  ForwardResponse,
-  HistoryPolicy,
-  Publication,
-} from '../src/engine/engine.js';
+import type { Engine, EngineNode, HistoryPolicy, Publication } from '../src/engine/engine.js';
+import { inboxOf } from '../src/kernel/cluster-link.js';
+import {
+  type ForwardHandler,
+  type ForwardRequest,
+  type ForwardResponse,
+  NodeLink,
+  type NodeLinkHost,
+} from '../src/kernel/node-link.js';
 
 export interface EngineBackend {
   /** A new engine on this backend (a node to be). */
@@ -42,6 +43,14 @@ export interface EngineFactory {
   readonly expiryMs: number;
 }
 
+const BATCH: ForwardRequest = {
+  body: '[{"channel":"/meta/connect"}]',
+  transport: 'long-polling',
+  url: '/bayeux',
+  headers: { 'user-agent': 'test' },
+  remoteAddress: '127.0.0.1',
+  browserId: null,
+};
 const KEEP: HistoryPolicy = { size: 100, ttlMs: 60_000 };
 const NONE: HistoryPolicy = { size: 0, ttlMs: 0 };
 let ids = 0;
@@ -52,13 +61,22 @@ class RecordingNode implements EngineNode {
   readonly received: Publication[] = [];
   private waiters: (() => void)[] = [];
 
+  /** The node-to-node layer above this node's broker (set once the engine started). */
+  link: NodeLink | null = null;
+  host: NodeLinkHost | null = null;
+  /** How this node answers a forwarded batch. */
+  forwarded: ForwardHandler = async (request) => ({
+    status: 200,
+    body: JSON.stringify({ by: this.nodeId, body: request.body }),
+  });
+
   deliver(publication: Publication): void {
+    if (publication.channel === inboxOf(this.nodeId) && NodeLink.owns(publication.payload)) {
+      this.link?.receive(publication.payload, (request) => this.forwarded(request));
+      return;
+    }
     this.received.push(publication);
     for (const w of this.waiters.splice(0)) w();
-  }
-
-  async forwarded(request: ForwardRequest): Promise<ForwardResponse> {
-    return { status: 200, body: JSON.stringify({ by: this.nodeId, body: request.body }) };
   }
 
   payloads(channel?: string): string[] {
@@ -89,6 +107,7 @@ export function engineContract(factory: EngineFactory): void {
     let backend: EngineBackend;
     let tuning: BackendTuning | undefined;
     const running: Engine[] = [];
+    const links: NodeLink[] = [];
 
     async function node(): Promise<{ engine: Engine; node: RecordingNode }> {
       backend ??= await factory.backend(tuning);
@@ -96,6 +115,17 @@ export function engineContract(factory: EngineFactory): void {
       const n = new RecordingNode();
       await engine.start(n);
       running.push(engine);
+      n.host = {
+        nodeId: n.nodeId,
+        nodes: () => engine.directory.nodes(),
+        isAlive: (id) => engine.directory.isAlive(id),
+        send: (channel, payload, policy) => engine.broker.publish(channel, payload, policy),
+        inboxOf,
+        run: (op) => ({ by: n.nodeId, op: op.op }),
+      };
+      n.link = new NodeLink(n.host, { askMs: 5000, forwardMs: 20_000, livenessMs: 100 });
+      links.push(n.link);
+      await engine.broker.subscribe(inboxOf(n.nodeId));
       return { engine, node: n };
     }
     async function cluster(size = 3) {
@@ -112,6 +142,7 @@ export function engineContract(factory: EngineFactory): void {
     }
 
     afterEach(async () => {
+      for (const l of links.splice(0)) l.close();
       for (const e of running.splice(0)) await e.close().catch(() => undefined);
       await backend?.destroy();
       backend = undefined as unknown as EngineBackend;
@@ -365,42 +396,59 @@ export function engineContract(factory: EngineFactory): void {
       });
     });
 
-    describe('session directory', () => {
-      it('lists live nodes and forwards a batch to its owner, returning the reply', async () => {
+    describe('session directory, and the node-to-node layer above the broker', () => {
+      it('lists live nodes; a batch forwarded to its owner and an operation come back with the reply', async () => {
         const [a, b, c] = await cluster();
-        expect((await a!.engine.directory.nodes()).sort()).toEqual(
-          [a!.node.nodeId, b!.node.nodeId, c!.node.nodeId].sort(),
-        );
+        const ids = [a!.node.nodeId, b!.node.nodeId, c!.node.nodeId];
+        expect((await a!.engine.directory.nodes()).sort()).toEqual([...ids].sort());
         expect(await a!.engine.directory.isAlive(c!.node.nodeId)).toBe(true);
-        const request: ForwardRequest = {
-          body: '[{"channel":"/meta/connect"}]',
-          transport: 'long-polling',
-          url: '/bayeux',
-          headers: { 'user-agent': 'test' },
-          remoteAddress: '127.0.0.1',
-          browserId: null,
-        };
-        const reply = await a!.engine.directory.forward(c!.node.nodeId, request);
+        const reply = await a!.node.link!.forward(c!.node.nodeId, BATCH);
         expect(reply.status).toBe(200);
-        expect(JSON.parse(reply.body)).toEqual({ by: c!.node.nodeId, body: request.body });
+        expect(JSON.parse(reply.body)).toEqual({ by: c!.node.nodeId, body: BATCH.body });
+        const answers = await a!.node.link!.askAll<{ by: string }>({ op: 'info' });
+        expect(answers.map((x) => ('result' in x ? x.result.by : x.error)).sort()).toEqual([...ids].sort());
+        // Nothing waits once answered.
+        expect(a!.node.link!.waiting).toBe(0);
       });
 
-      it('tells a dead node from a live one, and refuses to forward to it', async () => {
+      it("fails a request its owner failed, or did not answer in time, with the owner's words", async () => {
+        const [a, b] = await cluster(2);
+        b!.node.forwarded = async () => {
+          throw new Error('owner exploded');
+        };
+        await expect(a!.node.link!.forward(b!.node.nodeId, BATCH)).rejects.toThrow(/owner exploded/);
+        let release = () => {};
+        b!.node.forwarded = () =>
+          new Promise<ForwardResponse>((resolve) => {
+            release = () => resolve({ status: 200, body: 'late' });
+          });
+        // A link of node a that waits 300 ms (the server's waits its `timeout` + 15 s).
+        const quick = new NodeLink(a!.node.host!, { forwardMs: 300 });
+        const t0 = Date.now();
+        await expect(quick.forward(b!.node.nodeId, BATCH)).rejects.toThrow(/did not answer/);
+        expect(Date.now() - t0).toBeGreaterThanOrEqual(250);
+        release();
+        expect(quick.waiting).toBe(0);
+      });
+
+      it('tells a dead node from a live one: a request waiting on it fails when it is found dead, a new one at once', async () => {
         const [a, b] = await cluster(2);
         const gone = b!.node.nodeId;
+        // Its owner holds the batch (a held connect) and then dies.
+        b!.node.forwarded = () => new Promise<ForwardResponse>(() => {});
+        const waiting = a!.node.link!.forward(gone, BATCH);
+        const failed = waiting.then(
+          () => null,
+          (err: Error) => err.message,
+        );
+        await eventually(() => a!.node.link!.waiting === 1, 5000);
         await backend.crash(b!.engine);
         await eventually(async () => !(await a!.engine.directory.isAlive(gone)), factory.expiryMs);
         expect(await a!.engine.directory.isAlive('never-was')).toBe(false);
-        await expect(
-          a!.engine.directory.forward(gone, {
-            body: '[]',
-            transport: 'long-polling',
-            url: '/bayeux',
-            headers: {},
-            remoteAddress: undefined,
-            browserId: null,
-          }),
-        ).rejects.toThrow();
+        // Found dead within the liveness period (100 ms here), long before the timeout.
+        expect(await failed).toMatch(/died with a request pending/);
+        await expect(a!.node.link!.forward(gone, BATCH)).rejects.toThrow(/not alive/);
+        expect(a!.node.link!.waiting).toBe(0);
       });
     });
 

@@ -7,13 +7,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { eventually } from '../../../scripts/eventually.mjs';
-import type {
-  EngineNode,
-  ForwardRequest,
-  ForwardResponse,
-  Publication,
-  StreamPosition,
-} from '../src/engine/engine.js';
+import type { EngineNode, Publication, StreamPosition } from '../src/engine/engine.js';
 import type { RedisEngineOptions } from '../src/engine/redis/index.js';
 import { RedisEngine } from '../src/engine/redis/index.js';
 import { type BackendTuning, engineContract } from './engine-contract.js';
@@ -96,19 +90,10 @@ const LONG = { size: 10_000, ttlMs: 60_000 };
 class TestNode implements EngineNode {
   readonly received: Publication[] = [];
   private waiters: (() => void)[] = [];
-  constructor(
-    readonly nodeId: string,
-    private readonly answer: (request: ForwardRequest) => Promise<ForwardResponse> = async () => ({
-      status: 200,
-      body: '[]',
-    }),
-  ) {}
+  constructor(readonly nodeId: string) {}
   deliver(publication: Publication): void {
     this.received.push(publication);
     for (const w of this.waiters.splice(0)) w();
-  }
-  forwarded(request: ForwardRequest): Promise<ForwardResponse> {
-    return this.answer(request);
   }
   /** Resolves once a publication matching `test` arrived, or rejects after `timeoutMs`. */
   async until(test: (p: Publication) => boolean, timeoutMs: number): Promise<void> {
@@ -128,19 +113,13 @@ describe('Redis engine beyond the contract', () => {
     own = undefined;
   });
 
-  async function started(
-    url: string,
-    nodeId: string,
-    extra: RedisEngineOptions = {},
-    prefix?: string,
-    answer?: (request: ForwardRequest) => Promise<ForwardResponse>,
-  ) {
+  async function started(url: string, nodeId: string, extra: RedisEngineOptions = {}, prefix?: string) {
     const engine = new RedisEngine({
       ...testOptions(url),
       ...(prefix ? { keyPrefix: prefix } : {}),
       ...extra,
     });
-    const node = new TestNode(nodeId, answer);
+    const node = new TestNode(nodeId);
     await engine.start(node);
     engines.push(engine);
     return { engine, node };
@@ -308,35 +287,6 @@ describe('Redis engine beyond the contract', () => {
     const got = b.node.received.filter((p) => p.channel === '/blip');
     expect(got.map((p) => p.position?.offset)).toEqual(Array.from({ length: n }, (_, i) => i + 1));
     expect(got.map((p) => p.payload)).toEqual(Array.from({ length: n }, (_, i) => message('/blip', i + 1)));
-  });
-
-  it('fails a forwarded batch its owner failed, or did not answer within forwardTimeoutMs', async () => {
-    own = await RedisServer.start();
-    const prefix = `fwd${process.pid}:`;
-    const a = await started(own.url, 'fwd-a', { forwardTimeoutMs: 300 }, prefix);
-    await started(own.url, 'fwd-broken', {}, prefix, async () => {
-      throw new Error('owner exploded');
-    });
-    let release = () => {};
-    await started(own.url, 'fwd-slow', {}, prefix, async () => {
-      await new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      return { status: 200, body: 'late' };
-    });
-    const request: ForwardRequest = {
-      body: '[]',
-      transport: 'long-polling',
-      url: '/bayeux',
-      headers: {},
-      remoteAddress: undefined,
-      browserId: null,
-    };
-    await expect(a.engine.directory.forward('fwd-broken', request)).rejects.toThrow(/owner exploded/);
-    const t0 = Date.now();
-    await expect(a.engine.directory.forward('fwd-slow', request)).rejects.toThrow(/did not answer/);
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(250);
-    release();
   });
 
   it('keeps no key per subscription: a thousand subscribers of a channel on a node are one count', async () => {

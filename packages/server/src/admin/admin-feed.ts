@@ -11,7 +11,7 @@ import type { Extension, Refusal, Reply } from '../bayeux/extensions.js';
 import type { ConsoleGate } from '../bayeux/kernel-api.js';
 import type { BayouApp } from '../bayou-app.js';
 import { onTargets } from '../http/server-api.js';
-import type { Target } from '../kernel/cluster-control.js';
+import type { Target } from '../kernel/node-link.js';
 import type { NodeOperations } from '../kernel/node-operations.js';
 import type { ServerSession } from '../session/session.js';
 import { ADMIN_SERVICES, FEED_CHANNEL, isAdminChannel } from './admin-channels.js';

@@ -6,8 +6,8 @@
 import { parseChannel } from '@bayou/protocol';
 import type { BayouApp } from '../bayou-app.js';
 import { BayeuxReplyError } from '../errors.js';
-import type { Target } from '../kernel/cluster-control.js';
 import type { ServiceHandler } from '../kernel/events.js';
+import type { Target } from '../kernel/node-link.js';
 import type { NodeOperations } from '../kernel/node-operations.js';
 
 /** Messages of a channel's history the console shows. */

@@ -5,7 +5,7 @@
  * there (`runForwarded`), answering through a `ForwardedReply`.
  */
 import { decodeBatch } from '@bayou/protocol';
-import type { ForwardRequest, ForwardResponse } from '../engine/engine.js';
+import type { ForwardRequest, ForwardResponse } from '../kernel/node-link.js';
 import { LONG_POLLING_CARRIER } from '../transports/carrier-kinds.js';
 import type { HttpReply, ResponseStream } from '../transports/http-reply.js';
 import type { PollRequest } from '../transports/poll-request.js';

@@ -17,7 +17,7 @@
  * (it waits for the answer in flight and writes what it carries before ending).
  */
 import { ACK_MARKER_CHANNEL, EXT_ACK, formatError, META_CONNECT, type Message } from '@bayou/protocol';
-import type { ForwardRequest } from '../engine/engine.js';
+import type { ForwardRequest } from '../kernel/node-link.js';
 import { recycleFrame } from '../transports/stream-hub.js';
 import type { StreamFeed, StreamLink } from '../transports/stream-link.js';
 import type { StreamRelay } from '../transports/streaming.js';

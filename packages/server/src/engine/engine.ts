@@ -5,8 +5,12 @@
  * - `broker`    carries publications to every node with interest, and assigns positions;
  * - `history`   serves what a channel carried after a position, or says it cannot;
  * - `presence`  counts subscribers cluster-wide and keeps member lists;
- * - `directory` knows which nodes are alive and forwards batches to a session's owner;
+ * - `directory` knows which nodes are alive;
  * - `leases`    lets exactly one node hold a named lease (one record provider per subject).
+ *
+ * Nodes ask each other (a long-poll batch for a session's owner, the server API's and the
+ * console's operations) through the node-to-node layer above the broker
+ * (`kernel/node-link.ts`), over each node's inbox channel: no engine forwards anything.
  *
  * Every call is async and fallible: a rejected promise is an operational failure (Redis
  * down) that the kernel turns into a Bayeux error reply, never a silent success. Calls
@@ -57,31 +61,13 @@ export type Recovery =
     }
   | { readonly recovered: false; readonly position: StreamPosition };
 
-/** A batch received by one node for a session another node owns. */
-export interface ForwardRequest {
-  /** The raw JSON text of the batch. */
-  readonly body: string;
-  readonly transport: 'long-polling';
-  /** Request facts the owner's hooks may read. */
-  readonly url: string;
-  readonly headers: Readonly<Record<string, string>>;
-  readonly remoteAddress: string | undefined;
-  readonly browserId: string | null;
-}
-
-/** The owner's answer, relayed as the HTTP response. */
-export interface ForwardResponse {
-  readonly status: number;
-  readonly body: string;
-}
-
-/** What the engine calls on its node; implemented by the kernel. */
 /**
  * Broker channels named after nodes (`/~node/<id>`) carry direct deliveries and control
  * requests; clients cannot subscribe to them, and they are no channel a session follows.
  */
 export const NODE_INBOX_PREFIX = '/~node/';
 
+/** What the engine calls on its node; implemented by the kernel. */
 export interface EngineNode {
   /** This node's id, carried in every clientId it issues. */
   readonly nodeId: string;
@@ -90,8 +76,6 @@ export interface EngineNode {
    * name it subscribed): called once per publication per node, in publish order per channel.
    */
   deliver(publication: Publication): void;
-  /** A batch another node forwarded for a session this node owns. */
-  forwarded(request: ForwardRequest): Promise<ForwardResponse>;
   /**
    * Members of a node found dead: called on exactly one live node of the cluster (the one
    * whose liveness sweep noticed), once per dead node, after they were removed.
@@ -199,8 +183,6 @@ export interface SessionDirectory {
   isAlive(nodeId: string): MaybePromise<boolean>;
   /** The ids of the live nodes. */
   nodes(): Promise<string[]>;
-  /** Hands `request` to the node that owns the session; resolves with its reply. */
-  forward(nodeId: string, request: ForwardRequest): Promise<ForwardResponse>;
 }
 
 export interface Leases {

@@ -2,7 +2,7 @@
  * The server API for backends (any language): read presence, history, channels and the
  * cluster's nodes; end or unsubscribe a user's sessions on every node. Same bearer key as
  * `POST /api/publish` (no key configured: every route answers 404). Cluster-wide: a node
- * asks the others through `ClusterControl` (the engine's per-node inbox).
+ * asks the others through `NodeLink` (the engine's per-node inbox).
  *
  * - `GET  /api/presence?channel=`      → `{ channel, members: [{ clientId, user, info }] }`
  * - `GET  /api/history?channel=&limit=` → `{ channel, position, recovered, messages: [{ data, position }] }`
@@ -16,7 +16,7 @@
 import { readFileSync } from 'node:fs';
 import { parseChannel } from '@bayou/protocol';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Answer, NodeInfo, Target } from '../kernel/cluster-control.js';
+import type { Answer, NodeInfo, Target } from '../kernel/node-link.js';
 import { type NodeOperations, operationsOf } from '../kernel/node-operations.js';
 import { ownerOf } from '../session/session-registry.js';
 import { apiKeyDigests, requireBearerKey } from './publish-api.js';

@@ -1,12 +1,12 @@
 /**
  * What the server API asks of one node, run on that node's own sessions: its facts, its
  * channels with their subscriber counts, ending a user's sessions (told not to reconnect)
- * and unsubscribing them from a channel. `ClusterControl` carries the requests between nodes.
+ * and unsubscribing them from a channel. `NodeLink` carries the requests between nodes.
  */
 import type { Session } from '../session/session.js';
 import type { RemovalReason } from '../types.js';
-import type { ControlOp, NodeInfo, Target } from './cluster-control.js';
 import type { EventSink } from './events.js';
+import type { ControlOp, NodeInfo, Target } from './node-link.js';
 
 /** The part of the kernel the operations use. */
 export interface AdminKernel {

@@ -25,7 +25,6 @@ async function node(bus: MemoryBus, id: string, seen: string[], start = true, ac
     engine.start({
       nodeId: id,
       deliver: () => undefined,
-      forwarded: async () => ({ status: 200, body: '' }),
     });
   if (start) await started();
   return { engine, occupancy, started };

@@ -3,14 +3,9 @@
  * it: which node owns a clientId, whether it is alive, forwarding a batch to it, and the
  * per-node inbox channels that carry direct deliveries and control requests.
  */
-import {
-  type Engine,
-  type ForwardRequest,
-  type ForwardResponse,
-  type MaybePromise,
-  NODE_INBOX_PREFIX,
-} from '../engine/engine.js';
+import { type Engine, type MaybePromise, NODE_INBOX_PREFIX } from '../engine/engine.js';
 import { ownerOf } from '../session/session-registry.js';
+import type { ForwardRequest, ForwardResponse, NodeLink } from './node-link.js';
 
 export class ClusterLink {
   /** The broker channel that carries direct deliveries to this node's sessions. */
@@ -19,6 +14,8 @@ export class ClusterLink {
   constructor(
     readonly nodeId: string,
     private readonly engine: Pick<Engine, 'directory' | 'ready'>,
+    /** Reached through a closure: the link is built with the node's operations. */
+    private readonly link: () => NodeLink,
   ) {
     this.inbox = inboxOf(nodeId);
   }
@@ -35,8 +32,9 @@ export class ClusterLink {
     return this.engine.directory.isAlive(nodeId);
   }
 
+  /** Hands a long-poll batch to its session's owner over the node-to-node layer. */
   forward(nodeId: string, request: ForwardRequest): Promise<ForwardResponse> {
-    return this.engine.directory.forward(nodeId, request);
+    return this.link().forward(nodeId, request);
   }
 
   /** Whether the engine can serve now (Redis reachable): a forward that failed without it says nothing of the owner. */

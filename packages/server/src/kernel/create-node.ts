@@ -28,7 +28,6 @@ import { connectionTypes } from '../transports/carrier-kinds.js';
 import { DEAD_NODE_SWEEP_MS } from '../webhooks/webhook-options.js';
 import { AdminOps } from './admin-ops.js';
 import { ChannelOccupancy } from './channel-occupancy.js';
-import { ClusterControl } from './cluster-control.js';
 import { ClusterLink, inboxOf } from './cluster-link.js';
 import { Connects } from './connects.js';
 import { Guards } from './guards.js';
@@ -36,6 +35,7 @@ import { HistoryRules } from './history-rules.js';
 import { Kernel } from './kernel.js';
 import { KernelStats } from './kernel-stats.js';
 import { type ForwardHandler, NodeInbound } from './node-inbound.js';
+import { FORWARD_MARGIN_MS, NodeLink } from './node-link.js';
 import type { NodeOperations } from './node-operations.js';
 import { NodeTaps } from './node-taps.js';
 import { PRESENCE_SERVICE, presenceService } from './presence-service.js';
@@ -78,7 +78,10 @@ interface Base {
 }
 
 export function createNode(options: ResolvedOptions, log: FastifyBaseLogger, engine: Engine): BayouNode {
-  const base = buildBase(options, log, engine, (clientId) => sessions.findSession(clientId));
+  const base = buildBase(options, log, engine, {
+    findSession: (clientId) => sessions.findSession(clientId),
+    link: () => operator.control,
+  });
   const app = new BayouApp(
     appPort(
       base,
@@ -153,12 +156,13 @@ function buildBase(
   options: ResolvedOptions,
   log: FastifyBaseLogger,
   engine: Engine,
-  findSession: (clientId: unknown) => Session | undefined,
+  later: { findSession: (clientId: unknown) => Session | undefined; link: () => NodeLink },
 ): Base {
+  const { findSession } = later;
   const nodeId = randomBytes(6).toString('base64url');
   const stats = new KernelStats();
   const taps = new NodeTaps();
-  const cluster = new ClusterLink(nodeId, engine);
+  const cluster = new ClusterLink(nodeId, engine, later.link);
   const history = new HistoryRules(options);
   const records = new RecordStore(new Map(options.records.map((p) => [p.pattern, p])));
   const providers = new ProviderRegistry(
@@ -243,7 +247,7 @@ function buildOperator(
     guards: Guards;
     unsubscribe: (session: Session, name: string) => void;
   },
-): { admin: AdminOps; control: ClusterControl; operations: NodeOperations } {
+): { admin: AdminOps; control: NodeLink; operations: NodeOperations } {
   const { options, engine, nodeId, index, taps, publisher } = base;
   const { presence, guards, unsubscribe } = more;
   const admin = new AdminOps(
@@ -256,13 +260,17 @@ function buildOperator(
     },
     options.maxInterval + options.timeout,
   );
-  const control = new ClusterControl({
-    nodeId,
-    nodes: () => engine.directory.nodes(),
-    send: (channel, payload, policy) => engine.broker.publish(channel, payload, policy),
-    inboxOf,
-    run: (request) => (request.op === 'stats' ? taps.stats() : admin.run(request)),
-  });
+  const control = new NodeLink(
+    {
+      nodeId,
+      nodes: () => engine.directory.nodes(),
+      isAlive: (id) => engine.directory.isAlive(id),
+      send: (channel, payload, policy) => engine.broker.publish(channel, payload, policy),
+      inboxOf,
+      run: (request) => (request.op === 'stats' ? taps.stats() : admin.run(request)),
+    },
+    { forwardMs: options.timeout + FORWARD_MARGIN_MS },
+  );
   const operations: NodeOperations = {
     ...{ nodeId, log: base.log, engine, control, admin, taps, presence },
     historyFor: (channel) => publisher.historyFor(channel),

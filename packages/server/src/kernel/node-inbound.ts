@@ -1,29 +1,22 @@
 /**
  * This node as the engine sees it (`EngineNode`): publications from the cluster for its
- * subscribers, direct deliveries and control requests on its inbox, long-poll batches
- * other nodes forwarded for its sessions, and presence members of nodes found dead.
+ * subscribers, direct deliveries and node-to-node requests on its inbox (operations, and
+ * long-poll batches other nodes forwarded for its sessions, run by `forwarded`), and
+ * presence members of nodes found dead.
  */
 import type { FastifyBaseLogger } from 'fastify';
-import type {
-  EngineConnectionChange,
-  EngineNode,
-  ForwardRequest,
-  ForwardResponse,
-  LostMember,
-  Publication,
-} from '../engine/engine.js';
+import type { EngineConnectionChange, EngineNode, LostMember, Publication } from '../engine/engine.js';
 import type { RecordStore } from '../records/record-store.js';
 import type { Session } from '../session/session.js';
-import { ClusterControl } from './cluster-control.js';
 import type { ClusterLink } from './cluster-link.js';
+import { type ForwardHandler, NodeLink } from './node-link.js';
 import type { PresenceTracker } from './presence-tracker.js';
 
-/** Runs a batch another node forwarded (the long-polling transport's), or `null` without long-polling. */
-export type ForwardHandler = (request: ForwardRequest) => Promise<ForwardResponse>;
+export type { ForwardHandler };
 
 export interface NodeInboundParts {
   readonly cluster: ClusterLink;
-  readonly control: ClusterControl;
+  readonly control: NodeLink;
   readonly records: RecordStore;
   readonly index: { deliver(publication: Publication): number };
   readonly presence: PresenceTracker;
@@ -42,8 +35,8 @@ export class NodeInbound implements EngineNode {
   /** A publication from the engine, for this node's subscribers. */
   deliver(publication: Publication): void {
     if (publication.channel === this.p.cluster.inbox) {
-      if (ClusterControl.owns(publication.payload)) {
-        this.p.control.receive(publication.payload);
+      if (NodeLink.owns(publication.payload)) {
+        this.p.control.receive(publication.payload, this.p.forwarded);
         return;
       }
       const { to, message } = JSON.parse(publication.payload) as { to: string; message: string };
@@ -55,12 +48,6 @@ export class NodeInbound implements EngineNode {
       return;
     }
     this.p.index.deliver(publication);
-  }
-
-  /** A long-poll batch another node received for a session of this node. */
-  async forwarded(request: ForwardRequest): Promise<ForwardResponse> {
-    if (this.p.forwarded === null) return { status: 503, body: '[]' };
-    return this.p.forwarded(request);
   }
 
   /** Members of a node found dead, for this node to announce (the engine picked it). */

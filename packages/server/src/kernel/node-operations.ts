@@ -1,7 +1,7 @@
 /**
  * What the operator's surfaces — the server API (`http/server-api.ts`) and the console
  * (`admin/`) — may do with a node, beyond the application facade: ask other nodes
- * (`ClusterControl`), read history and presence, count channels, deliver to one session,
+ * (`NodeLink`), read history and presence, count channels, deliver to one session,
  * and tap the node (`NodeTaps`). The Bayou plugin decorates the Fastify instance with it
  * under `NODE_OPERATIONS`; those plugins read it with `operationsOf(app)`.
  */
@@ -9,7 +9,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Engine, HistoryPolicy, MaybePromise } from '../engine/engine.js';
 import { BayouError } from '../errors.js';
 import type { AdminOps } from './admin-ops.js';
-import type { ClusterControl } from './cluster-control.js';
+import type { NodeLink } from './node-link.js';
 import type { NodeTaps } from './node-taps.js';
 import type { PresenceTracker } from './presence-tracker.js';
 
@@ -18,7 +18,7 @@ export interface NodeOperations {
   readonly log: FastifyBaseLogger;
   /** The engine: its history, its directory of nodes, whether it is ready. */
   readonly engine: Engine;
-  readonly control: ClusterControl;
+  readonly control: NodeLink;
   readonly taps: NodeTaps;
   /** This node's side of the control operations (what `control` runs when asked here). */
   readonly admin: Pick<AdminOps, 'run' | 'kicked' | 'rememberedCount'>;

@@ -15,7 +15,6 @@ async function node(bus: MemoryBus, id: string, events: string[], lingerMs = 100
   await engine.start({
     nodeId: id,
     deliver: () => undefined,
-    forwarded: async () => ({ status: 200, body: '' }),
   });
   const discarded: string[] = [];
   const registry = new ProviderRegistry({ lingerMs, leaseMs }, engine.leases, engine.presence, log, (s) =>
@@ -73,7 +72,6 @@ describe('ProviderRegistry', () => {
     await engine.start({
       nodeId: 'x',
       deliver: () => undefined,
-      forwarded: async () => ({ status: 200, body: '' }),
     });
     const registry = new ProviderRegistry(
       { lingerMs: 10, leaseMs: 100 },

@@ -10,7 +10,7 @@
 import type { ServerResponse } from 'node:http';
 import { type BatchContext, createBatchContext } from '../bayeux/batch-context.js';
 import { PollForwarder, runForwarded } from '../cluster/poll-forwarding.js';
-import type { ForwardRequest, ForwardResponse } from '../engine/engine.js';
+import type { ForwardRequest, ForwardResponse } from '../kernel/node-link.js';
 import type { ResolvedOptions } from '../options.js';
 import { RandomIds } from '../random-ids.js';
 import type { Session } from '../session/session.js';

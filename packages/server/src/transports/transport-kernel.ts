@@ -1,7 +1,8 @@
 /** What the transports need of the kernel: a batch handler and word of their carriers going away. */
 import type { FastifyBaseLogger } from 'fastify';
 import type { BatchContext } from '../bayeux/batch-context.js';
-import type { ForwardRequest, ForwardResponse, MaybePromise } from '../engine/engine.js';
+import type { MaybePromise } from '../engine/engine.js';
+import type { ForwardRequest, ForwardResponse } from '../kernel/node-link.js';
 import type { Carrier } from '../session/carrier.js';
 import type { Session } from '../session/session.js';
 import type { PendingPoll } from '../session/session-lifecycle.js';

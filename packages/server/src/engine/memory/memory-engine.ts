@@ -8,8 +8,6 @@ import type {
   Broker,
   Engine,
   EngineNode,
-  ForwardRequest,
-  ForwardResponse,
   History,
   HistoryPolicy,
   HistoryStats,
@@ -230,12 +228,6 @@ class MemoryDirectory implements SessionDirectory {
 
   async nodes(): Promise<string[]> {
     return [...this.bus.members.keys()];
-  }
-
-  async forward(nodeId: string, request: ForwardRequest): Promise<ForwardResponse> {
-    const member = this.bus.members.get(nodeId);
-    if (member === undefined) throw new Error(`node ${nodeId} is not alive`);
-    return member.node.forwarded(request);
   }
 }
 

@@ -196,18 +196,14 @@ export class RedisBroker implements Broker {
   }
 
   /**
-   * @internal Subscribes to this node's inbox and every name it needs: at start, and
+   * @internal Subscribes to this node's probe topic and every name it needs: at start, and
    * after a reconnect, when it also delivers from history what was missed meanwhile.
    */
   async resubscribe(catchUp = false): Promise<void> {
     const e = this.engine;
     this.own = `${e.node().nodeId}.`;
     const nodeId = e.node().nodeId;
-    const topics = [
-      e.keys.inbox(nodeId),
-      e.keys.probe(nodeId),
-      ...[...this.interest.keys()].map((n) => e.keys.topic(n)),
-    ];
+    const topics = [e.keys.probe(nodeId), ...[...this.interest.keys()].map((n) => e.keys.topic(n))];
     if (catchUp) {
       // What was in flight when the connection dropped is lost: history fills the gap.
       this.turns.reset();

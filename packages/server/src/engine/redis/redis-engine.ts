@@ -218,7 +218,6 @@ export class RedisEngine implements Engine, RedisCore {
     // (or Redis lost them all): do not take them for dead before they had the time to.
     if (Date.now() < this.graceUntil) for (const id of this.live) live.add(id);
     this.live = live;
-    this.directory.reap(live);
     return live;
   }
 
@@ -227,7 +226,6 @@ export class RedisEngine implements Engine, RedisCore {
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
     this.probe.stop();
-    this.directory.abandon();
     this.broker.abandon();
     this.self = null;
   }
@@ -320,7 +318,6 @@ export class RedisEngine implements Engine, RedisCore {
   private receive(topic: string, message: string): void {
     if (this.state !== 'started') return;
     if (topic === this.probeTopic) this.probe.received(message);
-    else if (topic === this.keys.inbox((this.self as EngineNode).nodeId)) this.directory.receive(message);
     else this.broker.receive(topic, message);
   }
 }

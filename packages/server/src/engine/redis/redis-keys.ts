@@ -19,7 +19,6 @@
  *   <p>{ctl}:lease:<n>  string: the nodeId holding lease n     PX ttl
  *   <p>{ctl}:occupiers  set: nodes that occupy channels (swept when they die)
  *   <p>{node:<id>}:occupies  set: the channels node <id> occupies
- *   <p>{node:<id>}      pub/sub name on which node <id> takes forwarded batches and replies
  *   <p>{node:<id>}:probe  pub/sub name of node <id>'s delivery probes
  *   <p>{node:<id>}:presence  hash: "<clientId> <channel>" → JSON [nodeId, info, user] of the
  *                       members node <id> joined, so whoever finds it dead reports them left
@@ -65,9 +64,6 @@ export class RedisKeys {
   }
   lease(name: string): string {
     return `${this.prefix}{ctl}:lease:${name}`;
-  }
-  inbox(nodeId: string): string {
-    return `${this.prefix}{node:${nodeId}}`;
   }
   /** The pub/sub name node <id> sends its delivery probes to (`redis-probe.ts`). */
   probe(nodeId: string): string {

@@ -38,11 +38,6 @@ export interface RedisEngineOptions {
    */
   nodeTtlMs?: number;
   /**
-   * Milliseconds a forwarded batch may wait for its owner's reply. A forwarded long-poll
-   * connect is held up to the server's `timeout`, so this must be more than that. Default: 45000.
-   */
-  forwardTimeoutMs?: number;
-  /**
    * Milliseconds a Redis command may take before it fails (calls fail at once while
    * Redis is unreachable, whatever this says). Default: 5000.
    */
@@ -96,7 +91,6 @@ export interface ResolvedRedisOptions {
   readonly keyPrefix: string;
   readonly heartbeatMs: number;
   readonly nodeTtlMs: number;
-  readonly forwardTimeoutMs: number;
   readonly commandTimeoutMs: number;
   readonly sharded: boolean;
   readonly epochTtlMs: number;
@@ -179,7 +173,6 @@ export function resolveRedisOptions(input: RedisEngineOptions = {}): ResolvedRed
     keyPrefix: o.keyPrefix,
     heartbeatMs,
     nodeTtlMs,
-    forwardTimeoutMs: positive('forwardTimeoutMs', o.forwardTimeoutMs),
     commandTimeoutMs: positive('commandTimeoutMs', o.commandTimeoutMs),
     sharded: input.sharded ?? cluster !== null,
     epochTtlMs: positive('epochTtlMs', o.epochTtlMs),
