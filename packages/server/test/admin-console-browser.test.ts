@@ -160,10 +160,10 @@ describe('the operator console in Chromium', () => {
       async () => expect(await page.locator('#channels').textContent()).toMatch(/\/chat\/\d+.*\/s/),
       10_000,
     );
-    // A few seconds of chart before the picture.
     await eventually(async () =>
       expect(await page.locator('#channels tbody tr').count()).toBeGreaterThanOrEqual(5),
     );
+    // timed on purpose: a few seconds of chart before the picture (time is what the chart shows)
     await page.waitForTimeout(5000);
     await page.screenshot({ path: resolve(DOCS, 'admin-console.png') });
     // Every card fits, on the README's width and on a wider screen with three columns.
