@@ -38,6 +38,14 @@ export function clusterScenario(name: string, backend: () => Promise<ClusterBack
       await b?.destroy();
     });
 
+    it('orders long-polling deliveries on every node (they go in connect replies only), asked of the engine', async () => {
+      const [a, bNode] = await cluster();
+      const polling = await client(a!, 'long-polling');
+      const socket = await client(bNode!, 'websocket');
+      expect(a!.server.bayou.session(polling.clientId)?.deliveryMode).toBe('connect-reply');
+      expect(bNode!.server.bayou.session(socket.clientId)?.deliveryMode).not.toBe('connect-reply');
+    });
+
     it.each<Transport>(['websocket', 'long-polling'])(
       'delivers a publish on one node to exact and wildcard subscribers on the others (%s)',
       async (transport) => {

@@ -156,7 +156,7 @@ export class NodeWatch {
       limitRefusals: src.limits.publishRefused + src.limits.sessionsRefused + src.limits.handshakesRefused,
       engineErrors: s.engineErrors,
       engineReady: k.engine.ready(),
-      engineReconnects: (k.engine as { stats?: { reconnects?: number } }).stats?.reconnects ?? 0,
+      engineReconnects: k.engine.connectionStats?.().reconnects ?? 0,
       webhookFailures: src.webhooks ? src.webhooks.failed + src.webhooks.dropped : 0,
       bySubscribers: top(withoutAdmin(k.channelCounts())),
       byRate,

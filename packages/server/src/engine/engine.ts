@@ -204,7 +204,34 @@ export interface HistoryStats {
   readonly evicted: number;
 }
 
+/**
+ * What an engine declares about itself, asked instead of its class: the plugin and the
+ * console decide by these, so an engine of its own (or memory engines sharing one
+ * `MemoryBus`) gets the behaviour its shape calls for.
+ */
+export interface EngineCapabilities {
+  /**
+   * Other nodes may share this engine (Redis; memory engines on one shared `MemoryBus`): a
+   * balancer may send one session's requests to different nodes, so long-polling delivers
+   * in connect replies only (`OrderedLongPolling`).
+   */
+  readonly multiNode: boolean;
+  /**
+   * Where the engine's backend is, without a password (`redis://127.0.0.1:6379`), for a
+   * failure to start that names it; `null` for an engine with no backend (in process).
+   */
+  readonly backend: string | null;
+}
+
+/** How the engine's connection to its backend fared, for the console. */
+export interface EngineConnectionStats {
+  /** Times it reconnected to its backend. */
+  readonly reconnects: number;
+}
+
 export interface Engine {
+  /** What this engine is, as the node asks it (never by its class). */
+  readonly capabilities: EngineCapabilities;
   readonly broker: Broker;
   readonly history: History;
   readonly presence: Presence;
@@ -215,6 +242,8 @@ export interface Engine {
    * holds history in this process has it (the memory engine; Redis bounds its own keys).
    */
   historyStats?(): HistoryStats;
+  /** Its connection's figures, for an engine with a backend (Redis); absent in process. */
+  connectionStats?(): EngineConnectionStats;
   /** Joins the cluster as `node`. */
   start(node: EngineNode): Promise<void>;
   /** Whether the engine can serve now (its backend reachable). */

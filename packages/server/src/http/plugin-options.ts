@@ -84,6 +84,11 @@ export function engineFrom(
     );
   if (given !== undefined && redis === undefined)
     optionProblem('option "redisEngine" needs "redis" (the Redis the engine connects to)');
+  const declared = (engine as { capabilities?: { multiNode?: unknown } } | undefined)?.capabilities;
+  if (engine !== undefined && typeof declared?.multiNode !== 'boolean')
+    optionProblem(
+      'option "engine" must be an Engine that declares its capabilities ({ multiNode: boolean, backend: string | null }; see the README, The Engine contract)',
+    );
   if (redis === undefined)
     return (
       engine ??
@@ -144,8 +149,9 @@ export async function startEngine(
   try {
     await start();
   } catch (err) {
-    if (!(engine instanceof RedisEngine)) throw err;
-    const where = typeof redis === 'string' ? redis.replace(/\/\/[^@/]*@/, '//***@') : 'Redis';
+    const backend = engine.capabilities.backend;
+    if (backend === null) throw err;
+    const where = typeof redis === 'string' ? redis.replace(/\/\/[^@/]*@/, '//***@') : backend;
     throw new BayouEngineError(`cannot join the cluster on ${where}: ${(err as Error).message}`, {
       cause: err,
     });

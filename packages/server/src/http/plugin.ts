@@ -15,7 +15,6 @@ import type { createAuthHooks } from '../auth/auth-hooks.js';
 import type { BayouApp } from '../bayou-app.js';
 import { OrderedLongPolling } from '../cluster/ordered-long-polling.js';
 import type { Engine } from '../engine/engine.js';
-import { MemoryEngine } from '../engine/memory/memory-engine.js';
 import { AuthExtension } from '../extensions/auth-extension.js';
 import { LimitsExtension } from '../extensions/limits-extension.js';
 import { createNode } from '../kernel/create-node.js';
@@ -91,7 +90,7 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
   const node = createNode(options, app.log, engine);
   const { app: bayou, kernel } = node;
   // Behind a balancer, two responses of one long-polling session may cross: deliver in connect replies only.
-  if (!(engine instanceof MemoryEngine)) bayou.addExtension(new OrderedLongPolling());
+  if (engine.capabilities.multiNode) bayou.addExtension(new OrderedLongPolling());
   app.decorate('bayou', bayou);
   // The server API and the console (registered after this plugin) find the node's operations here.
   app.decorate(NODE_OPERATIONS, node.operations);

@@ -7,6 +7,7 @@ import { BayouConfigError } from '../../errors.js';
 import type {
   Broker,
   Engine,
+  EngineCapabilities,
   EngineNode,
   History,
   HistoryPolicy,
@@ -29,6 +30,8 @@ export interface MemoryEngineOptions extends MemoryBusOptions {
 }
 
 export class MemoryEngine implements Engine {
+  /** Several nodes only on a bus shared between engines; nothing outside the process. */
+  readonly capabilities: EngineCapabilities;
   readonly bus: MemoryBus;
   readonly broker: Broker;
   readonly history: History;
@@ -46,6 +49,7 @@ export class MemoryEngine implements Engine {
         `memory engine options "bus" and "${given.map(([k]) => k).join('", "')}" exclude each other: give those to the shared MemoryBus`,
       );
     this.bus = bus ?? new MemoryBus(history);
+    this.capabilities = Object.freeze({ multiNode: bus !== undefined, backend: null });
     this.broker = new MemoryBroker(this);
     this.history = new MemoryHistory(this.bus);
     this.presence = new MemoryPresence(this);

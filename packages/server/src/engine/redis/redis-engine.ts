@@ -4,7 +4,13 @@
  * heartbeat, reconnects, close) and its counters; the parts live in their own modules.
  */
 import type { Redis } from 'ioredis';
-import type { Engine, EngineNode, HistoryStats } from '../engine.js';
+import type {
+  Engine,
+  EngineCapabilities,
+  EngineConnectionStats,
+  EngineNode,
+  HistoryStats,
+} from '../engine.js';
 import { RedisBroker, RedisHistory } from './redis-broker.js';
 import { connect, createClient, describeRedis, isReady } from './redis-connections.js';
 import type { RedisCore } from './redis-core.js';
@@ -32,6 +38,7 @@ type EngineState = 'new' | 'starting' | 'started' | 'closed';
 export class RedisEngine implements Engine, RedisCore {
   readonly options: ResolvedRedisOptions;
   readonly stats: RedisEngineStats = { errors: 0, reconnects: 0, probeFailures: 0 };
+  readonly capabilities: EngineCapabilities;
   readonly broker: RedisBroker;
   readonly history: RedisHistory;
   readonly presence: RedisPresence;
@@ -66,6 +73,7 @@ export class RedisEngine implements Engine, RedisCore {
 
   constructor(options: RedisEngineOptions = {}) {
     this.options = resolveRedisOptions(options);
+    this.capabilities = Object.freeze({ multiNode: true, backend: describeRedis(this.options) });
     this.keys = new RedisKeys(this.options.keyPrefix);
     this.broker = new RedisBroker(this);
     this.history = new RedisHistory(this);
@@ -79,6 +87,10 @@ export class RedisEngine implements Engine, RedisCore {
   /** The channels whose history keys this node wrote and still counts, and what it dropped. */
   historyStats(): HistoryStats {
     return this.historyBound.stats();
+  }
+
+  connectionStats(): EngineConnectionStats {
+    return { reconnects: this.stats.reconnects };
   }
 
   /** @internal The node this engine serves; throws before `start` and after `close`. */
