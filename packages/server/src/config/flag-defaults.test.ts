@@ -186,3 +186,29 @@ describe('the README options table, against the defaults', () => {
     for (const [k, v] of Object.entries(SERVER_DEFAULTS.limits)) expect(cell).toContain(`${k}: ${v}`);
   });
 });
+
+describe('the other groups, where the READMEs show their defaults', () => {
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  const cluster = readFileSync(new URL('../../../../docs/cluster.md', import.meta.url), 'utf8');
+  const row = (text: string, key: string): string => {
+    const found = text.split('\n').find((l) => l.startsWith(`| \`${key}\` |`));
+    expect(found, `no row for ${key}`).toBeDefined();
+    return found as string;
+  };
+  const cell = (text: string, key: string): string => row(text, key).split('|')[2] as string;
+
+  it('webhooks, proxy and the demo feed: `key = value` in the README', () => {
+    const webhooks = row(readme, 'webhooks');
+    for (const [k, v] of Object.entries(SERVER_DEFAULTS.webhooks)) expect(webhooks).toContain(`${k} = ${v}`);
+    expect(row(readme, 'proxy')).toContain(`timeout = ${SERVER_DEFAULTS.proxy.timeout}`);
+    const { symbols, rate } = SERVER_DEFAULTS.demoFeed;
+    expect(readme).toContain(`\`{ symbols = ${symbols}, rate = ${rate} }\``);
+  });
+
+  it("the Redis engine's: docs/cluster.md's engine options table", () => {
+    for (const [k, v] of Object.entries(SERVER_DEFAULTS.redisEngine)) {
+      if (v === null) continue;
+      expect(cell(cluster, k).trim().startsWith(`\`${v}\``), `${k}: ${cell(cluster, k)}`).toBe(true);
+    }
+  });
+});
