@@ -6,7 +6,9 @@
  * scoped wrongly or silently broken by a Biome upgrade fails here. A second part writes a
  * rule-breaking fixture at the path of every real source file and requires an error there,
  * so any loosening — an allowance for one file, a raised limit, a `warn` level, a narrowed
- * `includes` — fails too; each of those is proven caught on a loosened copy of biome.json.
+ * `includes`, type imports left out of the cycle rule — fails too; every other rule is read
+ * from the configuration (no `warn`, no `off` beyond the listed ones, linter and preset on).
+ * Each of those is proven caught on a loosened copy of biome.json.
  */
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -107,12 +109,57 @@ describe("the repository's Biome configuration", () => {
   it('holds at full strength on every source file there is: no allowance, no warn level, no narrowed scope', () => {
     expect(loosenings(readFileSync(join(root, 'biome.json'), 'utf8'))).toEqual([]);
   });
+
+  it('switches no other rule off or to a warning, and keeps the linter and its preset on', () => {
+    expect(weakenedRules(readFileSync(join(root, 'biome.json'), 'utf8'))).toEqual([]);
+  });
 });
+
+/** Rules the repository switches off on purpose (CONTRIBUTING.md); adding one is a reviewed change here. */
+const ALLOWED_OFF = ['complexity.noForEach', 'style.noNonNullAssertion', 'style.useTemplate'];
+
+type RuleGroups = Record<string, Record<string, string | { level?: string }>>;
+interface LinterPart {
+  enabled?: boolean;
+  rules?: RuleGroups & { preset?: string; recommended?: boolean };
+}
+
+/**
+ * Every rule of every rule set (the root's and each override's) that is weaker than an
+ * error: a `warn` or `info` level anywhere, an `off` other than the allowed ones at the
+ * root (none in an override), a linter disabled, the recommended preset dropped.
+ */
+function weakenedRules(config: string): string[] {
+  const c = JSON.parse(config) as { linter?: LinterPart; overrides?: { linter?: LinterPart }[] };
+  const weak: string[] = [];
+  if (c.linter?.enabled === false) weak.push('linter disabled');
+  if (c.linter?.rules?.preset !== 'recommended') weak.push('preset not recommended');
+  const sets: [string, LinterPart | undefined][] = [
+    ['root', c.linter],
+    ...(c.overrides ?? []).map((o, i): [string, LinterPart | undefined] => [`overrides[${i}]`, o.linter]),
+  ];
+  for (const [where, linter] of sets) {
+    if (where !== 'root' && linter?.enabled === false) weak.push(`${where}: linter disabled`);
+    if (linter?.rules?.recommended === false) weak.push(`${where}: recommended false`);
+    for (const [group, rules] of Object.entries(linter?.rules ?? {})) {
+      if (typeof rules !== 'object' || rules === null) continue;
+      for (const [rule, setting] of Object.entries(rules)) {
+        const level = typeof setting === 'string' ? setting : setting.level;
+        const name = `${group}.${rule}`;
+        if (level === 'warn' || level === 'info') weak.push(`${where}: ${name} ${level}`);
+        if (level === 'off' && !(where === 'root' && ALLOWED_OFF.includes(name)))
+          weak.push(`${where}: ${name} off`);
+      }
+    }
+  }
+  return weak;
+}
 
 /**
  * Where the repository's rules are weaker than they must be. Each source file's path (every
  * src file of every package and example, tests excepted) gets a fixture that breaks the size
- * rules (401 lines, an 84-line function), and in a second run one with a '/meta/' and an
+ * rules (401 lines, an 84-line function) and closes an import cycle of type imports with a
+ * partner file beside it, and in a second run one with a '/meta/' and an
  * ext-key literal (outside packages/protocol); each must be reported there as an error. A
  * raised limit, a `warn` level, an override for one file or a narrowed `includes` show up as
  * a missing error. (Two runs: the literal plugins are slow on 400-line files.)
@@ -126,12 +173,21 @@ function loosenings(config: string, checks: { sizes?: boolean; literals?: boolea
     .filter((f) => /\.(ts|tsx)$/.test(f) && !/\.test\.tsx?$/.test(f));
   const missing: string[] = [];
   if (checks.sizes !== false) {
-    // 317 + 84 lines: one over the file limit, with one function over its limit.
-    const errors = lintAt(config, sources, `${bigFile(317)}${longFunction(80)}`, false);
+    // 2 + 315 + 84 lines: one over the file limit, with one function over its limit, and a
+    // type-only import of a partner file that imports it back (a cycle, types included).
+    const partners = new Map(sources.map((path) => [partnerOf(path), cyclePartner(path)]));
+    const errors = lintAt(
+      config,
+      sources,
+      (path) => `${cycleTo(path)}${bigFile(315)}${longFunction(80)}`,
+      false,
+      partners,
+    );
     for (const path of sources)
       for (const rule of [
         'lint/style/noExcessiveLinesPerFile',
         'lint/complexity/noExcessiveLinesPerFunction',
+        'lint/suspicious/noImportCycles',
       ])
         if (!(errors.get(path) ?? []).includes(rule)) missing.push(`${path}: ${rule}`);
   }
@@ -145,8 +201,25 @@ function loosenings(config: string, checks: { sizes?: boolean; literals?: boolea
   return missing;
 }
 
-/** Lints `text` written at each of `paths` under `config`: the error categories by path. */
-function lintAt(config: string, paths: string[], text: string, plugins: boolean): Map<string, string[]> {
+const baseOf = (path: string): string => (path.split('/').at(-1) as string).replace(/\.tsx?$/, '');
+/** The file a source path's fixture imports, and which imports it back. */
+const partnerOf = (path: string): string => path.replace(/\.tsx?$/, '.cycle-partner.ts');
+const cycleTo = (path: string): string =>
+  `import type { Partner } from './${baseOf(path)}.cycle-partner.js';\nexport type Self = { partner?: Partner };\n`;
+const cyclePartner = (path: string): string =>
+  `import type { Self } from './${baseOf(path)}.js';\nexport type Partner = { self?: Self };\n`;
+
+/**
+ * Lints `text` (or the text for each path) written at each of `paths`, beside the `extra`
+ * files, under `config`: the error categories by path.
+ */
+function lintAt(
+  config: string,
+  paths: string[],
+  text: string | ((path: string) => string),
+  plugins: boolean,
+  extra: ReadonlyMap<string, string> = new Map(),
+): Map<string, string[]> {
   const work = mkdtempSync(join(tmpdir(), 'bayou-source-guard-'));
   try {
     const parsed = JSON.parse(config) as { overrides?: { plugins?: string[] }[] };
@@ -156,8 +229,9 @@ function lintAt(config: string, paths: string[], text: string, plugins: boolean)
     cpSync(join(root, 'lint'), join(work, 'lint'), { recursive: true });
     for (const path of paths) {
       mkdirSync(dirname(join(work, path)), { recursive: true });
-      writeFileSync(join(work, path), text);
+      writeFileSync(join(work, path), typeof text === 'string' ? text : text(path));
     }
+    for (const [path, body] of extra) writeFileSync(join(work, path), body);
     const errors = new Map<string, string[]>();
     for (const d of lint(work)) {
       if (d.severity !== 'error') continue;
@@ -216,6 +290,64 @@ describe('the source guard itself', () => {
         m.endsWith('noExcessiveLinesPerFunction'),
       ),
     ).toBe(true);
+  });
+
+  it('catches an import-cycle rule that ignores type imports', () => {
+    const c = real() as BiomeConfig & { linter: { rules: Rules } };
+    (
+      c.linter.rules.suspicious!.noImportCycles as unknown as { options: { ignoreTypes: boolean } }
+    ).options.ignoreTypes = true;
+    const missing = loosenings(JSON.stringify(c), { literals: false });
+    expect(missing).toContain('packages/server/src/kernel/connects.ts: lint/suspicious/noImportCycles');
+  });
+
+  it('catches the import-cycle rule switched off for one file', () => {
+    const c = real();
+    c.overrides.push({
+      includes: ['packages/server/src/bayeux/extensions.ts'],
+      linter: { rules: { suspicious: { noImportCycles: { level: 'off' } } } },
+    });
+    const missing = loosenings(JSON.stringify(c), { literals: false });
+    expect(missing).toEqual(['packages/server/src/bayeux/extensions.ts: lint/suspicious/noImportCycles']);
+  });
+
+  it('catches any other rule switched off or to a warning, and a linter or preset turned off', () => {
+    const loosen = (edit: (c: BiomeConfig & { linter: LinterPart }) => void): string[] => {
+      const c = real() as BiomeConfig & { linter: LinterPart };
+      edit(c);
+      return weakenedRules(JSON.stringify(c));
+    };
+    expect(
+      loosen((c) => {
+        (c.linter.rules as RuleGroups).suspicious!.noExplicitAny = 'warn';
+      }),
+    ).toEqual(['root: suspicious.noExplicitAny warn']);
+    expect(
+      loosen((c) => {
+        (c.linter.rules as RuleGroups).correctness = { noUnusedVariables: 'off' };
+      }),
+    ).toEqual(['root: correctness.noUnusedVariables off']);
+    expect(
+      loosen((c) => {
+        c.overrides.push({
+          includes: ['packages/server/**'],
+          linter: { rules: { style: { useTemplate: 'off' } } },
+        } as unknown as BiomeConfig['overrides'][number]);
+      }),
+    ).toEqual(['overrides[2]: style.useTemplate off']);
+    expect(
+      loosen((c) => {
+        c.overrides.push({
+          includes: ['examples/**'],
+          linter: { enabled: false },
+        } as BiomeConfig['overrides'][number]);
+      }),
+    ).toEqual(['overrides[2]: linter disabled']);
+    expect(
+      loosen((c) => {
+        delete (c.linter.rules as { preset?: string }).preset;
+      }),
+    ).toEqual(['preset not recommended']);
   });
 
   it('catches an allowance for one file and a narrowed scope', () => {
