@@ -41,6 +41,11 @@ export const BayeuxErrors = {
   internalError: { code: 500, message: 'internal_error' },
   /** The engine (the cluster's backend) could not take the message; nothing was delivered. */
   engineUnavailable: { code: 503, message: 'engine_unavailable' },
+  /**
+   * The node takes no new session now: it is draining (shutting down: args `draining`) or
+   * past its handshake rate (args `handshake_rate`). The advice says when to try again.
+   */
+  nodeBusy: { code: 503, message: 'node_busy' },
   /** A proxy hook's backend did not answer in time; args name the hook (`connect`, `subscribe`, …). */
   backendTimeout: { code: 504, message: 'backend_timeout' },
   /** A proxy hook's backend failed: unreachable, a 5xx, or an answer that is not one; args name the hook. */

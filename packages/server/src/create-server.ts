@@ -124,6 +124,10 @@ export async function createServer(options: CreateServerOptions = {}): Promise<B
       const shownHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
       return `${https ? 'https' : 'http'}://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${actual}`;
     },
-    close: () => app.close(),
+    // The paced drain first (readiness off, sessions ended over drainSpread), then the rest.
+    close: async () => {
+      await app.bayouDrain();
+      await app.close();
+    },
   };
 }

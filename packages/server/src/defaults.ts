@@ -40,6 +40,10 @@ const plugin = {
   maxQueuedMessages: 10_000,
   maxQueuedBytes: 8 * MiB,
   handshakeTimeout: 10_000,
+  /** A paced drain's window (ms): sessions end spread over it at shutdown (`0` = at once). */
+  drainSpread: 5_000,
+  /** Handshakes a node admits a second (`0` = no limit); past it, retry advice. */
+  maxHandshakeRate: 0,
   maxConnectionsPerIp: 0,
   maxBufferedBytes: 8 * MiB,
   providerLinger: 5_000,
@@ -153,6 +157,8 @@ export const NUMBER_RANGES: Readonly<Record<PluginNumber | 'maxConnections', Num
   maxQueuedMessages: count,
   maxQueuedBytes: count,
   handshakeTimeout: ms,
+  drainSpread: ms,
+  maxHandshakeRate: count,
   maxConnections: count,
   maxConnectionsPerIp: count,
   maxBufferedBytes: count,

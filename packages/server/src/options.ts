@@ -129,6 +129,22 @@ export interface BayouOptions {
    */
   handshakeTimeout?: number;
   /**
+   * ms over which a paced drain (`bayou start` on SIGTERM, `createServer`'s `close()`,
+   * `app.bayouDrain()`) ends this node's sessions, after `/readyz` turned 503: in a random
+   * order, each advised to handshake again after a random interval of up to a second, so
+   * the other nodes see a ramp, not a wall (a few sessions take less: one every 5 ms at
+   * least). Keep it under `bayou start`'s `shutdownTimeout`. `0` = every session at once.
+   * Default `5000`.
+   */
+  drainSpread?: number;
+  /**
+   * Handshakes this node admits a second (token bucket holding one second's worth);
+   * past it a handshake is refused `503::node_busy` with `reconnect: handshake` and a
+   * jittered `interval` (HTTP `Retry-After` too), which CometD, Faye and `@bayou/client`
+   * retry; sessions that exist are never refused. `0` = no limit. Default `0`.
+   */
+  maxHandshakeRate?: number;
+  /**
    * Open connections (sockets) this process accepts on its server; past it a connection is
    * answered HTTP `503` (`Retry-After`) and closed (over TLS, closed). `0` = no cap.
    * Default: 90% of the process's open-file limit (`ulimit -n`) where it can be read, else `10000`.

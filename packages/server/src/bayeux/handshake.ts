@@ -23,6 +23,12 @@ export function handleHandshake(
   if (!Array.isArray(types) || !types.some((t) => (offered as string[]).includes(t))) {
     return refuse(k, ctx, message, formatError('connectionTypeUnsupported', offered));
   }
+  // A node draining or past its handshake rate admits no new session now: come back later.
+  const busy = k.taps.admission?.handshake() ?? null;
+  if (busy !== null) {
+    const advice = { reconnect: 'handshake', interval: busy.interval };
+    return refuse(k, ctx, message, formatError('nodeBusy', [busy.args]), advice);
+  }
   const consoleAuth = k.taps.consoleGate?.handshake(message) ?? null;
   if (consoleAuth !== null) return accept(k, message, ctx, consoleAuth);
   const hook = k.options.authenticate;

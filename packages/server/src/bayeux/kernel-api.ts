@@ -30,6 +30,11 @@ export type HandlerOptions = Pick<
  * channel hooks: a handshake with a valid console token, and that session's subscriptions
  * to the console's channels. `null` without a console.
  */
+/** Whether a handshake is admitted now (`kernel/admission.ts`): `null`, or why not and for how long. */
+export interface HandshakeGate {
+  handshake(): { readonly args: string; readonly interval: number } | null;
+}
+
 export interface ConsoleGate {
   /** The session's auth when `message` carries a valid console token, else `null` (the hooks decide). */
   handshake(message: Message): Record<string, unknown> | null;
@@ -40,7 +45,7 @@ export interface ConsoleGate {
 export interface KernelApi {
   readonly options: HandlerOptions;
   /** Where the operator's console taps in: its gate past the hooks, `null` without a console. */
-  readonly taps: { readonly consoleGate: ConsoleGate | null };
+  readonly taps: { readonly consoleGate: ConsoleGate | null; readonly admission: HandshakeGate | null };
   readonly log: FastifyBaseLogger;
   /** The kernel's counters (`kernel/kernel-stats.ts`). */
   readonly stats: {

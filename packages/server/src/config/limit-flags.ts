@@ -77,6 +77,20 @@ export const LIMIT_FLAGS: readonly FlagSpec[] = [
     defaultOptions.handshakeTimeout,
   ),
   intFlag(
+    'drain-spread',
+    'drainSpread',
+    '<ms>',
+    'on SIGTERM, end the sessions spread over this window after /readyz turned 503 (0 = at once)',
+    defaultOptions.drainSpread,
+  ),
+  intFlag(
+    'max-handshake-rate',
+    'maxHandshakeRate',
+    '<n>',
+    'handshakes this node admits a second; past it, retry advice with a jittered interval (0 = no limit)',
+    defaultOptions.maxHandshakeRate,
+  ),
+  intFlag(
     'max-connections',
     'maxConnections',
     '<n>',

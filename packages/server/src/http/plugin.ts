@@ -17,6 +17,7 @@ import { OrderedLongPolling } from '../cluster/ordered-long-polling.js';
 import type { Engine } from '../engine/engine.js';
 import { AuthExtension } from '../extensions/auth-extension.js';
 import { LimitsExtension } from '../extensions/limits-extension.js';
+import { Admission } from '../kernel/admission.js';
 import { createNode } from '../kernel/create-node.js';
 import type { Kernel } from '../kernel/kernel.js';
 import { NODE_OPERATIONS } from '../kernel/node-operations.js';
@@ -40,8 +41,19 @@ export { type BayouPluginOptions, engineFrom } from './plugin-options.js';
 declare module 'fastify' {
   interface FastifyInstance {
     bayou: BayouApp;
+    /**
+     * The paced drain (call it before `app.close()`, as `createServer`'s `close()` and
+     * `bayou start` on SIGTERM do): `/readyz` turns 503 and new handshakes are refused with
+     * retry advice at once, then the node's sessions end spread over `spread` ms (default
+     * `drainSpread`), each advised to handshake again after a random interval. `app.close()`
+     * alone ends them at once. Resolves once the last has ended; idempotent.
+     */
+    bayouDrain(spread?: number): Promise<void>;
   }
 }
+
+/** The most a handshake refused while draining is told to wait (ms). */
+const DRAIN_JITTER_MS = 1000;
 
 /** Bayeux routes answer thousands of requests a second: only warnings and errors are logged. */
 const ROUTE_LOG_LEVEL = 'warn';
@@ -85,6 +97,30 @@ function guardConnections(
   };
 }
 
+/**
+ * The node's handshake gate (`maxHandshakeRate`) and `app.bayouDrain`: the paced drain turns
+ * the node not ready (`draining`), refuses handshakes with retry advice, and ends the
+ * sessions over `drainSpread`.
+ */
+function admitHandshakes(
+  app: FastifyInstance,
+  options: ResolvedOptions,
+  node: ReturnType<typeof createNode>,
+  draining: () => void,
+): void {
+  const admission = new Admission(options.maxHandshakeRate);
+  node.kernel.taps.admission = admission;
+  let drained: Promise<void> | null = null;
+  app.decorate('bayouDrain', (spread: number = options.drainSpread) => {
+    drained ??= (() => {
+      draining();
+      admission.drain(Math.min(spread, DRAIN_JITTER_MS));
+      return node.drainForShutdown(spread);
+    })();
+    return drained;
+  });
+}
+
 const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstance, opts) => {
   const { options, hooks, proxied, engine } = resolvePluginOptions(opts);
   const node = createNode(options, app.log, engine);
@@ -107,6 +143,7 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
     : null;
   await startEngine(() => node.start(longPolling?.forwarded ?? null), engine, opts.redis);
   let draining = false;
+  admitHandshakes(app, options, node, () => (draining = true));
 
   const ws = options.transports.includes('websocket')
     ? new WebSocketTransport(app, kernel, options, origins)
@@ -155,12 +192,11 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
     webhooks,
     proxyStats: proxied.stats,
   });
-
   app.addHook('preClose', async () => {
     draining = true;
     clearInterval(securitySweep);
     connections.stop();
-    node.drainForShutdown();
+    await node.drainForShutdown();
     http?.drain();
     streams?.hub.close();
     ws?.closeAll(1001, 'server shutting down');

@@ -52,8 +52,8 @@ export interface BayouNode {
   readonly operations: NodeOperations;
   /** Joins the engine; `forwarded` runs batches other nodes forward here (none without long-polling). */
   start(forwarded: ForwardHandler | null): Promise<void>;
-  /** Graceful shutdown, first step: every session of this node ends now (see `SessionEnds`). */
-  drainForShutdown(): void;
+  /** Graceful shutdown, first step: every session of this node ends, over `spread` ms (see `SessionEnds`). */
+  drainForShutdown(spread?: number): Promise<void>;
   /** Last step: leaves the engine once the sessions' presence and channels are settled. */
   close(): Promise<void>;
 }
@@ -136,7 +136,7 @@ export function createNode(options: ResolvedOptions, log: FastifyBaseLogger, eng
       providers.startRenewing();
       occupancy.start();
     },
-    drainForShutdown: () => sessions.ends.drainForShutdown(),
+    drainForShutdown: (spread) => sessions.ends.drainForShutdown(spread),
     async close() {
       operator.control.close();
       sessions.registry.stopSweeping();

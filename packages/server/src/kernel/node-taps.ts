@@ -6,8 +6,11 @@
  * detach. Nothing here costs anything while no console is attached.
  */
 import type { ConsoleGate } from '../bayeux/kernel-api.js';
+import type { Admission } from './admission.js';
 
 export class NodeTaps {
+  /** Which handshakes the node admits now (draining, handshake rate); `null`: every one. */
+  admission: Admission | null = null;
   private gate: ConsoleGate | null = null;
   private statsSource: (() => unknown) | null = null;
   private publishCounter: ((channel: string) => void) | null = null;

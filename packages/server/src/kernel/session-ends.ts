@@ -22,6 +22,12 @@ import type { Subscriptions } from './subscriptions.js';
 const HANDSHAKE = Object.freeze({ reconnect: 'handshake' });
 const HANDSHAKE_NOW = Object.freeze({ reconnect: 'handshake', interval: 0 });
 const SHUTDOWN_ERROR = formatError('sessionUnknown');
+/** A paced drain ends at least one session every this many ms: a few sessions need no window. */
+export const DRAIN_STEP_MS = 5;
+/** A window shorter than this (fewer than 20 sessions) is no storm: they all end at once. */
+const DRAIN_MIN_WINDOW_MS = 100;
+/** The most a session ended by a paced drain is told to wait before it handshakes again. */
+const DRAIN_JITTER_MS = 1000;
 
 export interface SessionEndsParts {
   readonly options: Pick<ResolvedOptions, 'maxInterval' | 'maxQueuedMessages' | 'maxQueuedBytes'>;
@@ -46,6 +52,9 @@ export class SessionEnds implements SessionHost, SweepHandler {
       p.options.maxQueuedBytes === 0 ? Number.POSITIVE_INFINITY : p.options.maxQueuedBytes;
   }
 
+  /** The advice a session ended by a shutdown gets: at once, or a paced drain's interval. */
+  private shutdownAdvice: Readonly<Record<string, unknown>> = HANDSHAKE_NOW;
+
   removeSession(session: Session, reason: RemovalReason): void {
     if (session.state === 'removed') return;
     const held = session.held !== null;
@@ -53,7 +62,7 @@ export class SessionEnds implements SessionHost, SweepHandler {
     if (held) {
       // A node going away refuses the connect (402 + handshake): the client handshakes on
       // another node and recovers from the engine's history what it had not received.
-      if (reason === 'shutdown') connects.complete(session, HANDSHAKE_NOW, true, SHUTDOWN_ERROR);
+      if (reason === 'shutdown') connects.complete(session, this.shutdownAdvice, true, SHUTDOWN_ERROR);
       else connects.complete(session, HANDSHAKE);
     }
     // On a carrier that pushes the reply was queued: send it, and on shutdown whatever was
@@ -132,10 +141,52 @@ export class SessionEnds implements SessionHost, SweepHandler {
    * again on another node and resubscribes from the last position it received. What it had
    * not received yet was published through the engine: with history on the channel (shared
    * in Redis), the replay extension sends it again; with the memory engine it is lost.
+   *
+   * With a `spread` (ms, `drainSpread`) the sessions end in a random order spread evenly
+   * over a window — `spread`, or less for a few sessions (one every `DRAIN_STEP_MS` at
+   * least; under 20 sessions all at once) — each advised to handshake after a random interval of up to a second, so the
+   * other nodes see a ramp, not a wall; the others are served meanwhile. A session ended so
+   * gets its queue first, as above, and a WebSocket is closed (1001) after its 402. Resolves
+   * once the last has ended; sessions made meanwhile are for the caller's next call.
    */
-  drainForShutdown(): void {
+  drainForShutdown(spread = 0, random: () => number = Math.random): Promise<void> {
     const registry = this.p.registry();
     registry.stopSweeping();
-    for (const session of [...registry.values()]) this.removeSession(session, 'shutdown');
+    const sessions = [...registry.values()];
+    const window = Math.min(spread, sessions.length * DRAIN_STEP_MS);
+    if (window < DRAIN_MIN_WINDOW_MS) {
+      for (const session of sessions) this.removeSession(session, 'shutdown');
+      return Promise.resolve();
+    }
+    for (let i = sessions.length - 1; i > 0; i--) {
+      const j = Math.floor(random() * (i + 1));
+      [sessions[i], sessions[j]] = [sessions[j] as Session, sessions[i] as Session];
+    }
+    const start = Date.now();
+    const jitter = Math.min(window, DRAIN_JITTER_MS);
+    let ended = 0;
+    return new Promise((resolve) => {
+      const step = (): void => {
+        const due = Math.min(sessions.length, Math.ceil(((Date.now() - start) / window) * sessions.length));
+        while (ended < due) this.endPaced(sessions[ended++] as Session, 1 + Math.floor(random() * jitter));
+        if (ended < sessions.length) return;
+        clearInterval(timer);
+        resolve();
+      };
+      const timer = setInterval(step, DRAIN_STEP_MS);
+      step();
+    });
+  }
+
+  private endPaced(session: Session, interval: number): void {
+    if (session.state === 'removed') return;
+    const socket = session.socket;
+    this.shutdownAdvice = { reconnect: 'handshake', interval };
+    try {
+      this.removeSession(session, 'shutdown');
+    } finally {
+      this.shutdownAdvice = HANDSHAKE_NOW;
+    }
+    socket?.end(1001, 'server shutting down');
   }
 }
