@@ -180,13 +180,13 @@ export class SessionEnds implements SessionHost, SweepHandler {
 
   private endPaced(session: Session, interval: number): void {
     if (session.state === 'removed') return;
-    const socket = session.socket;
+    const carrier = session.carrier;
     this.shutdownAdvice = { reconnect: 'handshake', interval };
     try {
       this.removeSession(session, 'shutdown');
     } finally {
       this.shutdownAdvice = HANDSHAKE_NOW;
     }
-    socket?.end(1001, 'server shutting down');
+    carrier?.end(1001, 'server shutting down');
   }
 }
