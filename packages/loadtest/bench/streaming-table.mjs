@@ -21,7 +21,7 @@ export const ROWS = [
 /** @typedef {Record<string, Record<string, Stat>>} Summary */
 
 /** @type {Record<string, string>} */
-const SERVER = { bayou: 'Bayou', faye: 'Faye 1.4' };
+const SERVER = { bayou: 'Bayou', 'bayou-baseline': 'Bayou (baseline build)', faye: 'Faye 1.4' };
 /** @type {Record<string, string>} */
 const TRANSPORT = {
   websocket: 'WebSocket',

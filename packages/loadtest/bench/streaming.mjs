@@ -98,9 +98,9 @@ function runChat(url, transport, generator, options, onWindow) {
 async function measureRow(row) {
   const [name, transport, generator] = row.split('/');
   const server = await startServer(
-    /** @type {'bayou' | 'faye'} */ (name),
+    /** @type {'bayou' | 'bayou-baseline' | 'faye'} */ (name),
     [],
-    name === 'bayou' ? { BENCH_TRANSPORTS: process.env.BENCH_TRANSPORTS ?? BAYOU_TRANSPORTS } : {},
+    name === 'faye' ? {} : { BENCH_TRANSPORTS: process.env.BENCH_TRANSPORTS ?? BAYOU_TRANSPORTS },
   );
   /** @type {Record<string, { cpu: number, own: number, at: number }>} */
   const at = {};
@@ -156,7 +156,9 @@ async function measureRow(row) {
 /** @type {Record<string, Record<string, number>[]>} */
 const results = {};
 const rows = flags.rows.split(',').filter((r) => r !== '');
-const unknown = rows.filter((r) => !ROWS.includes(r));
+// A Bayou row may also run on another build: `bayou-baseline/<transport>/<generator>`
+// (BAYOU_BASELINE=<that build>/packages/server/dist/index.js), for a before/after sitting.
+const unknown = rows.filter((r) => !ROWS.includes(r.replace(/^bayou-baseline\//, 'bayou/')));
 if (unknown.length > 0) {
   console.error(`--rows: unknown ${unknown.join(', ')}; the rows are ${ROWS.join(', ')}`);
   process.exit(2);

@@ -45,7 +45,6 @@ export interface EngineFactory {
 
 const BATCH: ForwardRequest = {
   body: '[{"channel":"/meta/connect"}]',
-  transport: 'long-polling',
   url: '/bayeux',
   headers: { 'user-agent': 'test' },
   remoteAddress: '127.0.0.1',

@@ -64,7 +64,6 @@ export class PollForwarder {
       }
       const answer = await kernel.cluster.forward(owner, {
         body: poll.text,
-        transport: 'long-polling',
         url: poll.info.url,
         headers,
         // The client's IP as this node saw it (trustProxy applied), for the owner's limits.

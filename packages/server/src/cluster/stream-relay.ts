@@ -151,7 +151,6 @@ class Relay implements StreamFeed {
   private async ask(message: Record<string, unknown>): Promise<Reply[] | null> {
     const request: ForwardRequest = {
       body: JSON.stringify([message]),
-      transport: 'long-polling',
       url: this.info.url,
       headers: this.headers,
       remoteAddress: this.info.ip ?? this.info.remoteAddress,

@@ -17,11 +17,10 @@
  */
 import type { HistoryPolicy, MaybePromise } from '../engine/engine.js';
 
-/** A batch received by one node for a session another node owns. */
+/** A batch received by one node for a session another node owns (always run as a long-poll's). */
 export interface ForwardRequest {
   /** The raw JSON text of the batch. */
   readonly body: string;
-  readonly transport: 'long-polling';
   /** Request facts the owner's hooks may read. */
   readonly url: string;
   readonly headers: Readonly<Record<string, string>>;
