@@ -45,3 +45,25 @@ it('names a new session session:created, as it names its end session:removed', a
     await server.close();
   }
 });
+
+it('gives the application a session whose auth it cannot write', async () => {
+  const { server, base } = await startServer({
+    authenticate: () => ({ sub: 'alice', role: 'reader' }),
+  });
+  try {
+    const c = new TestClient(base, 'websocket');
+    await c.connect();
+    const session = server.bayou.session(c.clientId) as { auth: Record<string, unknown> | null };
+    expect(session.auth).toEqual({ sub: 'alice', role: 'reader' });
+    expect(() => {
+      session.auth = { sub: 'mallory' };
+    }).toThrow(TypeError);
+    expect(() => {
+      (session.auth as Record<string, unknown>).role = 'admin';
+    }).toThrow(TypeError);
+    expect(session.auth).toEqual({ sub: 'alice', role: 'reader' });
+    await c.close();
+  } finally {
+    await server.close();
+  }
+});

@@ -16,10 +16,14 @@ const ws: RequestInfo = {
 };
 
 function fakeSession(id: string, expSeconds: number | undefined): ServerSession {
-  return {
+  const s: { id: string; auth: Record<string, unknown>; setAuth(c: Record<string, unknown>): void } = {
     id,
     auth: expSeconds === undefined ? { sub: id } : { sub: id, exp: expSeconds },
-  } as unknown as ServerSession;
+    setAuth(claims: Record<string, unknown>) {
+      s.auth = claims;
+    },
+  };
+  return s as unknown as ServerSession;
 }
 
 function setup() {

@@ -105,7 +105,7 @@ export class AuthExtension implements Extension {
     const next = this.refreshed.get(message);
     if (next === undefined) return;
     this.refreshed.delete(message);
-    (session as Session).auth = next;
+    (session as Session).setAuth(next);
     this.stats.refreshed++;
     this.watch(session);
   }

@@ -133,7 +133,7 @@ export class Kernel implements KernelApi, TransportKernel {
     const session = this.p.registry.create(ctx.kind);
     session.browserId = ctx.browserId;
     session.handshakeExt = message.ext;
-    session.auth = auth;
+    session.setAuth(auth);
     this.connects.bindHandshake(session, ctx);
     ctx.session = session;
     return session;

@@ -21,7 +21,7 @@ export interface ServerSession {
   readonly transport: TransportName;
   /** Channels and patterns it subscribes to. */
   readonly subscriptions: ReadonlySet<string>;
-  /** Whatever `authenticate` returned as an object (set by the server, read-only to the app). */
+  /** Whatever `authenticate` returned as an object: a frozen copy, set by the server only (assigning throws). */
   readonly auth: Readonly<Record<string, unknown>> | null;
   /** The `ext` of its handshake message. */
   readonly handshakeExt: Record<string, unknown> | undefined;
@@ -127,7 +127,7 @@ export class Session implements ExtensionSession, Lifecycle {
   connected = false;
   /** Browser id from the `BAYEUX_BROWSER` cookie, for long-polling. */
   browserId: string | null = null;
-  auth: Record<string, unknown> | null = null;
+  private authClaims: Readonly<Record<string, unknown>> | null = null;
   handshakeExt: Record<string, unknown> | undefined;
   private mode: DeliveryMode = 'push';
   private hooks: EnqueueHook[] | null = null;
@@ -189,6 +189,16 @@ export class Session implements ExtensionSession, Lifecycle {
 
   get queuedBytes(): number {
     return this.pendingBytes;
+  }
+
+  /** What `authenticate` returned (frozen); read-only: assigning to it throws. */
+  get auth(): Readonly<Record<string, unknown>> | null {
+    return this.authClaims;
+  }
+
+  /** Sets `auth`: at the handshake, and when an accepted connect refreshed the token. Server-only. */
+  setAuth(claims: Record<string, unknown> | null): void {
+    this.authClaims = claims === null ? null : Object.freeze({ ...claims });
   }
 
   get deliveryMode(): DeliveryMode {
