@@ -47,11 +47,10 @@ describe('AckExtension with numbered frames', () => {
     vi.useRealTimers();
   });
   const framed = () => {
-    const ack = new AckExtension(true, true);
     let reports = 0;
-    ack.onReport = () => {
+    const ack = new AckExtension(true, true, () => {
       reports++;
-    };
+    });
     const hs = ack.outgoing({ channel: '/meta/handshake', ext: { bayou: { records: true } } });
     expect(hs?.ext).toEqual({ ack: true, bayou: { records: true, ackFrames: true } });
     ack.incoming(handshake({ enabled: true, batch: 0, frames: true }));

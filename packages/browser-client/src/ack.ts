@@ -60,12 +60,14 @@ export class AckExtension implements Extension {
   private reportTimer: ReturnType<typeof setTimeout> | undefined;
   /** Ids of probe connects, whose replies' numbers are not taken. */
   private readonly probes = new Set<string>();
-  /** Sends a connect that reports the frames received; set by the connection. */
-  onReport: (() => void) | null = null;
-
+  /**
+   * @param onReport sends a connect that reports the frames received (the client's
+   *   connection, reached when a report is due: never before the client is built).
+   */
   constructor(
     private readonly wanted: boolean,
     private readonly frames = false,
+    private readonly onReport: () => void = () => undefined,
   ) {}
 
   outgoing(message: Message): Message | null {
@@ -138,7 +140,7 @@ export class AckExtension implements Extension {
     this.reportTimer = undefined;
     // When no connect is held to renew, the next one of the loop reports anyway; the
     // next frame with deliveries sets a timer again. Nothing repeats on its own.
-    if (this.unreported > 0) this.onReport?.();
+    if (this.unreported > 0) this.onReport();
   }
 
   /** A connect carried the batch number: nothing waits to be reported. */

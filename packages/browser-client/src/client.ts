@@ -83,7 +83,9 @@ export class BayouClient {
       onRequestFailure: (transport, messages, error) =>
         this.connection.requestFailed(transport, messages, error),
     };
-    const ack = new AckExtension(this.options.ack, this.options.ackFrames);
+    const ack = new AckExtension(this.options.ack, this.options.ackFrames, () =>
+      this.connection.reportFrames(),
+    );
     this.dispatcher.extensions.push(ack);
     this.recovery = new Recovery(this.options.recover);
     this.dispatcher.extensions.push(this.recovery);
@@ -108,7 +110,6 @@ export class BayouClient {
       onStopped: (error) => this.stopped(error),
       onAttemptFailed: (error) => this.trouble.failed(error),
     });
-    ack.onReport = () => this.connection.reportFrames();
     const tab = this.options.sharedConnection !== false ? joinShared(url, options ?? {}) : null;
     // biome-ignore lint/correctness/noConstructorReturn: a tab of a shared connection (src/shared/tab.ts) stands in for this client, so `new BayouClient()` keeps working
     if (tab !== null) return tab as BayouClient;
