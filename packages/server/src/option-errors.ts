@@ -17,6 +17,11 @@ export function optionProblem(message: string): never {
   throw new BayouConfigError('BAYOU_ERR_INVALID_OPTION', message);
 }
 
+/** Unknown options, said as `message` (`unknown Redis engine option(s): …`). */
+export function unknownOptions(message: string): never {
+  throw new BayouConfigError('BAYOU_ERR_UNKNOWN_OPTION', message);
+}
+
 /**
  * Throws for the keys of `input` not in `known`, each with the closest known key when it
  * looks like a typo (`timout (did you mean timeout?)`), as an unknown flag is told; `where`

@@ -13,7 +13,7 @@
  *   valid channel segment.
  */
 import { isWildcard, matches, parseChannel } from '@bayou/protocol';
-import { BayouConfigError } from '../errors.js';
+import { optionProblem } from '../option-errors.js';
 
 /** Who may do something on a channel. */
 export type Who =
@@ -65,7 +65,7 @@ const SEGMENT = /^[A-Za-z0-9\-_!~()$@.+]+$/;
 const PLACEHOLDER = /\{([A-Za-z0-9_.]+)\}/g;
 
 function bad(message: string): never {
-  throw new BayouConfigError('BAYOU_ERR_INVALID_OPTION', `option "channels": ${message}`);
+  return optionProblem(`option "channels": ${message}`);
 }
 
 function checkWho(who: unknown, where: string): void {

@@ -1,7 +1,6 @@
 /** Record patterns: which channels carry records, and their throttle bounds. */
 import { EXT_RECORD_REQUEST, parseChannel } from '@bayou/protocol';
-import { BayouConfigError } from '../errors.js';
-import { rejectUnknownKeys } from '../option-errors.js';
+import { optionProblem, rejectUnknownKeys } from '../option-errors.js';
 
 export interface RecordPattern {
   /** A channel or pattern (`/fx/*`, `/prices/**`) whose subjects are records. */
@@ -20,17 +19,12 @@ export function resolveRecordPatterns(patterns: readonly RecordPattern[]): Resol
     rejectUnknownKeys(p, ['pattern', 'throttleMs', 'maxFrequency'], where);
     const info = parseChannel(p.pattern);
     if (info === null || info.kind !== 'broadcast') {
-      throw new BayouConfigError(
-        'BAYOU_ERR_INVALID_OPTION',
-        `${where}.pattern must be a broadcast channel or pattern, got "${p.pattern}"`,
-      );
+      optionProblem(`${where}.pattern must be a broadcast channel or pattern, got "${p.pattern}"`);
     }
     const throttleMs = p.throttleMs ?? 0;
     const maxFrequency = p.maxFrequency ?? Number.POSITIVE_INFINITY;
-    if (!(throttleMs >= 0))
-      throw new BayouConfigError('BAYOU_ERR_INVALID_OPTION', `${where}.throttleMs must be ≥ 0`);
-    if (!(maxFrequency > 0))
-      throw new BayouConfigError('BAYOU_ERR_INVALID_OPTION', `${where}.maxFrequency must be > 0`);
+    if (!(throttleMs >= 0)) optionProblem(`${where}.throttleMs must be ≥ 0`);
+    if (!(maxFrequency > 0)) optionProblem(`${where}.maxFrequency must be > 0`);
     return Object.freeze({ pattern: p.pattern, throttleMs, maxFrequency });
   });
 }

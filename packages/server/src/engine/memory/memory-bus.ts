@@ -5,7 +5,7 @@
  */
 import { expandChannel } from '@bayou/protocol';
 import { SERVER_DEFAULTS } from '../../defaults.js';
-import { BayouConfigError } from '../../errors.js';
+import { optionProblem, unknownOptions } from '../../option-errors.js';
 import type { EngineNode, PresenceMember, Publication } from '../engine.js';
 import { StreamTable } from './stream-table.js';
 
@@ -30,11 +30,7 @@ const defaults = SERVER_DEFAULTS.memoryEngine;
 
 function resolveBusOptions(input: MemoryBusOptions): Readonly<Required<MemoryBusOptions>> {
   const unknown = Object.keys(input).filter((k) => !(k in defaults));
-  if (unknown.length > 0)
-    throw new BayouConfigError(
-      'BAYOU_ERR_UNKNOWN_OPTION',
-      `unknown memory engine option(s): ${unknown.join(', ')}`,
-    );
+  if (unknown.length > 0) unknownOptions(`unknown memory engine option(s): ${unknown.join(', ')}`);
   const o = { ...defaults, ...Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) };
   for (const [name, min] of [
     ['historyChannels', 1],
@@ -43,10 +39,7 @@ function resolveBusOptions(input: MemoryBusOptions): Readonly<Required<MemoryBus
   ] as const) {
     const v = o[name];
     if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min)
-      throw new BayouConfigError(
-        'BAYOU_ERR_INVALID_OPTION',
-        `memory engine option "${name}" must be an integer >= ${min}`,
-      );
+      optionProblem(`memory engine option "${name}" must be an integer >= ${min}`);
   }
   return Object.freeze(o);
 }

@@ -3,7 +3,7 @@
  * single node; engines built on one shared `MemoryBus` form an in-process cluster.
  */
 
-import { BayouConfigError } from '../../errors.js';
+import { optionProblem } from '../../option-errors.js';
 import type {
   Broker,
   Engine,
@@ -44,8 +44,7 @@ export class MemoryEngine implements Engine {
     const { bus, ...history } = options;
     const given = Object.entries(history).filter(([, v]) => v !== undefined);
     if (bus !== undefined && given.length > 0)
-      throw new BayouConfigError(
-        'BAYOU_ERR_INVALID_OPTION',
+      optionProblem(
         `memory engine options "bus" and "${given.map(([k]) => k).join('", "')}" exclude each other: give those to the shared MemoryBus`,
       );
     this.bus = bus ?? new MemoryBus(history);

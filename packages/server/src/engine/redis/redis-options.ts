@@ -5,8 +5,7 @@
  */
 import type { ClusterNode, ClusterOptions, RedisOptions } from 'ioredis';
 import { SERVER_DEFAULTS } from '../../defaults.js';
-import { BayouConfigError } from '../../errors.js';
-import { scopedInvalid } from '../../option-errors.js';
+import { scopedInvalid, unknownOptions } from '../../option-errors.js';
 import { isSentinelUrl, sentinelOptions, URL_FORMS } from './redis-sentinel.js';
 
 export interface RedisEngineOptions {
@@ -128,10 +127,7 @@ export function resolveRedisOptions(input: RedisEngineOptions = {}): ResolvedRed
   if (typeof input !== 'object' || input === null) invalid('options', 'an object');
   const unknown = Object.keys(input).filter((k) => !known.has(k));
   if (unknown.length > 0) {
-    throw new BayouConfigError(
-      'BAYOU_ERR_UNKNOWN_OPTION',
-      `unknown Redis engine option(s): ${unknown.join(', ')}`,
-    );
+    unknownOptions(`unknown Redis engine option(s): ${unknown.join(', ')}`);
   }
   const o = { ...defaults, ...Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) };
   if (o.url !== null && (typeof o.url !== 'string' || !/^(rediss?|redis\+sentinel):\/\//.test(o.url))) {
