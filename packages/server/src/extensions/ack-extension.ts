@@ -25,6 +25,7 @@ import {
   type Message,
 } from '@bayou/protocol';
 import type { Extension, Refusal, Reply } from '../bayeux/extensions.js';
+import type { FrameNumbering, NumberedFrame } from '../session/outbound.js';
 import type { ExtensionSession } from '../session/session.js';
 import type { ConnectionTypes, RequestInfo } from '../types.js';
 
@@ -41,6 +42,8 @@ export class AckState {
   constructor(readonly frames: boolean) {}
   private unacked: Batch[] = [];
   private held = 0;
+  /** Frames to send again with their own numbers on a new stream, until taken. */
+  private resending: Batch[] | null = null;
 
   /** Messages sent and not yet acknowledged. */
   get pending(): number {
@@ -52,6 +55,7 @@ export class AckState {
     if (this.unacked.length === 0) return [];
     const keep = this.unacked.filter((b) => b.batch > batch);
     this.unacked = [];
+    this.resending = null;
     this.held = 0;
     const resend: string[] = [];
     for (const b of keep) resend.push(...b.messages);
@@ -68,6 +72,22 @@ export class AckState {
     if (i > 0) this.unacked = this.unacked.slice(i);
   }
 
+  /**
+   * A new stream opens and the client received everything up to `batch`: forget that; every
+   * later frame goes again with its own number (still unacknowledged until reported).
+   */
+  reopen(batch: number): void {
+    this.forget(batch);
+    this.resending = this.unacked.length > 0 ? this.unacked.slice() : null;
+  }
+
+  /** The frames `reopen` marked to resend, once. */
+  takeResends(): readonly Batch[] | null {
+    const frames = this.resending;
+    this.resending = null;
+    return frames;
+  }
+
   /** Numbers the next reply's batch, remembering its messages until acknowledged. */
   next(messages: readonly string[]): number {
     this.batch++;
@@ -78,6 +98,11 @@ export class AckState {
     }
     return this.batch;
   }
+}
+
+/** The marker ending numbered frame `batch`. */
+function markerJson(batch: number): string {
+  return `{"channel":"${ACK_MARKER_CHANNEL}","ext":{"${EXT_ACK}":${batch}}}`;
 }
 
 /** The `ack` (or, with `key`, another field) a connect message reports, if any. */
@@ -110,7 +135,7 @@ function opensStream(request: RequestInfo): boolean {
   return request.carrier.keepsSession && request.carrier.opensWithConnect;
 }
 
-export class AckExtension implements Extension {
+export class AckExtension implements Extension, FrameNumbering {
   readonly name = 'ack';
   readonly stage = 'protocol';
   /** Sessions with more unacknowledged messages than this are reported as slow. */
@@ -146,13 +171,18 @@ export class AckExtension implements Extension {
       const named = this.connectionTypes((message as { connectionType?: unknown }).connectionType);
       const streams = named === request.carrier && request.carrier.numberedFrames;
       session.requestDelivery(streams ? 'numbered' : 'connect-reply');
-      const got = reportedAck(message.ext, EXT_ACK_FRAMES);
       // A connect that opens a stream starts a new link, whichever field reports the last frame
-      // received: what went down with the older stream comes again on it (@bayou/client says
-      // `ext.ackFrames` there, as after a WebSocket reconnect another client says `ext.ack`),
-      // also when the stream is relayed from another node (the relay's own polls say neither).
-      if (got !== undefined && named?.keepsSession === true && named.opensWithConnect)
-        session.requeue(state.acknowledge(got));
+      // received (@bayou/client says `ext.ackFrames` there, as after a WebSocket reconnect
+      // another client says `ext.ack`): what went down with the older stream comes again on
+      // it, each frame with its own number (docs/streaming.md); a stream relayed from another
+      // node polls here, so its frames are the batches of connect replies (put back in order).
+      const opens = named?.keepsSession === true && named.opensWithConnect;
+      const got = reportedAck(message.ext, EXT_ACK_FRAMES) ?? (opens ? reportedAck(message.ext) : undefined);
+      if (got !== undefined && opens && streams) {
+        state.reopen(got);
+        return;
+      }
+      if (got !== undefined && opens) session.requeue(state.acknowledge(got));
       else if (got !== undefined) state.forget(got);
     }
     const acked = reportedAck(message.ext);
@@ -177,12 +207,19 @@ export class AckExtension implements Extension {
    * The marker that ends a numbered frame of `session` carrying `messages`, remembered
    * until acknowledged; `undefined` for a session without numbered frames.
    */
-  frameMarker(session: ExtensionSession, messages: readonly string[]): string | undefined {
+  marker(session: ExtensionSession, messages: readonly string[]): string | undefined {
     const state = this.stateOf(session);
     if (state === undefined || !state.frames) return undefined;
     const batch = state.next(messages);
     if (state.pending > this.maxPending) this.onTooManyPending(session);
-    return `{"channel":"${ACK_MARKER_CHANNEL}","ext":{"${EXT_ACK}":${batch}}}`;
+    return markerJson(batch);
+  }
+
+  /** The frames a new stream sends again first, each with the marker it first had; `null` for none. */
+  resends(session: ExtensionSession): NumberedFrame[] | null {
+    const frames = this.stateOf(session)?.takeResends();
+    if (frames === undefined || frames === null) return null;
+    return frames.map((f) => ({ messages: f.messages, marker: markerJson(f.batch) }));
   }
 
   connectBatch(session: ExtensionSession, messages: readonly string[], immediate: boolean) {

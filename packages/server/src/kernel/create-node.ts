@@ -228,7 +228,7 @@ function buildSessions(
     (s) => ends.dropSlowConsumer(s),
     options.maxBufferedBytes,
     options.longPollDelay,
-    (s, messages) => ack.frameMarker(s, messages),
+    ack,
   );
   const connects = new Connects(options, outbound, extensions, connectionTypes);
   const findSession = (clientId: unknown): Session | undefined => {

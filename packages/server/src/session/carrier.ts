@@ -19,6 +19,11 @@ export interface Carrier {
    */
   sendText(data: Buffer | string, messages?: number): number;
   readonly bufferedAmount: number;
+  /**
+   * The largest frame payload (bytes) it takes, when bounded (a stream: `streamMaxBytes`
+   * less its padding); what is queued then leaves in as many frames as it takes.
+   */
+  readonly maxFrameBytes?: number;
   /** Ends the carrier; `code`/`reason` as in a WebSocket close. */
   end(code: number, reason: string): void;
 }

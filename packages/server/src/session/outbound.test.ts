@@ -16,7 +16,7 @@ function setup(longPollDelay = 0, maxBufferedBytes = 1 << 20, saturated = true) 
     (s) => overflowed.push(s),
     maxBufferedBytes,
     longPollDelay,
-    (_s, messages) => `"#${messages.length}"`,
+    { marker: (_s, messages) => `"#${messages.length}"`, resends: () => null },
     () => saturated,
   );
   const host: SessionHost = {

@@ -6,8 +6,27 @@
  * shared timer for all of them) so that its response, which costs a request/response
  * cycle, carries what arrives in the next moments too.
  */
+import { META_CONNECT } from '@bayou/protocol';
 import { LoadGauge } from './load-gauge.js';
 import type { Session } from './session.js';
+
+/** A frame sent again with the number it first had (its marker), after a stream was cut. */
+export interface NumberedFrame {
+  readonly messages: readonly string[];
+  readonly marker: string;
+}
+
+/** How a session's frames are numbered (the ack extension's), for sessions in `numbered` delivery. */
+export interface FrameNumbering {
+  /** The marker ending a numbered frame carrying `messages`, remembered until acknowledged. */
+  marker(session: Session, messages: readonly string[]): string | undefined;
+  /** Frames to send again with their own numbers, ahead of anything newer (taken once), or `null`. */
+  resends(session: Session): readonly NumberedFrame[] | null;
+}
+
+/** Room a frame's brackets and its ack marker (`{"channel":"/meta/ack","ext":{"ack":N}}`) take. */
+const FRAME_OVERHEAD = 2 + 64;
+const CONNECT_REPLY_HEAD = `{"channel":"${META_CONNECT}"`;
 
 export interface FlushStats {
   messagesOut: number;
@@ -51,8 +70,8 @@ export class Outbound {
     private readonly overflow: (session: Session) => void,
     private readonly maxBufferedBytes: number,
     private readonly longPollDelay: number,
-    /** The marker ending a numbered frame (the ack extension's), for sessions in `numbered` delivery. */
-    private readonly frameMarker: (session: Session, messages: readonly string[]) => string | undefined,
+    /** The ack extension's numbering, for sessions in `numbered` delivery. */
+    private readonly numbering: FrameNumbering,
     /** Whether the event loop is saturated: only then do held long-polls wait for more. */
     private readonly saturated: () => boolean = new LoadGauge().busy,
   ) {}
@@ -71,11 +90,16 @@ export class Outbound {
     if (session.queue.length === 0 || session.state === 'removed') return;
     const mode = session.deliveryMode;
     if (session.carrier !== null && mode !== 'connect-reply') {
+      const limit = session.carrier.maxFrameBytes;
+      if (limit !== undefined) {
+        this.flushBounded(session, limit, mode === 'numbered');
+        return;
+      }
       const messages = session.drain();
       this.sendFrame(
         session,
         messages,
-        mode === 'numbered' ? this.frameMarker(session, messages) : undefined,
+        mode === 'numbered' ? this.numbering.marker(session, messages) : undefined,
       );
       return;
     }
@@ -90,6 +114,47 @@ export class Outbound {
     session.flushParked();
     this.polls.push(session);
     this.pollTimer ??= setTimeout(this.completePolls, this.longPollDelay);
+  }
+
+  /** The marker a frame of `session` without messages ends with (a stream's recycle notice), if numbered. */
+  emptyFrameMarker(session: Session): string | undefined {
+    return session.deliveryMode === 'numbered' ? this.numbering.marker(session, []) : undefined;
+  }
+
+  /**
+   * A carrier whose frames are bounded (a stream: `streamMaxBytes` less its padding): what
+   * is queued leaves in as many frames as it takes, each numbered. After a cut, the frames
+   * the client did not report leave first again, with their own numbers — after the
+   * opening connect reply, alone (nothing in it to acknowledge) — then anything newer.
+   */
+  private flushBounded(session: Session, limit: number, numbered: boolean): void {
+    let messages = session.drain();
+    const resends = numbered ? this.numbering.resends(session) : null;
+    if (resends !== null) {
+      if (messages.length > 0 && (messages[0] as string).startsWith(CONNECT_REPLY_HEAD)) {
+        this.sendFrame(session, messages.slice(0, 1));
+        messages = messages.slice(1);
+      }
+      for (const frame of resends) this.sendFrame(session, frame.messages.slice(), frame.marker);
+    }
+    let start = 0;
+    let size = FRAME_OVERHEAD;
+    for (let i = 0; i < messages.length; i++) {
+      const bytes = Buffer.byteLength(messages[i] as string) + 1;
+      // A message larger than a frame on its own still goes, alone: a message is never split.
+      if (i > start && size + bytes > limit) {
+        this.boundedFrame(session, messages.slice(start, i), numbered);
+        start = i;
+        size = FRAME_OVERHEAD;
+      }
+      size += bytes;
+    }
+    if (start < messages.length)
+      this.boundedFrame(session, start === 0 ? messages : messages.slice(start), numbered);
+  }
+
+  private boundedFrame(session: Session, messages: string[], numbered: boolean): void {
+    this.sendFrame(session, messages, numbered ? this.numbering.marker(session, messages) : undefined);
   }
 
   /** One frame on the session's carrier holding `messages` (serialized JSON strings), then `tail` if given. */

@@ -26,8 +26,10 @@ const RECYCLE_ADVICE = '{"reconnect":"retry","interval":0}';
  * What a recycled stream ends with: a `streaming` client is told to open the next one at
  * once; a browser's EventSource reopens by itself (after `retry`), so it gets nothing.
  */
-export function recycleFrame(kind: StreamKind, clientId: string): string | undefined {
-  return kind === 'eventsource' ? undefined : `[${connectReplyJson(undefined, clientId, RECYCLE_ADVICE)}]\n`;
+export function recycleFrame(kind: StreamKind, clientId: string, marker?: string): string | undefined {
+  if (kind === 'eventsource') return undefined;
+  const tail = marker === undefined ? '' : `,${marker}`;
+  return `[${connectReplyJson(undefined, clientId, RECYCLE_ADVICE)}${tail}]\n`;
 }
 
 export class StreamHub implements StreamHost {
@@ -103,7 +105,12 @@ export class StreamHub implements StreamHost {
     link.recycling = true;
     if (link.relay !== null) link.relay.recycle();
     else if (link.session === null) link.finish(undefined);
-    else link.finish(recycleFrame(link.format, link.session.id));
+    else {
+      // A numbered frame, as every frame of a numbered session is (docs/streaming.md).
+      const marker =
+        link.format === 'streaming' ? this.kernel.outbound.emptyFrameMarker(link.session) : undefined;
+      link.finish(recycleFrame(link.format, link.session.id, marker));
+    }
   }
 
   sweep(now: number): void {

@@ -105,6 +105,8 @@ export class StreamLink implements Carrier {
   done = false;
   /** Whether it is being recycled (a relayed stream first lets go of its owner node). */
   recycling = false;
+  /** The largest frame payload: `streamMaxBytes` less the padding and a frame's own framing. */
+  readonly maxFrameBytes: number;
 
   constructor(
     private readonly out: ResponseStream,
@@ -124,6 +126,8 @@ export class StreamLink implements Carrier {
     feed: StreamFeedFactory | null = null,
   ) {
     this.format = kind.name === 'eventsource' ? 'eventsource' : 'streaming';
+    const framing = this.format === 'streaming' ? STREAM_PADDING.length + 1 : EVENT_SOURCE_PADDING.length + 8;
+    this.maxFrameBytes = host.maxBytes - framing;
     this.openedAt = now;
     this.lastWrite = now;
     this.relay = feed === null ? null : feed(this);

@@ -18,7 +18,11 @@ export interface TransportKernel {
   };
   /** The live session of this node a clientId names. */
   findSession(clientId: unknown): Session | undefined;
-  readonly outbound: { countResponse(messages: number, bytes: number): void };
+  readonly outbound: {
+    countResponse(messages: number, bytes: number): void;
+    /** The marker a numbered frame without messages ends with (a recycle notice), if numbered. */
+    emptyFrameMarker(session: Session): string | undefined;
+  };
   /** This node's place in the cluster: owners of clientIds, forwarding to them. */
   readonly cluster: ClusterView;
 }
