@@ -12,8 +12,8 @@ import { type Started, startServer } from './start-server.js';
 type Msg = Record<string, unknown> & { channel: string };
 
 const secret = 'pipeline-order-secret-of-32-chars!!';
-const token = () =>
-  new SignJWT({ sub: 'victim', exp: Math.ceil(Date.now() / 1000) + 600 })
+const token = (ttl = 600) =>
+  new SignJWT({ sub: 'victim', exp: Math.ceil(Date.now() / 1000) + ttl })
     .setProtectedHeader({ alg: 'HS256' })
     .sign(new TextEncoder().encode(secret));
 
@@ -120,6 +120,30 @@ describe('the extension pipeline in stages', () => {
     refuse = false;
     const again = await wire.send([connect(batch - 1)]);
     expect(again.body.map((m) => m.data).filter((d) => d !== undefined)).toEqual(['a']);
+  });
+  it('applies a refreshed token only with a connect no stage refused', async () => {
+    const { wire, clientId } = await victim();
+    const exp = () => started.server.bayou.session(clientId)?.auth?.exp as number;
+    const before = exp();
+    let refuse = true;
+    started.server.bayou.addExtension({
+      name: 'refresh-gate',
+      incoming: (m) => (refuse && m.channel === '/meta/connect' ? '403::closed_for_now' : undefined),
+    });
+    const refreshing = async (): Promise<Msg> => ({
+      channel: '/meta/connect',
+      clientId,
+      connectionType: 'long-polling',
+      advice: { timeout: 0 },
+      ext: { ack: 0, auth: { token: await token(1200) } },
+    });
+    const refused = await wire.send([await refreshing()]);
+    expect(refused.body.at(-1)).toMatchObject({ successful: false, error: '403::closed_for_now' });
+    expect(exp()).toBe(before);
+    refuse = false;
+    const accepted = await wire.send([await refreshing()]);
+    expect(accepted.body.at(-1)).toMatchObject({ successful: true });
+    expect(exp()).toBeGreaterThan(before + 500);
   });
 });
 
