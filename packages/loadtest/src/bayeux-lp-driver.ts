@@ -21,6 +21,7 @@ import {
   type DriverOptions,
   deliverPayload,
   handshakeExt,
+  handshakeRetry,
   toHttpUrl,
 } from './driver.js';
 import type { HttpResponse } from './http-connection.js';
@@ -121,8 +122,14 @@ export class BayeuxLpDriver<R> implements Driver {
     let clientId: string;
     let cookie: string | undefined;
     try {
-      const res = await this.request(index, this.handshake, undefined);
-      const [reply] = this.http.replies(res);
+      let res = await this.request(index, this.handshake, undefined);
+      let [reply] = this.http.replies(res);
+      // A node admitting no session now says when to come back: ask again then.
+      for (let wait = handshakeRetry(reply); wait !== null; wait = handshakeRetry(reply)) {
+        await new Promise((r) => setTimeout(r, wait as number));
+        res = await this.request(index, this.handshake, undefined);
+        [reply] = this.http.replies(res);
+      }
       if (!reply?.successful || typeof reply.clientId !== 'string') {
         throw new Error(`handshake failed: ${reply?.error ?? 'no reply'}`);
       }

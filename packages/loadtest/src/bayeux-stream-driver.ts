@@ -13,6 +13,7 @@ import {
   type DriverOptions,
   deferred,
   handshakeExt,
+  handshakeRetry,
   toHttpUrl,
 } from './driver.js';
 import { HttpConnection, type HttpResponse } from './http-connection.js';
@@ -190,8 +191,14 @@ export class BayeuxStreamDriver implements Driver {
   }
 
   async open(index: number): Promise<void> {
-    const res = await this.request(index, this.handshake, undefined);
-    const [reply] = (res.status === 200 ? parseFrame(res.body) : undefined) ?? [];
+    let res = await this.request(index, this.handshake, undefined);
+    let [reply] = (res.status === 200 ? parseFrame(res.body) : undefined) ?? [];
+    // A node admitting no session now says when to come back: ask again then.
+    for (let wait = handshakeRetry(reply); wait !== null; wait = handshakeRetry(reply)) {
+      await new Promise((r) => setTimeout(r, wait as number));
+      res = await this.request(index, this.handshake, undefined);
+      [reply] = (res.status === 200 ? parseFrame(res.body) : undefined) ?? [];
+    }
     if (!reply?.successful || typeof reply.clientId !== 'string') {
       throw new Error(`handshake failed: ${reply?.error ?? `HTTP ${res.status}`}`);
     }

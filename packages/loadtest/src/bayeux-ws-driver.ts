@@ -19,6 +19,7 @@ import {
   deferred,
   deliverPayload,
   handshakeExt,
+  handshakeRetry,
   toWsUrl,
 } from './driver.js';
 import { countOpen, terminateAll } from './socket-pool.js';
@@ -72,7 +73,10 @@ function onMessage(this: ClientSocket, raw: WebSocket.RawData): void {
 
 function onHandshakeReply(ws: ClientSocket, c: WsClient, m: Message): void {
   if (!m.successful || typeof m.clientId !== 'string') {
-    c.waiting?.reject(new Error(`handshake failed: ${m.error ?? 'no clientId'}`));
+    // A node admitting no session now says when to come back: the same socket asks again then.
+    const wait = handshakeRetry(m);
+    if (wait !== null) setTimeout(() => ws.readyState === ws.OPEN && ws.send(c.pool.handshake), wait);
+    else c.waiting?.reject(new Error(`handshake failed: ${m.error ?? 'no clientId'}`));
     return;
   }
   c.clientId = m.clientId;

@@ -15,6 +15,7 @@ import {
   type DriverOptions,
   deferred,
   handshakeExt,
+  handshakeRetry,
   toHttpUrl,
 } from './driver.js';
 import { type BodyReader, NdjsonReader, SseReader } from './stream-body.js';
@@ -68,6 +69,11 @@ export class BrowserStreamDriver implements Driver {
     let reply: Message | undefined;
     try {
       [reply] = asMessages(await tab.post(this.handshake));
+      // A node admitting no session now says when to come back: ask again then.
+      for (let wait = handshakeRetry(reply); wait !== null; wait = handshakeRetry(reply)) {
+        await new Promise((r) => setTimeout(r, wait as number));
+        [reply] = asMessages(await tab.post(this.handshake));
+      }
     } catch (error) {
       tab.close();
       throw error;

@@ -4,7 +4,7 @@
  * Deliveries are reported through one sink function, not per-client callbacks.
  */
 
-import { BAYOU_EXT, EXT_RECORDS } from '@bayou/protocol';
+import { BAYOU_EXT, EXT_RECORDS, type Message } from '@bayou/protocol';
 
 /** Called for every delivered test message: its id and its (intended) send time in ms. */
 export type DeliverySink = (id: number, sentAt: number) => void;
@@ -98,4 +98,15 @@ export function toWsUrl(url: string): string {
 
 export function toHttpUrl(url: string): string {
   return url.replace(/^ws(s?):/, 'http$1:');
+}
+
+/**
+ * The ms to wait before handshaking again when `reply` refused a handshake with retry
+ * advice (a node past its handshake rate or draining: `503:…:node_busy`, `reconnect:
+ * handshake`), as CometD and `@bayou/client` do; `null` for a refusal that is final.
+ */
+export function handshakeRetry(reply: Message | undefined): number | null {
+  const advice = reply?.advice;
+  if (advice?.reconnect !== 'handshake' || !String(reply?.error).startsWith('503:')) return null;
+  return typeof advice.interval === 'number' ? advice.interval : 1000;
 }

@@ -43,7 +43,7 @@ const plugin = {
   /** A paced drain's window (ms): sessions end spread over it at shutdown (`0` = at once). */
   drainSpread: 5_000,
   /** Handshakes a node admits a second (`0` = no limit); past it, retry advice. */
-  maxHandshakeRate: 0,
+  maxHandshakeRate: 1_000,
   maxConnectionsPerIp: 0,
   maxBufferedBytes: 8 * MiB,
   providerLinger: 5_000,

@@ -141,7 +141,7 @@ export interface BayouOptions {
    * Handshakes this node admits a second (token bucket holding one second's worth);
    * past it a handshake is refused `503::node_busy` with `reconnect: handshake` and a
    * jittered `interval` (HTTP `Retry-After` too), which CometD, Faye and `@bayou/client`
-   * retry; sessions that exist are never refused. `0` = no limit. Default `0`.
+   * retry; sessions that exist are never refused. `0` = no limit. Default `1000`.
    */
   maxHandshakeRate?: number;
   /**

@@ -27,6 +27,19 @@ type TaggedResponse = ServerResponse & { [EXCHANGE]?: LongPollExchange };
 
 type LongPollOptions = Pick<ResolvedOptions, 'maxBatchMessages'>;
 
+/**
+ * A handshake the node did not admit (draining, past `maxHandshakeRate`: `node_busy`) says
+ * when to come back as HTTP `Retry-After` too (whole seconds, rounded up), besides its advice.
+ */
+function retryAfter(replies: readonly string[], reply: HttpReply): void {
+  for (const r of replies) {
+    if (!r.includes(':node_busy"')) continue;
+    const interval = Number(/"interval":(\d+)/.exec(r)?.[1] ?? 1000);
+    reply.header('retry-after', String(Math.max(1, Math.ceil(interval / 1000))));
+    return;
+  }
+}
+
 /** One long-poll in flight: the batch's replies, then one answer. */
 export class LongPollExchange implements PendingPoll {
   readonly replies: string[] = [];
@@ -45,6 +58,7 @@ export class LongPollExchange implements PendingPoll {
     const body = `[${all.join(',')}]`;
     const bytes = Buffer.byteLength(body);
     this.kernel.outbound.countResponse(all.length, bytes);
+    if (this.replies.length > 0) retryAfter(this.replies, this.reply);
     this.reply.send(200, body, bytes);
   }
 

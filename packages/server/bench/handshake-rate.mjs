@@ -1,0 +1,133 @@
+#!/usr/bin/env node
+// @ts-check
+// Handshake capacity of one node (issue #35 item 2): how many new sessions a second one
+// `bayou start` process takes when a storm brings them — each a new WebSocket, a handshake,
+// a first connect, then kept open — and what that costs its CPU. The default of
+// `maxHandshakeRate` comes from here.
+//
+//   node packages/server/bench/handshake-rate.mjs [--seconds 5] [--concurrency 64]
+//     [--server-flag=--max-handshake-rate=0 ...]
+//
+// `--concurrency` sessions are being opened at any time, from this process; every session
+// stays open to the end (as a storm's do), so the node also carries a growing number of
+// sessions. Reports accepted and refused handshakes a second, the server's CPU (from
+// /proc/<pid>/stat) per accepted handshake, and the p50/p99 of a session's setup time.
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import WebSocket from 'ws';
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+const { values } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '5' },
+    concurrency: { type: 'string', default: '64' },
+    'server-flag': { type: 'string', multiple: true, default: ['--max-handshake-rate=0'] },
+  },
+});
+const seconds = Number(values.seconds);
+const concurrency = Number(values.concurrency);
+
+/** @param {string[]} flags @returns {Promise<{ base: string, pid: number, stop: () => boolean }>} */
+function startServer(flags) {
+  const cli = resolve(here, '../dist/cli.js');
+  const child = spawn(
+    process.execPath,
+    [cli, 'start', '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn', ...flags],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  return new Promise((resolveStart, reject) => {
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
+    child.stdout.on('data', (d) => {
+      const m = /listening on (http:\/\/\S+)/.exec(d.toString());
+      if (m?.[1] && child.pid !== undefined)
+        resolveStart({ base: m[1], pid: child.pid, stop: () => child.kill('SIGKILL') });
+    });
+  });
+}
+
+/** CPU seconds (user + system) of `pid` so far. @param {number} pid */
+function cpu(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * One session: a WebSocket, a handshake and a first connect. Resolves 'accepted' (kept
+ * open), 'refused' (a handshake refused with advice) or 'failed'.
+ * @param {string} url @param {WebSocket[]} open
+ * @returns {Promise<'accepted' | 'refused' | 'failed'>}
+ */
+function session(url, open) {
+  return new Promise((done) => {
+    const ws = new WebSocket(url, { perMessageDeflate: false });
+    ws.on('error', () => done('failed'));
+    ws.on('open', () =>
+      ws.send(
+        JSON.stringify([
+          { channel: '/meta/handshake', version: '1.0', supportedConnectionTypes: ['websocket'] },
+        ]),
+      ),
+    );
+    ws.on('message', (data) => {
+      for (const m of JSON.parse(String(data))) {
+        if (m.channel === '/meta/handshake' && !m.successful) {
+          ws.close();
+          return done('refused');
+        }
+        if (m.channel === '/meta/handshake') {
+          ws.send(
+            JSON.stringify([{ channel: '/meta/connect', clientId: m.clientId, connectionType: 'websocket' }]),
+          );
+        } else if (m.channel === '/meta/connect') {
+          open.push(ws);
+          return done('accepted');
+        }
+      }
+    });
+  });
+}
+
+const server = await startServer(values['server-flag'] ?? []);
+const url = `${server.base.replace(/^http/, 'ws')}/bayeux`;
+/** @type {WebSocket[]} */
+const open = [];
+const counts = { accepted: 0, refused: 0, failed: 0 };
+/** @type {number[]} */
+const setup = [];
+const cpuBefore = cpu(server.pid);
+const start = Date.now();
+const end = start + seconds * 1000;
+await Promise.all(
+  Array.from({ length: concurrency }, async () => {
+    while (Date.now() < end) {
+      const t = performance.now();
+      const outcome = await session(url, open);
+      counts[outcome]++;
+      if (outcome === 'accepted') setup.push(performance.now() - t);
+    }
+  }),
+);
+const took = (Date.now() - start) / 1000;
+const cpuUsed = cpu(server.pid) - cpuBefore;
+setup.sort((a, b) => a - b);
+const pct = (/** @type {number} */ p) => (setup[Math.floor(((setup.length - 1) * p) / 100)] ?? 0).toFixed(1);
+console.log(
+  JSON.stringify({
+    seconds: took,
+    concurrency,
+    serverFlags: values['server-flag'],
+    acceptedPerSecond: Math.round(counts.accepted / took),
+    refusedPerSecond: Math.round(counts.refused / took),
+    failed: counts.failed,
+    sessionsAtEnd: open.length,
+    serverCpuPerAcceptedUs: Math.round((cpuUsed / Math.max(1, counts.accepted)) * 1e6),
+    serverCpuShare: Number((cpuUsed / took).toFixed(2)),
+    setupMsP50: pct(50),
+    setupMsP99: pct(99),
+  }),
+);
+for (const ws of open) ws.terminate();
+server.stop();
