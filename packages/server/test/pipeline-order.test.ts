@@ -80,6 +80,8 @@ describe('the extension pipeline in stages', () => {
     expect(stageOf('auth')).toBeGreaterThanOrEqual(0);
     expect(stageOf('auth')).toBeLessThan(stageOf('ack'));
     expect(stageOf('limits')).toBeLessThan(stageOf('ack'));
+    // The browser binding before the per-session rate: a stranger spends nothing of the victim's.
+    expect(stageOf('auth')).toBeLessThan(stageOf('limits'));
     expect(stageOf('ack')).toBeLessThan(stageOf('audit'));
     expect(order.at(-1)).toBe('app:audit');
   });
@@ -176,6 +178,45 @@ describe('resends on an immediate connect', () => {
       // That reply was lost; the client asks at once (a reconnect) and acknowledges batch 0.
       const immediate = await wire.send([connect(0, 0)]);
       expect(immediate.body.map((m) => m.data ?? m.ext)).toEqual(['x', { ack: 2 }]);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe("a refused stranger spends nothing of the victim's", () => {
+  it("leaves the victim's publish budget whole (the browser binding before the per-session rate)", async () => {
+    const { server, base } = await startServer({
+      auth: { tokens: { secret } },
+      limits: { publishRate: 1, publishBurst: 2 },
+    });
+    try {
+      const wire = poster(base);
+      const publisher = await new SignJWT({
+        sub: 'victim',
+        exp: Math.ceil(Date.now() / 1000) + 600,
+        bayou: { publish: ['/chat'] },
+      })
+        .setProtectedHeader({ alg: 'HS256' })
+        .sign(new TextEncoder().encode(secret));
+      const hs = await wire.send([
+        {
+          channel: '/meta/handshake',
+          version: '1.0',
+          supportedConnectionTypes: ['long-polling'],
+          ext: { auth: { token: publisher } },
+        },
+      ]);
+      const clientId = hs.body[0]?.clientId as string;
+      const publish = (data: string): Msg => ({ channel: '/chat', clientId, data });
+      // A stranger with the clientId and no cookie, three times: refused as unknown each time.
+      for (const i of [1, 2, 3]) {
+        const stranger = await wire.send([publish(`spam ${i}`)], false);
+        expect(stranger.body[0]).toMatchObject({ successful: false, error: '402::session_unknown' });
+      }
+      // The victim's own publish still has its burst.
+      const own = await wire.send([publish('hello')]);
+      expect(own.body.find((m) => m.channel === '/chat')).toMatchObject({ successful: true });
     } finally {
       await server.close();
     }

@@ -212,9 +212,12 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
 const NO_STREAMS = Object.freeze({ streaming: 0, eventsource: 0 });
 
 /**
- * The built-in security extensions, after the ack extension: limits first (before any token
- * is verified), then the auth extension when tokens are on or long-polls must carry their
- * session's cookie.
+ * The built-in guards (stage `guard`, so before the ack extension whatever the order): the
+ * auth extension first when tokens are on or long-polls must carry their session's cookie —
+ * a message from a stranger naming someone's session is refused before anything counts it
+ * against that session (the per-session publish rate) — then limits. A handshake has no
+ * session yet: auth lets it through at once, and limits refuses a flood before the handshake
+ * handler verifies any token.
  */
 function addSecurityExtensions(
   bayou: BayouApp,
@@ -223,12 +226,22 @@ function addSecurityExtensions(
   hooks: ReturnType<typeof createAuthHooks> | null,
 ): { limiter: Limiter; auth: AuthExtension | null; origins: OriginGuard } {
   const limiter = new Limiter(options.limits);
-  bayou.addExtension(new LimitsExtension(limiter));
   // One origin check for every transport: a refused origin is logged once (transports/origin-guard.ts).
   const origins = new OriginGuard(options.allowedOrigins, kernel.log);
   const tokensOn = hooks?.tokensOn === true;
-  if (!tokensOn && options.trustClientSession) return { limiter, auth: null, origins };
-  const auth = new AuthExtension({
+  const auth = !tokensOn && options.trustClientSession ? null : authExtension(kernel, options, hooks);
+  if (auth !== null) bayou.addExtension(auth);
+  bayou.addExtension(new LimitsExtension(limiter));
+  return { limiter, auth, origins };
+}
+
+function authExtension(
+  kernel: Kernel,
+  options: ResolvedOptions,
+  hooks: ReturnType<typeof createAuthHooks> | null,
+): AuthExtension {
+  const tokensOn = hooks?.tokensOn === true;
+  return new AuthExtension({
     hooks: tokensOn ? hooks : null,
     expire: (session) => {
       const s = kernel.findSession(session.id);
@@ -240,8 +253,6 @@ function addSecurityExtensions(
       ? { clockTolerance: options.auth.tokens.clockTolerance }
       : {}),
   });
-  bayou.addExtension(auth);
-  return { limiter, auth, origins };
 }
 
 /** The health check and the readiness check (`503` unless `status()` is `'ready'`), where configured. */
