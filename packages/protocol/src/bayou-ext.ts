@@ -45,6 +45,22 @@ export const EXT_REPLAY = 'replay';
 export const EXT_DELTA = 'delta';
 /** The one delta format: JSON Merge Patch of `data` against the base's `data`. */
 export const DELTA_FORMAT = 'merge-patch';
+/**
+ * Publish `ext` key carrying a W3C Trace Context `traceparent`
+ * (`00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>`): a server with tracing on
+ * continues that trace through its engine to the delivery. The same name is the HTTP header
+ * of `POST /api/publish`. A value that is not a valid `traceparent` is ignored, as the W3C
+ * recommendation asks (the message is published untraced).
+ */
+export const EXT_TRACEPARENT = 'traceparent';
+
+const TRACEPARENT = /^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$/;
+
+/** Whether `value` is a version-00 W3C `traceparent` with a non-zero trace id and parent id. */
+export function isTraceparent(value: unknown): value is string {
+  return typeof value === 'string' && value.length === 55 && TRACEPARENT.test(value);
+}
+
 /** Handshake `ext` key of a connection token: `ext.auth = { token }`. */
 export const EXT_AUTH = 'auth';
 

@@ -19,6 +19,8 @@ export {
   EXT_RECORD_REQUEST,
   EXT_RECORDS,
   EXT_REPLAY,
+  EXT_TRACEPARENT,
+  isTraceparent,
   PRESENCE_PREFIX,
   PRESENCE_SERVICE,
   presenceChannel,

@@ -5,7 +5,7 @@
  * queues, the index) belongs to the kernel and stays out of reach.
  */
 import { EventEmitter } from 'node:events';
-import { parseChannel, type StreamPosition } from '@bayou/protocol';
+import { isTraceparent, parseChannel, type StreamPosition } from '@bayou/protocol';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Extension } from './bayeux/extensions.js';
 import type { Engine, MaybePromise, PresenceMember } from './engine/engine.js';
@@ -17,6 +17,12 @@ import type { ServerSession } from './session/session.js';
 import type { RemovalReason } from './types.js';
 
 /** Counters for health checks and metrics. */
+/** Options of one `publish`. */
+export interface PublishOptions {
+  /** A W3C `traceparent` to continue (`00-<trace id>-<parent id>-<flags>`). */
+  readonly traceparent?: string;
+}
+
 export interface BayouStats {
   readonly sessions: number;
   readonly messagesIn: number;
@@ -43,7 +49,7 @@ export interface BayouStats {
 export interface AppPort {
   readonly nodeId: string;
   readonly log: FastifyBaseLogger;
-  publish(channel: string, data: unknown): MaybePromise<StreamPosition | null>;
+  publish(channel: string, data: unknown, traceparent?: string): MaybePromise<StreamPosition | null>;
   updateRecord(subject: string, fields: Record<string, unknown>): MaybePromise<void>;
   deliverTo(clientId: string, channel: string, data: unknown): MaybePromise<boolean>;
   isRecordSubject(channel: string): boolean;
@@ -85,9 +91,11 @@ export class BayouApp extends EventEmitter<BayouEvents> {
 
   /**
    * Publishes `data` on a broadcast channel to every subscriber on every node; resolves
-   * with the message's history position (or `null`) once the engine has it.
+   * with the message's history position (or `null`) once the engine has it. A W3C
+   * `traceparent` in `options` continues that trace through the engine to the deliveries
+   * when an OpenTelemetry SDK is installed (an invalid one is ignored, as W3C asks).
    */
-  publish(channel: string, data: unknown): Promise<StreamPosition | null> {
+  publish(channel: string, data: unknown, options?: PublishOptions): Promise<StreamPosition | null> {
     const info = parseChannel(channel);
     if (info === null || info.kind !== 'broadcast' || info.wildcard !== null) {
       throw new BayouConfigError(
@@ -101,7 +109,11 @@ export class BayouApp extends EventEmitter<BayouEvents> {
         `"${channel}" is a record subject: use updateRecord()`,
       );
     }
-    return this.settled(() => this.port.publish(channel, data), 'publish');
+    const trace = options?.traceparent;
+    return this.settled(
+      () => this.port.publish(channel, data, isTraceparent(trace) ? trace : undefined),
+      'publish',
+    );
   }
 
   /**

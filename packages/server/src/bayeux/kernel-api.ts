@@ -86,7 +86,7 @@ export interface KernelApi {
   emitSafe(run: (events: EventSink) => void): boolean;
   subscribe(session: Session, name: string, message: Message): MaybePromise<string | undefined>;
   unsubscribe(session: Session, name: string): void;
-  publish(channel: string, data: unknown): MaybePromise<StreamPosition | null>;
+  publish(channel: string, data: unknown, traceparent?: string): MaybePromise<StreamPosition | null>;
   engineCall(call: () => MaybePromise<unknown>, undo: () => void): MaybePromise<string | undefined>;
   serviceFor(channel: string): ServiceHandler | undefined;
   removeSession(session: Session, reason: RemovalReason): void;

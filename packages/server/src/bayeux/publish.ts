@@ -3,7 +3,7 @@
  * handed to the engine, and acknowledged once the engine has it) or a call of a
  * `/service` handler, whose result goes back to the caller only.
  */
-import { type ChannelInfo, formatError, type Message } from '@bayou/protocol';
+import { type ChannelInfo, EXT_TRACEPARENT, formatError, isTraceparent, type Message } from '@bayou/protocol';
 import { andThen, guard, type HookOutcome } from '../kernel/hooks.js';
 import type { Session } from '../session/session.js';
 import type { BatchContext } from './batch-context.js';
@@ -57,8 +57,9 @@ export function handlePublish(
 function broadcast(k: PublishKernel, message: Message, ctx: BatchContext, session: Session): void {
   // The publisher may be a subscriber: its reply goes ahead of its own copy.
   const mark = session.queue.length;
+  const trace = message.ext?.[EXT_TRACEPARENT];
   const accepted = k.engineCall(
-    () => k.publish(message.channel, message.data),
+    () => k.publish(message.channel, message.data, isTraceparent(trace) ? trace : undefined),
     () => undefined,
   );
   const answer = (error: string | undefined, at: number): void => {

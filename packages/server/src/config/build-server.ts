@@ -190,7 +190,8 @@ export async function buildServer(
     await server.app.register(publishApi, {
       ...(config.publishApi ?? {}),
       ...(config.apiKey !== undefined ? { apiKey: config.apiKey } : {}),
-      publish: (channel: string, data: unknown) => server.bayou.publish(channel, data),
+      publish: (channel: string, data: unknown, traceparent?: string) =>
+        server.bayou.publish(channel, data, traceparent === undefined ? undefined : { traceparent }),
       maxMessageBytes:
         config.publishApi?.maxMessageBytes ?? options.maxPayloadBytes ?? defaultOptions.maxPayloadBytes,
       maxBatchMessages:

@@ -49,6 +49,11 @@ export interface Publication {
   readonly position: StreamPosition | null;
   /** Set for record updates (field deltas merged into the subject's image). */
   readonly record?: true;
+  /**
+   * The W3C `traceparent` of a traced publish (its engine span), carried to every node's
+   * `deliver`; absent for an untraced one, and not kept in history.
+   */
+  readonly trace?: string;
 }
 
 export type Recovery =
@@ -107,9 +112,15 @@ export interface EngineConnectionChange {
 export interface Broker {
   /**
    * Publishes `payload` on `channel` to every node with interest; resolves with the
-   * message's position (or `null` without history) once the engine has it.
+   * message's position (or `null` without history) once the engine has it. `trace`, when
+   * given, reaches every node's `deliver` as `Publication.trace` (a traced publish only).
    */
-  publish(channel: string, payload: string, history: HistoryPolicy): MaybePromise<StreamPosition | null>;
+  publish(
+    channel: string,
+    payload: string,
+    history: HistoryPolicy,
+    trace?: string,
+  ): MaybePromise<StreamPosition | null>;
   /**
    * Merges `fields` (a serialized object) into the image of record `subject` and delivers
    * them to every node with interest as a `record` publication.

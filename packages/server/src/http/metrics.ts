@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { BayouApp } from '../bayou-app.js';
 import type { Engine, HistoryStats } from '../engine/engine.js';
-import { SERVICE_BUCKETS } from '../kernel/kernel-stats.js';
+import { type KernelStats, SERVICE_BUCKETS, WRITE_BUCKETS } from '../kernel/kernel-stats.js';
 import type { LimiterStats } from '../limits/limiter.js';
 import type { RemovalReason } from '../types.js';
 import { type HookStats, hookMetrics } from './hook-metrics.js';
@@ -65,8 +65,8 @@ function hasStats(engine: Engine | undefined): engine is Engine & EngineWithStat
 
 export function createMetrics(
   bayou: BayouApp,
-  /** Calls `observe` with each service call's duration (`KernelStats.observeServiceTimes`). */
-  serviceTimes: (observe: (seconds: number) => void) => unknown,
+  /** The node's timings: service calls, publish-to-write (`KernelStats`). */
+  timings: Pick<KernelStats, 'observeServiceTimes' | 'observeWriteTimes'>,
   connections: ConnectionCounts,
   security: SecurityCounts,
   shared?: Registry,
@@ -83,7 +83,14 @@ export function createMetrics(
     buckets: [...SERVICE_BUCKETS],
     registers: [registry],
   });
-  serviceTimes((seconds) => serviceTime.observe(seconds));
+  timings.observeServiceTimes((seconds) => serviceTime.observe(seconds));
+  const writeTime = new Histogram({
+    name: 'bayou_publish_to_write_seconds',
+    help: 'Per flush: from the oldest publication in it reaching this node (the publish itself on the memory engine, its arrival from Redis on Redis) to the socket writes',
+    buckets: [...WRITE_BUCKETS],
+    registers: [registry],
+  });
+  timings.observeWriteTimes((seconds) => writeTime.observe(seconds));
   new Gauge({
     name: 'bayou_build_info',
     help: 'Bayou build: version of @bayou/server and of Node.js (value is always 1)',

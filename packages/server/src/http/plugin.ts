@@ -325,7 +325,7 @@ function observeNode(app: FastifyInstance, options: ResolvedOptions, n: Observed
   };
   const registry = createMetrics(
     bayou,
-    (observe) => n.kernel.stats.observeServiceTimes(observe),
+    n.kernel.stats,
     { websocket: () => ws?.connections ?? 0, streams: () => streams?.hub.counts() ?? NO_STREAMS },
     security,
     options.metricsRegistry,

@@ -21,7 +21,14 @@
  * message once it reports one, `null` while `publish` returns nothing).
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { formatError, jsonDepthExceeds, MAX_JSON_DEPTH, validateMessage } from '@bayou/protocol';
+import {
+  EXT_TRACEPARENT,
+  formatError,
+  isTraceparent,
+  jsonDepthExceeds,
+  MAX_JSON_DEPTH,
+  validateMessage,
+} from '@bayou/protocol';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BayouError } from '../errors.js';
 import { invalidOption } from '../option-errors.js';
@@ -30,7 +37,8 @@ export interface PublishApiOptions {
   /** The key (or keys, for rotation) a caller must present. Unset: the API answers 404. */
   apiKey?: string | readonly string[];
   /** Publishes one message; its result (sync or async) is reported as `position`. */
-  publish: (channel: string, data: unknown) => unknown;
+  /** `traceparent` is the request's W3C `traceparent` header, when it has one. */
+  publish: (channel: string, data: unknown, traceparent?: string) => unknown;
   /** Route path. Default `'/api/publish'`. */
   path?: string;
   /** Largest request body in bytes. Default `1048576` (1 MiB). */
@@ -137,12 +145,18 @@ export const PUBLISH_RETRY_AFTER_SECONDS = 1;
 
 type Outcome = { ok: true; position: unknown } | { ok: false; status: number; error: string };
 
+/** A request's `traceparent` header, when it is a valid one (W3C: an invalid one is ignored). */
+function traceHeader(value: string | string[] | undefined): string | undefined {
+  return isTraceparent(value) ? value : undefined;
+}
+
 /** One publish, settled: never throws, never rejects. */
 function publishOne(
   publish: PublishApiOptions['publish'],
   channel: string,
   data: unknown,
   log: FastifyBaseLogger,
+  traceparent?: string,
 ): Outcome | Promise<Outcome> {
   const failed =
     (rejected: boolean) =>
@@ -158,7 +172,7 @@ function publishOne(
       return { ok: false, status, error };
     };
   try {
-    const r = publish(channel, data);
+    const r = traceparent === undefined ? publish(channel, data) : publish(channel, data, traceparent);
     if (!(r instanceof Promise)) return { ok: true, position: r ?? null };
     return r.then((position: unknown) => ({ ok: true, position: position ?? null }), failed(true));
   } catch (err) {
@@ -204,6 +218,7 @@ export async function publishApi(app: FastifyInstance, options: PublishApiOption
         const body = request.body as { text: string; value: unknown } | undefined;
         if (body === undefined) return reply.code(415).send({ error: 'send application/json' });
         const { text, value } = body;
+        const trace = traceHeader(request.headers[EXT_TRACEPARENT]);
         const proto = text.includes('__proto__');
         const batch = Array.isArray(value)
           ? value
@@ -215,7 +230,13 @@ export async function publishApi(app: FastifyInstance, options: PublishApiOption
         if (batch === null) {
           const checked = checkMessage(value, maxBytes, proto);
           if (!checked.ok) return reply.code(checked.status).send({ error: checked.error });
-          const outcome = await publishOne(options.publish, checked.channel, checked.data, request.log);
+          const outcome = await publishOne(
+            options.publish,
+            checked.channel,
+            checked.data,
+            request.log,
+            trace,
+          );
           if (!outcome.ok) return refuse(reply, outcome.status, { error: outcome.error });
           return { channel: checked.channel, position: outcome.position };
         }
@@ -228,7 +249,10 @@ export async function publishApi(app: FastifyInstance, options: PublishApiOption
           const c = checked[bad] as Extract<Checked, { ok: false }>;
           return reply.code(c.status).send({ error: c.error, index: bad });
         }
-        return publishAll(reply, request.log, options.publish, checked as Extract<Checked, { ok: true }>[]);
+        const valid = checked as Extract<Checked, { ok: true }>[];
+        const publish = options.publish;
+        const traced = trace === undefined ? publish : (c: string, d: unknown) => publish(c, d, trace);
+        return publishAll(reply, request.log, traced, valid);
       },
     });
   });

@@ -34,6 +34,7 @@ import { Guards } from './guards.js';
 import { HistoryRules } from './history-rules.js';
 import { Kernel } from './kernel.js';
 import { KernelStats } from './kernel-stats.js';
+import { MessageTracing, tracingInstalled } from './message-tracing.js';
 import { type ForwardHandler, NodeInbound } from './node-inbound.js';
 import { FORWARD_MARGIN_MS, NodeLink } from './node-link.js';
 import type { NodeOperations } from './node-operations.js';
@@ -65,6 +66,8 @@ interface Base {
   readonly engine: Engine;
   readonly nodeId: string;
   readonly stats: KernelStats;
+  /** Spans of traced messages, when an OpenTelemetry SDK was installed before the node was built. */
+  readonly tracing: MessageTracing | null;
   readonly taps: NodeTaps;
   readonly cluster: ClusterLink;
   readonly extensions: ExtensionPipeline;
@@ -127,9 +130,12 @@ export function createNode(options: ResolvedOptions, log: FastifyBaseLogger, eng
       const { cluster } = base;
       const control = operator.control;
       const findSession = base.findSession;
-      const log = base.log;
+      const { log, stats, tracing } = base;
       await engine.start(
-        new NodeInbound({ cluster, control, records, index, presence, findSession, forwarded, log }),
+        new NodeInbound({
+          ...{ cluster, control, records, index, presence, findSession, forwarded, log },
+          ...{ stats, tracing },
+        }),
       );
       await engine.broker.subscribe(cluster.inbox);
       sessions.registry.startSweeping(options.sweepInterval, sessions.ends);
@@ -175,7 +181,12 @@ function buildBase(
       void engine.broker.dropRecord(subject).catch(() => undefined);
     },
   );
+  // Asked once: without an SDK no message is ever looked at for a trace.
+  const tracing = tracingInstalled()
+    ? new MessageTracing(nodeId, engine.capabilities.backend ?? 'memory')
+    : null;
   const publisher = new Publisher({
+    tracing,
     broker: engine.broker,
     records,
     history,
@@ -186,6 +197,7 @@ function buildBase(
   });
   return {
     ...{ options, log, engine, nodeId, stats, taps, cluster, records, providers, publisher, findSession },
+    tracing,
     extensions: new ExtensionPipeline(),
     services: new ServiceRegistry(),
     index: new SubscriptionIndex(),
@@ -229,6 +241,8 @@ function buildSessions(
     options.maxBufferedBytes,
     options.longPollDelay,
     ack,
+    undefined,
+    () => stats.flushed(),
   );
   const connects = new Connects(options, outbound, extensions, connectionTypes);
   const findSession = (clientId: unknown): Session | undefined => {
@@ -287,7 +301,7 @@ function appPort(base: Base, sessions: () => Sessions, wantOccupancy: () => void
   return {
     nodeId: base.nodeId,
     log: base.log,
-    publish: (channel, data) => publisher.publish(channel, data),
+    publish: (channel, data, traceparent) => publisher.publish(channel, data, traceparent),
     updateRecord: (subject, fields) => publisher.updateRecord(subject, fields),
     deliverTo: (clientId, channel, data) => publisher.deliverTo(clientId, channel, data),
     isRecordSubject: (channel) => records.patternFor(channel) !== undefined,

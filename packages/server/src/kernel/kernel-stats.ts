@@ -3,6 +3,8 @@ import type { RemovalReason } from '../types.js';
 
 /** Upper bounds (seconds) of the service time histogram. */
 export const SERVICE_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5] as const;
+/** Upper bounds (seconds) of the publish-to-socket-write histogram. */
+export const WRITE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1] as const;
 
 export type HandshakeResult = 'accepted' | 'denied' | 'failed';
 
@@ -25,6 +27,9 @@ export class KernelStats {
   /** Service calls and the seconds they took, in `SERVICE_BUCKETS` (cumulative at export). */
   readonly services = { count: 0, sum: 0, buckets: SERVICE_BUCKETS.map(() => 0) };
   private readonly serviceTimeObservers = new Set<(seconds: number) => void>();
+  private readonly writeTimeObservers = new Set<(seconds: number) => void>();
+  /** When the oldest publication not yet flushed reached this node's sessions (`performance.now()`), 0 if none. */
+  private arrivedAt = 0;
 
   /** Records how long a service call took. */
   serviceTimed(seconds: number): void {
@@ -40,6 +45,31 @@ export class KernelStats {
   observeServiceTimes(observe: (seconds: number) => void): () => void {
     this.serviceTimeObservers.add(observe);
     return () => this.serviceTimeObservers.delete(observe);
+  }
+
+  /**
+   * A publication from the engine reached sessions here: the first one since the last flush
+   * starts the clock (one `performance.now()` per flush, not per publication).
+   */
+  publicationArrived(): void {
+    if (this.arrivedAt === 0) this.arrivedAt = performance.now();
+  }
+
+  /**
+   * The per-turn flush wrote what was queued: one observation, the wait of the oldest
+   * publication in it, from its arrival here to the end of the socket writes.
+   */
+  flushed(): void {
+    if (this.arrivedAt === 0) return;
+    const seconds = (performance.now() - this.arrivedAt) / 1000;
+    this.arrivedAt = 0;
+    for (const observe of this.writeTimeObservers) observe(seconds);
+  }
+
+  /** Calls `observe` with each flush's publish-to-write time (the metrics' histogram); returns the way to stop. */
+  observeWriteTimes(observe: (seconds: number) => void): () => void {
+    this.writeTimeObservers.add(observe);
+    return () => this.writeTimeObservers.delete(observe);
   }
 
   /** Counts a handshake's outcome. */

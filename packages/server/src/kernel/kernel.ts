@@ -196,8 +196,8 @@ export class Kernel implements KernelApi, TransportKernel {
   }
 
   /** Hands a broadcast to the engine; resolves with its position once the engine has it. */
-  publish(channel: string, data: unknown): MaybePromise<StreamPosition | null> {
-    return this.p.publisher.publish(channel, data);
+  publish(channel: string, data: unknown, traceparent?: string): MaybePromise<StreamPosition | null> {
+    return this.p.publisher.publish(channel, data, traceparent);
   }
 
   serviceFor(channel: string): ServiceHandler | undefined {

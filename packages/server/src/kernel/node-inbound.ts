@@ -9,6 +9,7 @@ import type { EngineConnectionChange, EngineNode, LostMember, Publication } from
 import type { RecordStore } from '../records/record-store.js';
 import type { Session } from '../session/session.js';
 import type { ClusterLink } from './cluster-link.js';
+import type { MessageTracing } from './message-tracing.js';
 import { type ForwardHandler, NodeLink } from './node-link.js';
 import type { PresenceTracker } from './presence-tracker.js';
 
@@ -22,6 +23,10 @@ export interface NodeInboundParts {
   readonly presence: PresenceTracker;
   findSession(clientId: unknown): Session | undefined;
   readonly forwarded: ForwardHandler | null;
+  /** Starts the publish-to-write clock (`KernelStats.publicationArrived`). */
+  readonly stats: { publicationArrived(): void };
+  /** Delivery spans of traced publications; `null` without an OpenTelemetry SDK. */
+  readonly tracing: MessageTracing | null;
   readonly log: FastifyBaseLogger;
 }
 
@@ -47,7 +52,10 @@ export class NodeInbound implements EngineNode {
       this.p.records.apply(publication.channel, JSON.parse(publication.payload) as Record<string, unknown>);
       return;
     }
-    this.p.index.deliver(publication);
+    const reached = this.p.index.deliver(publication);
+    if (reached > 0) this.p.stats.publicationArrived();
+    if (publication.trace !== undefined && this.p.tracing !== null)
+      this.p.tracing.delivering(publication.channel, publication.trace, reached);
   }
 
   /** Members of a node found dead, for this node to announce (the engine picked it). */

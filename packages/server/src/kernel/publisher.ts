@@ -9,6 +9,7 @@ import type { Session } from '../session/session.js';
 import { type ClusterLink, inboxOf } from './cluster-link.js';
 import type { HistoryRules } from './history-rules.js';
 import type { KernelStats } from './kernel-stats.js';
+import type { MessageTracing } from './message-tracing.js';
 import type { NodeTaps } from './node-taps.js';
 
 const NO_HISTORY: HistoryPolicy = { size: 0, ttlMs: 0 };
@@ -20,6 +21,8 @@ export interface PublisherParts {
   readonly stats: KernelStats;
   readonly taps: NodeTaps;
   readonly cluster: ClusterLink;
+  /** Spans of traced publishes; `null` without an OpenTelemetry SDK (nothing is traced). */
+  readonly tracing: MessageTracing | null;
   /** A live session of this node. */
   findSession(clientId: unknown): Session | undefined;
 }
@@ -27,11 +30,21 @@ export interface PublisherParts {
 export class Publisher {
   constructor(private readonly p: PublisherParts) {}
 
-  /** Hands a broadcast to the engine; resolves with its position once the engine has it. */
-  publish(channel: string, data: unknown): MaybePromise<StreamPosition | null> {
+  /**
+   * Hands a broadcast to the engine; resolves with its position once the engine has it.
+   * `traceparent` (checked by the caller with `isTraceparent`) continues a trace when
+   * tracing is on; without an SDK it is not even looked at.
+   */
+  publish(channel: string, data: unknown, traceparent?: string): MaybePromise<StreamPosition | null> {
     this.p.stats.publishes++;
     this.p.taps.published(channel);
-    return this.p.broker.publish(channel, JSON.stringify({ channel, data }), this.historyFor(channel));
+    const payload = JSON.stringify({ channel, data });
+    const tracing = this.p.tracing;
+    if (tracing === null || traceparent === undefined)
+      return this.p.broker.publish(channel, payload, this.historyFor(channel));
+    return tracing.publish(channel, traceparent, (carried) =>
+      this.p.broker.publish(channel, payload, this.historyFor(channel), carried),
+    );
   }
 
   /** Merges `fields` into record `subject` cluster-wide; resolves once the engine has it. */

@@ -62,6 +62,7 @@ export class Outbound {
     const batch = this.pending;
     this.pending = [];
     for (let i = 0; i < batch.length; i++) this.flush(batch[i] as Session);
+    this.flushed();
   };
   constructor(
     /** Called when a session with a held long-poll has messages: the host completes it. */
@@ -74,6 +75,8 @@ export class Outbound {
     private readonly numbering: FrameNumbering,
     /** Whether the event loop is saturated: only then do held long-polls wait for more. */
     private readonly saturated: () => boolean = new LoadGauge().busy,
+    /** Called after each per-turn flush (the publish-to-write clock). */
+    private readonly flushed: () => void = () => undefined,
   ) {}
 
   schedule(session: Session): void {

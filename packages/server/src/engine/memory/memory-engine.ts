@@ -86,14 +86,15 @@ export class MemoryEngine implements Engine {
 class MemoryBroker implements Broker {
   constructor(private readonly engine: MemoryEngine) {}
 
-  publish(channel: string, payload: string, history: HistoryPolicy): StreamPosition | null {
+  publish(channel: string, payload: string, history: HistoryPolicy, trace?: string): StreamPosition | null {
     this.engine.member();
     const bus = this.engine.bus;
     const publication =
       history.size > 0 && history.ttlMs > 0
         ? bus.history.publish(channel, payload, history, Date.now())
         : { channel, payload, position: null };
-    bus.dispatch(publication);
+    // The trace goes to the nodes, not into history.
+    bus.dispatch(trace === undefined ? publication : { ...publication, trace });
     return publication.position;
   }
 

@@ -6,11 +6,11 @@
  * share the publication's id and the node delivers the first one only.
  *
  * Wire form of a publication: `id\nflag\nchannel\noffset\nepoch\npayload` (flag `r` for a
- * record update; offset and epoch empty without history). Ids, flags, channel names and
- * epochs never contain a newline.
+ * record update, the W3C `traceparent` of a traced publish, empty otherwise; offset and
+ * epoch empty without history). Ids, flags, channel names and epochs never contain a newline.
  */
 import { randomBytes } from 'node:crypto';
-import { expandChannel, isWildcard } from '@bayou/protocol';
+import { expandChannel, isTraceparent, isWildcard } from '@bayou/protocol';
 import type { Redis } from 'ioredis';
 import {
   type Broker,
@@ -60,9 +60,15 @@ export function decodePublication(message: string): { id: string; publication: P
     channel: message.slice(b + 1, c),
     payload: message.slice(e + 1),
     position: offset === '' ? null : { offset: Number(offset), epoch: message.slice(d + 1, e) },
-    ...(message.slice(a + 1, b) === 'r' ? { record: true as const } : {}),
+    ...(b === a + 1 ? {} : flagged(message.slice(a + 1, b))),
   };
   return { id: message.slice(0, a), publication };
+}
+
+/** What a non-empty flag says: a record update, or a traced publish's `traceparent`. */
+function flagged(flag: string): { record: true } | { trace: string } | Record<string, never> {
+  if (flag === 'r') return { record: true };
+  return isTraceparent(flag) ? { trace: flag } : {};
 }
 
 export class RedisBroker implements Broker {
@@ -84,7 +90,12 @@ export class RedisBroker implements Broker {
     this.turns = new TurnBatcher(engine.options.batchWindowMs, (p) => this.gate.accept(p));
   }
 
-  async publish(channel: string, payload: string, history: HistoryPolicy): Promise<StreamPosition | null> {
+  async publish(
+    channel: string,
+    payload: string,
+    history: HistoryPolicy,
+    trace?: string,
+  ): Promise<StreamPosition | null> {
     const e = this.engine;
     const cmd = e.commands();
     if (!this.listening(cmd)) {
@@ -93,7 +104,7 @@ export class RedisBroker implements Broker {
     const keep = history.size > 0 && history.ttlMs > 0;
     const names = expandChannel(channel);
     const topics = e.options.sharded ? [e.keys.topic(channel)] : names.map((n) => e.keys.topic(n));
-    const header = this.header('', channel, names);
+    const header = this.header(trace ?? '', channel, names);
     const reply = (await e.track(
       runScript(
         cmd,
@@ -301,7 +312,7 @@ export class RedisBroker implements Broker {
    * The id and header of a publication about to go out, noted in this turn's batch: the
    * turn's publishes leave in one write, and the node knows which of them come back.
    */
-  private header(flag: '' | 'r', channel: string, names: readonly string[]): string {
+  private header(flag: string, channel: string, names: readonly string[]): string {
     const e = this.engine;
     const seq = ++this.seq;
     const cmd = e.commands();

@@ -1,0 +1,138 @@
+/**
+ * A message's path as OpenTelemetry spans, when the application installed an SDK before
+ * the node was built: a publish given a W3C `traceparent` (publish `ext`, the publish
+ * API's header, `bayou.publish`'s option) gets a `bayou.publish` span under that parent,
+ * a `bayou.engine` span under it for the engine's part (its context is what the engine
+ * carries to every node: `Publication.trace`), and on each node that delivers it a
+ * `bayou.deliver` span under that, ended once the flush that wrote it to the sockets ran.
+ *
+ * Without an SDK (`@opentelemetry/api`'s global provider has no delegate) the node gets no
+ * `MessageTracing` at all: the publish path tests one `null`, nothing per message.
+ */
+import {
+  context,
+  ProxyTracerProvider,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  type Tracer,
+  trace,
+} from '@opentelemetry/api';
+
+const TRACER = '@bayou/server';
+
+/** Whether an OpenTelemetry SDK is registered now (asked once, when a node is built). */
+export function tracingInstalled(): boolean {
+  const provider = trace.getTracerProvider();
+  // Another copy of the API hands out its own proxy: take that as installed (spans no-op if not).
+  if (!(provider instanceof ProxyTracerProvider)) return true;
+  return provider.getDelegateTracer(TRACER) !== undefined;
+}
+
+/** `00-<trace id>-<span id>-<flags>` of a span's context. */
+function traceparentOf(span: Span): string {
+  const c = span.spanContext();
+  return `00-${c.traceId}-${c.spanId}-${(c.traceFlags & 0xff).toString(16).padStart(2, '0')}`;
+}
+
+/** The remote parent context a `traceparent` names (checked with `isTraceparent` before). */
+function parentContext(traceparent: string) {
+  return trace.setSpanContext(ROOT_CONTEXT, {
+    traceId: traceparent.slice(3, 35),
+    spanId: traceparent.slice(36, 52),
+    traceFlags: Number.parseInt(traceparent.slice(53, 55), 16),
+    isRemote: true,
+  });
+}
+
+export class MessageTracing {
+  private readonly tracer: Tracer;
+  /** Delivery spans waiting for this turn's flush to have written their messages. */
+  private delivered: Span[] = [];
+  private readonly endDelivered = (): void => {
+    const spans = this.delivered;
+    this.delivered = [];
+    for (const span of spans) span.end();
+  };
+
+  constructor(
+    private readonly nodeId: string,
+    /** What the engine is, for the engine span (`memory`, `redis`). */
+    private readonly engineKind: string,
+  ) {
+    this.tracer = trace.getTracer(TRACER);
+  }
+
+  /**
+   * Runs `send` (the engine's publish, given the traceparent to carry) inside a publish
+   * span and an engine span under `traceparent`; both end when the engine has the message.
+   */
+  publish<T>(
+    channel: string,
+    traceparent: string,
+    send: (carried: string) => T | Promise<T>,
+  ): T | Promise<T> {
+    const attributes = { 'messaging.system': 'bayou', 'messaging.destination.name': channel };
+    const publish = this.tracer.startSpan(
+      'bayou.publish',
+      { kind: SpanKind.PRODUCER, attributes: { ...attributes, 'bayou.node': this.nodeId } },
+      parentContext(traceparent),
+    );
+    const engine = this.tracer.startSpan(
+      'bayou.engine',
+      { kind: SpanKind.CLIENT, attributes: { ...attributes, 'bayou.engine': this.engineKind } },
+      trace.setSpan(context.active(), publish),
+    );
+    const end = (error?: unknown): void => {
+      for (const span of [engine, publish]) {
+        if (error !== undefined)
+          span.setStatus({ code: SpanStatusCode.ERROR, message: String((error as Error)?.message ?? error) });
+        span.end();
+      }
+    };
+    let sent: T | Promise<T>;
+    try {
+      sent = send(traceparentOf(engine));
+    } catch (err) {
+      end(err);
+      throw err;
+    }
+    if (!(sent instanceof Promise)) {
+      end();
+      return sent;
+    }
+    return sent.then(
+      (v) => {
+        end();
+        return v;
+      },
+      (err: unknown) => {
+        end(err);
+        throw err;
+      },
+    );
+  }
+
+  /**
+   * A traced publication reached `reached` sessions here: a delivery span under the engine
+   * span it carries, ended after this turn's flush (scheduled after it, so it runs later).
+   */
+  delivering(channel: string, carried: string, reached: number): void {
+    const span = this.tracer.startSpan(
+      'bayou.deliver',
+      {
+        kind: SpanKind.CONSUMER,
+        attributes: {
+          'messaging.system': 'bayou',
+          'messaging.destination.name': channel,
+          'bayou.node': this.nodeId,
+          'bayou.sessions': reached,
+        },
+      },
+      parentContext(carried),
+    );
+    if (this.delivered.length === 0) setImmediate(this.endDelivered);
+    this.delivered.push(span);
+  }
+}
