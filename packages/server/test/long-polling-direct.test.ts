@@ -85,6 +85,40 @@ describe('the long-polling direct path', () => {
     expect((await fetch(url.replace('/bayeux', '/nowhere'))).status).toBe(404);
   });
 
+  it('serves EventSource streams directly too (Fastify routes none of them), and through Fastify with a hook', async () => {
+    for (const hooked of [false, true]) {
+      let routed = 0;
+      const { app, url } = await start(
+        (a) => {
+          if (hooked) a.addHook('onRequest', async () => undefined);
+        },
+        { genReqId: () => String(++routed) },
+      );
+      const handshake = JSON.stringify([
+        {
+          channel: '/meta/handshake',
+          version: '1.0',
+          supportedConnectionTypes: ['eventsource', 'long-polling'],
+        },
+      ]);
+      const first = await post(url, handshake);
+      const [reply] = (await first.json()) as Array<{ clientId: string }>;
+      const cookie = (first.headers.get('set-cookie') ?? '').split(';')[0] as string;
+      const abort = new AbortController();
+      const stream = await fetch(`${url}/${reply?.clientId}`, {
+        headers: { accept: 'text/event-stream', cookie },
+        signal: abort.signal,
+      });
+      expect(stream.status).toBe(200);
+      expect(stream.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+      const chunk = await stream.body?.getReader().read();
+      expect(new TextDecoder().decode(chunk?.value).startsWith(':  ')).toBe(true);
+      abort.abort();
+      // Fastify names each request it routes: none on the direct path, the POST and the GET without it.
+      expect([servedDirectly(app), routed]).toEqual(hooked ? [false, 2] : [true, 0]);
+    }
+  });
+
   it('stays in Fastify when the app has an onRequest hook, so the hook can refuse long-polls', async () => {
     const { app, url } = await start((a) =>
       a.addHook('onRequest', async (req, reply) => {

@@ -47,6 +47,8 @@ export interface DirectEndpointOptions {
   /** The endpoint's path: `POST <path>` and `POST <path>/…` are served directly. */
   path: string;
   serve: DirectServe;
+  /** Serves `GET <path>/…` (an EventSource stream), when given. */
+  serveGet?: DirectServe | undefined;
   /** True once the app is closing: requests then go to Fastify. */
   closing: () => boolean;
   /**
@@ -126,16 +128,23 @@ export function directEndpoint(
     const fastify = listeners[0] as Listener;
     const base = options.path.replace(/\/$/, '');
     const exact = options.path;
-    const { serve, closing, refuse } = options;
+    const { serve, serveGet, closing, refuse } = options;
     const { ip, secure } = peerOf(fastifyOptions(app)?.trustProxy);
     const dispatch: Listener = function dispatch(req, res) {
       if (refuse?.(req, res) === true) return;
-      if (direct && req.method === 'POST' && !closing()) {
+      const post = req.method === 'POST';
+      if (direct && (post || (serveGet !== undefined && req.method === 'GET')) && !closing()) {
         const url = req.url ?? '';
         const q = url.indexOf('?');
         const path = q < 0 ? url : url.slice(0, q);
-        if (path === exact || (path.startsWith(base) && path.charCodeAt(base.length) === 47)) {
+        const under = path.startsWith(base) && path.charCodeAt(base.length) === 47;
+        if (post && (path === exact || under)) {
           serve(req, res, ip(req), secure(req));
+          return;
+        }
+        // `GET <path>/<clientId>`: the EventSource route's, as Fastify would route it.
+        if (!post && under && serveGet !== undefined) {
+          serveGet(req, res, ip(req), secure(req));
           return;
         }
       }

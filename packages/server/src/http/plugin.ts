@@ -24,15 +24,15 @@ import { NODE_OPERATIONS } from '../kernel/node-operations.js';
 import { Limiter } from '../limits/limiter.js';
 import type { ResolvedOptions } from '../options.js';
 import type { ProxyStats } from '../proxy/proxy-backend.js';
-import { createHttpEndpoint } from '../transports/http-endpoint.js';
+import { createHttpEndpoint, type HttpEndpoint } from '../transports/http-endpoint.js';
 import { createLongPolling } from '../transports/long-polling.js';
 import { OriginGuard } from '../transports/origin-guard.js';
-import { createStreams } from '../transports/streams.js';
+import { createStreams, type Streams } from '../transports/streams.js';
 import { WebSocketTransport } from '../transports/websocket.js';
 import { attachWebhooks } from '../webhooks/webhook-events.js';
 import { WebhookSender } from '../webhooks/webhook-sender.js';
 import { ConnectionGuard } from './connection-guard.js';
-import { directEndpoint, TRUST_RULE_FASTIFY } from './direct-endpoint.js';
+import { type DirectEndpointOptions, directEndpoint, TRUST_RULE_FASTIFY } from './direct-endpoint.js';
 import { createMetrics } from './metrics.js';
 import { type BayouPluginOptions, resolvePluginOptions, startEngine } from './plugin-options.js';
 
@@ -57,6 +57,44 @@ const DRAIN_JITTER_MS = 1000;
 
 /** Bayeux routes answer thousands of requests a second: only warnings and errors are logged. */
 const ROUTE_LOG_LEVEL = 'warn';
+
+/** What serves the endpoint: its transports, and when to leave requests to Fastify. */
+interface EndpointParts {
+  readonly ws: WebSocketTransport | null;
+  readonly http: HttpEndpoint | null;
+  readonly streams: Streams | null;
+  readonly closing: () => boolean;
+  readonly refuse: DirectEndpointOptions['refuse'];
+}
+
+/**
+ * The endpoint's routes, in their own scope so that their body parsers stay out of the app.
+ * Long-poll POSTs and EventSource GETs skip Fastify's per-request machinery when no app
+ * hook can see them (`direct-endpoint.ts`).
+ */
+async function endpointRoutes(
+  app: FastifyInstance,
+  options: ResolvedOptions,
+  parts: EndpointParts,
+): Promise<void> {
+  const { ws, http, streams, closing, refuse } = parts;
+  await app.register(
+    async (scope) => {
+      ws?.route(scope);
+      if (http === null) return;
+      await http.routes(scope);
+      streams?.eventSource?.routes(scope);
+      directEndpoint(app, scope, {
+        path: options.path,
+        serve: http.serveDirect,
+        serveGet: streams?.eventSource?.serveDirect,
+        closing,
+        ...(refuse === undefined ? {} : { refuse }),
+      });
+    },
+    { logLevel: ROUTE_LOG_LEVEL },
+  );
+}
 
 /**
  * The connection guard of `app`'s server and the sweep that closes idle connections —
@@ -159,23 +197,8 @@ const plugin: FastifyPluginAsync<BayouPluginOptions> = async (app: FastifyInstan
     httpTransports.length > 0 ? createHttpEndpoint(kernel, options, httpTransports, origins) : null;
   // Connections past maxConnections are refused; idle ones closed by a shared sweep.
   const connections = guardConnections(app, options, (now) => ws?.sweep(now));
-  // The endpoint's routes live in their own scope, so their body parsers stay out of the app.
-  await app.register(
-    async (scope) => {
-      ws?.route(scope);
-      if (http === null) return;
-      await http.routes(scope);
-      streams?.eventSource?.routes(scope);
-      // Long-poll POSTs skip Fastify's per-request machinery when no app hook can see them.
-      directEndpoint(app, scope, {
-        path: options.path,
-        serve: http.serveDirect,
-        closing: () => draining,
-        ...(options.maxConnections > 0 ? { refuse: (req, res) => connections.guard.refuse(req, res) } : {}),
-      });
-    },
-    { logLevel: ROUTE_LOG_LEVEL },
-  );
+  const refuse = options.maxConnections > 0 ? connections.guard.refuse.bind(connections.guard) : undefined;
+  await endpointRoutes(app, options, { ws, http, streams, closing: () => draining, refuse });
 
   statusRoutes(app, options, bayou, () =>
     draining ? 'shutting down' : engine.ready() ? 'ready' : 'engine unavailable',

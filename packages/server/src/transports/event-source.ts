@@ -7,13 +7,13 @@
  * is recycled like a `streaming` one: the response ends and the browser's EventSource
  * reopens it after `retry` ms, the session keeping what was queued meanwhile.
  */
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { BROWSER_COOKIE, formatError, META_CONNECT } from '@bayou/protocol';
 import type { FastifyInstance } from 'fastify';
 import { EVENT_SOURCE_CARRIER } from './carrier-kinds.js';
 import type { CompressionOptions } from './compression.js';
 import { acceptsGzip, GzipHttpReply } from './http-compression.js';
-import { FastifyHttpReply, type HttpReply } from './http-reply.js';
+import { FastifyHttpReply, type HttpReply, RawHttpReply } from './http-reply.js';
 import { readCookie } from './http-request.js';
 import { ORIGIN_REFUSED_BODY, type OriginGuard } from './origin-guard.js';
 import { requestInfo } from './request-info.js';
@@ -56,6 +56,22 @@ export class EventSourceTransport {
       );
     });
   }
+
+  /**
+   * Bound: handed to `http/direct-endpoint.ts` as its `serveGet`, so that a stream's frames
+   * go to the socket whole, chunk size and all, as `streaming`'s do on the direct path.
+   */
+  readonly serveDirect = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    ip: string | undefined,
+    secure: boolean,
+  ): void => {
+    const plain = new RawHttpReply(res);
+    const { compression, compressionThreshold } = this.options;
+    const gzip = compression && acceptsGzip(req.headers['accept-encoding']);
+    this.open(req, gzip ? new GzipHttpReply(plain, compressionThreshold) : plain, ip, secure);
+  };
 
   open(req: IncomingMessage, reply: HttpReply, ip: string | undefined, secure: boolean): void {
     const accept = req.headers.accept ?? '';
