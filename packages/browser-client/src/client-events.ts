@@ -18,7 +18,9 @@ export interface ClientEvents {
   error: (error: BayouError) => void;
   /**
    * After a new session the server could not recover what `info.channel` missed (history
-   * trimmed or expired, or lost with a restart): re-fetch the state that channel feeds.
+   * trimmed or expired, or lost with a restart), or the server lost messages on that
+   * subscription itself (its node's connection to Redis was silent or cut, and the channel
+   * keeps no history: `info.to` is null): re-fetch the state that channel feeds.
    */
   gap: (info: GapInfo) => void;
   /** A subscription's status changed (see `Subscription.status`). */

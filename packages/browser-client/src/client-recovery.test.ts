@@ -95,6 +95,30 @@ describe('recovery (replay extension)', () => {
     expect(got).toEqual([1, 6]);
   });
 
+  it('reports a gap the server tells between deliveries (/meta/gap), on a channel and a pattern', async () => {
+    const { c, gaps, statuses } = setup();
+    const { got, sub } = await subscribeNews(c);
+    const all = c.subscribe('/ticks/*', () => undefined);
+    await tick(20);
+    server.publish('/news', 1);
+    await tick(20);
+    const notice: Message = {
+      channel: '/meta/gap',
+      ext: { replay: { '/news': { recovered: false }, '/ticks/*': { recovered: false }, '/other': {} } },
+    };
+    for (const socket of server.sockets) socket.deliver([notice]);
+    await tick(20);
+    expect(gaps).toEqual([
+      { channel: '/news', from: { offset: 1, epoch: 'e0-/news' }, to: null },
+      { channel: '/ticks/*', from: null, to: null },
+    ]);
+    expect([sub.status, all.status]).toEqual(['gap', 'gap']);
+    expect(statuses.slice(-2)).toEqual(['/news gap', '/ticks/* gap']);
+    server.publish('/news', 2);
+    await tick(20);
+    expect(got).toEqual([1, 2]); // the notice is no delivery
+  });
+
   it('reports a gap, not silence, when a restart lost the history, and follows the new epoch', async () => {
     const { c, gaps } = setup();
     const { got } = await subscribeNews(c);

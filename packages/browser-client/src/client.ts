@@ -87,7 +87,12 @@ export class BayouClient {
       this.connection.reportFrames(),
     );
     this.dispatcher.extensions.push(ack);
-    this.recovery = new Recovery(this.options.recover);
+    this.recovery = new Recovery(this.options.recover, (gap) => {
+      const entry = this.subscriptions.get(gap.channel);
+      if (!entry) return;
+      this.setStatus(entry, 'gap');
+      this.events.emit('gap', gap);
+    });
     this.dispatcher.extensions.push(this.recovery);
     this.deltas = this.options.deltas?.(
       this.subscriptions,

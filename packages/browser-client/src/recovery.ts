@@ -5,9 +5,11 @@
  * concrete channel, drops a message at or before it (a duplicate), and sends the
  * positions with every subscribe, so a resubscribe after a new session gets what it
  * missed. When the server cannot cover the gap it says `recovered: false`, and the
- * client reports the gap instead of staying silent.
+ * client reports the gap instead of staying silent. A gap the server's node found itself
+ * (its connection to the engine was silent, nothing in history to recover from) comes as
+ * a notice on `/meta/gap`, reported the same way.
  */
-import { EXT_REPLAY, META_HANDSHAKE, META_SUBSCRIBE } from '@bayou/protocol';
+import { EXT_REPLAY, GAP_CHANNEL, META_HANDSHAKE, META_SUBSCRIBE } from '@bayou/protocol';
 import type { Extension, Message } from './types.js';
 
 /** A position in a channel's stream: offsets count within one epoch. */
@@ -21,8 +23,11 @@ export interface GapInfo {
   readonly channel: string;
   /** The last position the client had (null if it had none). */
   readonly from: Position | null;
-  /** The channel's position when the server answered; the stream resumes after it. */
-  readonly to: Position;
+  /**
+   * The channel's position when the server answered; the stream resumes after it. `null`
+   * for a gap the server told on its own (`/meta/gap`): `channel` may then be a pattern.
+   */
+  readonly to: Position | null;
 }
 
 export class Recovery implements Extension {
@@ -31,7 +36,11 @@ export class Recovery implements Extension {
   /** What subscribe replies could not recover, by subscribe id, until the client takes it. */
   private readonly gaps = new Map<string, GapInfo[]>();
 
-  constructor(private readonly wanted: boolean) {}
+  constructor(
+    private readonly wanted: boolean,
+    /** A gap the server told on its own, between deliveries. */
+    private readonly told?: (gap: GapInfo) => void,
+  ) {}
 
   /** No subscription wants `channel` any more: a later one starts from the live stream. */
   forget(channel: string): void {
@@ -86,6 +95,11 @@ export class Recovery implements Extension {
       return message;
     }
     if (!this.enabled || ext === null || typeof ext !== 'object') return message;
+    if (message.channel === GAP_CHANNEL) {
+      for (const channel of Object.keys(ext))
+        this.told?.({ channel, from: this.positions.get(channel) ?? null, to: null });
+      return null;
+    }
     if (message.channel === META_SUBSCRIBE) {
       if (message.successful) this.replied(message, ext as Record<string, unknown>);
       return message;

@@ -16,8 +16,9 @@ export type MessageHandler = (message: Message) => void;
  * - `recovering`: a new session (re-handshake, server restart): subscribing again, with
  *   the last position when the server keeps history; missed messages follow the reply;
  * - `gap`: the last resubscribe could not recover what was missed (the `gap` event said
- *   which range); live again since, but the app should re-fetch its state. It stays until
- *   the next resubscribe;
+ *   which range), or the server said since that it lost messages for it (`/meta/gap`);
+ *   live again since, but the app should re-fetch its state. It stays until the next
+ *   resubscribe;
  * - `failed`: the server refused the subscription.
  */
 export type SubscriptionStatus = 'pending' | 'live' | 'recovering' | 'gap' | 'failed';

@@ -34,6 +34,14 @@ export const ACK_MARKER_CHANNEL = '/meta/ack';
 /** The replay extension: handshake `ext.replay: true`; positions and recovery under `ext.replay`. */
 export const EXT_REPLAY = 'replay';
 /**
+ * A gap told after the fact (replay extension, Bayou only): a node's connection to its
+ * engine was silent or lost and what it missed could not come from history. A session that
+ * negotiated replay gets `{"channel":"/meta/gap","ext":{"replay":{"<subscription>":{"recovered":false}}}}`,
+ * in order among its deliveries (after what was recovered, before what came later), for
+ * each of its subscriptions (channels and wildcard patterns) that may have lost messages.
+ */
+export const GAP_CHANNEL = '/meta/gap';
+/**
  * Deltas on a plain channel (Bayou only): a subscribe with `ext.delta: DELTA_FORMAT` asks
  * for them and a reply with the same `ext.delta` grants them. Every message then delivered
  * on that channel names itself, `ext.delta.id` (`"<epoch>:<offset>"`, its place in the

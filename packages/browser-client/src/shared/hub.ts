@@ -52,7 +52,7 @@ export class Hub {
     private readonly lockName: (tab: string) => string,
     private readonly post: (message: FromHub) => void,
   ) {
-    this.recovery = new Recovery(options.recover !== false);
+    this.recovery = new Recovery(options.recover !== false, (info) => this.post({ t: 'gap', info }));
     // The hub recovers with its own Recovery (seeded with the tabs' positions), not the client's.
     this.client = new BayouClient(url, { ...options, sharedConnection: false, recover: false });
     this.client.use(this.recovery);

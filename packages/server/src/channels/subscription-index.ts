@@ -8,6 +8,8 @@ import { expandChannel } from '@bayou/protocol';
 import type { Publication } from '../engine/engine.js';
 import type { PublicationDelivery, Session } from '../session/session.js';
 
+const NONE: ReadonlySet<Session> = new Set();
+
 export class SubscriptionIndex {
   private readonly byName = new Map<string, Set<Session>>();
   private stamp = 0;
@@ -33,6 +35,11 @@ export class SubscriptionIndex {
     if (set.size > 0) return false;
     this.byName.delete(name);
     return true;
+  }
+
+  /** The sessions subscribed to exactly `name` (a channel or a pattern). */
+  sessionsOf(name: string): ReadonlySet<Session> {
+    return this.byName.get(name) ?? NONE;
   }
 
   subscriberCount(name: string): number {

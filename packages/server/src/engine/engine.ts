@@ -96,6 +96,14 @@ export interface EngineNode {
    * for the log. Whether the engine can serve is `Engine.ready()`.
    */
   connectionChanged?(change: EngineConnectionChange): void;
+  /**
+   * The engine may have dropped publications for these names (channels and wildcard
+   * patterns this node subscribed) and could not recover them from history: its connection
+   * for deliveries was silent or lost, and the channel keeps no history or the node had no
+   * position on it. Called in delivery order: after what was recovered, before what arrived
+   * later. The node tells the subscribers that can hear it (replay's gap notice).
+   */
+  missed?(names: readonly string[]): void;
   /** A change in how the engine serves this node, for the log (e.g. delivery probes failing). */
   notice?(level: 'warn' | 'info', message: string): void;
 }

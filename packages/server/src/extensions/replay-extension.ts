@@ -10,6 +10,9 @@
  *   cannot cover the gap (trimmed, expired, another epoch) it says `recovered: false`.
  *   Either way the reply gives the channel's current position.
  * - Wildcard and record subscriptions are not recovered (records send a fresh snapshot).
+ * - When the node itself lost messages it cannot recover (its engine connection was silent
+ *   or cut, and the channel keeps no history), each session subscribed gets a gap notice,
+ *   `{"channel":"/meta/gap","ext":{"replay":{"<subscription>":{"recovered":false}}}}`.
  *
  * From before the session joins the channel until the history is fetched, live messages
  * on that channel are held for the session and then released after the recovered ones,
@@ -24,6 +27,7 @@
 import {
   EXT_REPLAY,
   formatError,
+  GAP_CHANNEL,
   META_HANDSHAKE,
   META_SUBSCRIBE,
   type Message,
@@ -163,6 +167,20 @@ export class ReplayExtension implements Extension {
     }
     if (last !== null) state.floors.set(channel, last);
     else state.floors.delete(channel);
+  }
+
+  /**
+   * The node may have lost messages on `subscription` (a channel or pattern the session
+   * follows) and could not recover them (`EngineNode.missed`): a session that negotiated
+   * replay is told, in order among its deliveries, by a gap notice (`GAP_CHANNEL`); its
+   * client reports a gap as it does for a resubscribe history could not cover. Others
+   * have no way to hear it. Returns whether the session was told.
+   */
+  gap(session: ExtensionSession, subscription: string): boolean {
+    if (this.stateOf(session) === undefined) return false;
+    const ext = JSON.stringify({ [EXT_REPLAY]: { [subscription]: { recovered: false } } });
+    session.enqueue(`{"channel":${JSON.stringify(GAP_CHANNEL)},"ext":${ext}}`);
+    return true;
   }
 
   /** The session left `channel` (or its subscribe was undone): nothing more is held for it. */

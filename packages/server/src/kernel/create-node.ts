@@ -131,10 +131,15 @@ export function createNode(options: ResolvedOptions, log: FastifyBaseLogger, eng
       const control = operator.control;
       const findSession = base.findSession;
       const { log, stats, tracing } = base;
+      const gap = (name: string) => {
+        let told = 0;
+        for (const session of index.sessionsOf(name)) if (sessions.replay.gap(session, name)) told++;
+        return told;
+      };
       await engine.start(
         new NodeInbound({
           ...{ cluster, control, records, index, presence, findSession, forwarded, log },
-          ...{ stats, tracing },
+          ...{ stats, tracing, gap },
         }),
       );
       await engine.broker.subscribe(cluster.inbox);
@@ -210,6 +215,8 @@ interface Sessions {
   readonly ends: SessionEnds;
   readonly outbound: Outbound;
   readonly connects: Connects;
+  /** The replay extension, which also tells sessions of a gap the engine could not fill. */
+  readonly replay: ReplayExtension;
   findSession(clientId: unknown): Session | undefined;
 }
 
@@ -249,7 +256,7 @@ function buildSessions(
     const session = registry.get(clientId);
     return session?.state === 'removed' ? undefined : session;
   };
-  return { registry, ends, outbound, connects, findSession };
+  return { registry, ends, outbound, connects, replay, findSession };
 }
 
 /** The server API's side of the node: its own operations, the path between nodes, and what operators may call. */

@@ -28,6 +28,8 @@ export interface NodeInboundParts {
   /** Delivery spans of traced publications; `null` without an OpenTelemetry SDK. */
   readonly tracing: MessageTracing | null;
   readonly log: FastifyBaseLogger;
+  /** Tells the subscribers of `name` that messages on it may have been lost; returns how many heard. */
+  gap(name: string): number;
 }
 
 export class NodeInbound implements EngineNode {
@@ -75,6 +77,17 @@ export class NodeInbound implements EngineNode {
       this.p.log.warn(
         { redis: where, reason },
         `Redis at ${where} went away (${reason}): publishes fail and /readyz answers 503 until it is back (reconnecting every second)`,
+      );
+  }
+
+  /** The engine lost messages on these names and history could not fill in: their subscribers are told. */
+  missed(names: readonly string[]): void {
+    let told = 0;
+    for (const name of names) told += this.p.gap(name);
+    if (told > 0)
+      this.p.log.info(
+        { channels: names.slice(0, 20), sessions: told },
+        `messages may have been lost on ${names.length} subscription name(s) (engine connection silent or cut, no history to recover from): ${told} gap notice(s) sent`,
       );
   }
 

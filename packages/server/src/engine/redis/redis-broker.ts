@@ -223,8 +223,13 @@ export class RedisBroker implements Broker {
     try {
       for (let i = 0; i < topics.length; i += 1000) await e.track(this.listen(topics.slice(i, i + 1000)));
     } finally {
-      if (catchUp) await this.catchUp();
+      if (catchUp) await this.catchUp(this.followedNames());
     }
+  }
+
+  /** The names this node subscribed for its sessions (its inbox aside). */
+  private followedNames(): string[] {
+    return [...this.interest.keys()].filter((name) => !name.startsWith(NODE_INBOX_PREFIX));
   }
 
   /**
@@ -243,12 +248,15 @@ export class RedisBroker implements Broker {
     await this.catchUp();
   }
 
-  /** Delivers from history what each followed channel carried since its last delivered position, then what was held. */
-  private catchUp(): Promise<void> {
+  /**
+   * Delivers from history what each followed channel carried since its last delivered
+   * position, reports the names in `lost` it could not recover that way, then what was held.
+   */
+  private catchUp(lost: readonly string[] = []): Promise<void> {
     const followed = (channel: string) => expandChannel(channel).some((n) => this.interest.has(n));
     const delivered = new RedisHistory(this.engine);
     const done = this.gate
-      .catchUp((channel, at) => delivered.since(channel, at, true), followed)
+      .catchUp((channel, at) => delivered.since(channel, at, true), followed, lost)
       .finally(() => {
         if (this.catching === done) this.catching = null;
       });

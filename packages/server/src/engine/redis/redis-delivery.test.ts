@@ -10,7 +10,10 @@ const pub = (channel: string, offset: number, epoch = 'e1'): Publication => ({
 
 function gate() {
   const got: string[] = [];
-  const node = { deliver: (p: Publication) => got.push(p.payload) } as unknown as EngineNode;
+  const node = {
+    deliver: (p: Publication) => got.push(p.payload),
+    missed: (names: readonly string[]) => got.push(`missed ${names.join(' ')}`),
+  } as unknown as EngineNode;
   return { gate: new DeliveryGate(() => node), got };
 }
 
@@ -51,6 +54,26 @@ describe('DeliveryGate', () => {
     await g.catchUp(since, (channel) => channel === '/a');
     g.accept(pub('/a', 6));
     expect(got).toEqual(['/a#1', '/gone#1', '/a#2', '/a#3', '/a#4', '/a#5', '/a#6']);
+  });
+
+  it('after a lost connection, reports each followed name history did not cover, after the recovered and before the held', async () => {
+    const { gate: g, got } = gate();
+    g.accept(pub('/a', 1));
+    g.accept(pub('/trimmed', 1));
+    g.hold();
+    g.accept({ channel: '/plain', payload: 'live', position: null });
+    const since = history({
+      '/a': { recovered: true, publications: [pub('/a', 2)], position: { offset: 2, epoch: 'e1' } },
+      '/trimmed': { recovered: false, position: { offset: 9, epoch: 'e1' } },
+    });
+    await g.catchUp(since, () => true, ['/a', '/trimmed', '/plain', '/a/*']);
+    expect(got).toEqual(['/a#1', '/trimmed#1', '/a#2', 'missed /trimmed /plain /a/*', 'live']);
+    // Everything recovered, or nothing followed: nothing to report.
+    g.hold();
+    await g.catchUp(since, () => true, ['/a']);
+    g.hold();
+    await g.catchUp(since, () => true);
+    expect(got.filter((t) => t.startsWith('missed'))).toHaveLength(1);
   });
 
   it('releases what it held even when history cannot fill the gap', async () => {

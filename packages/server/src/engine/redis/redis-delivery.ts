@@ -48,26 +48,47 @@ export class DeliveryGate {
    * history still has it), then the held publications; channels the node no longer
    * needs (`followed` false) are forgotten, and so is the last position of a channel
    * whose history cannot say what came after it (a new epoch, or writes lost in a
-   * failover), so whatever comes next on it is delivered.
+   * failover), so whatever comes next on it is delivered. After a lost subscriber
+   * connection, `lost` names what the node followed (channels and wildcard patterns): each
+   * one not recovered here (no history, no position delivered on it, a wildcard, history
+   * that no longer reaches back) is reported to the node as missed, before the held ones.
    */
   async catchUp(
     since: (channel: string, at: StreamPosition) => Promise<Recovery>,
     followed: (channel: string) => boolean,
+    lost: readonly string[] = [],
   ): Promise<void> {
+    const recovered = new Set<string>();
     try {
       for (const channel of [...this.last.keys()]) if (!followed(channel)) this.last.delete(channel);
       const channels = [...this.last];
       const results = await Promise.allSettled(channels.map(([channel, at]) => since(channel, at)));
       for (const [i, r] of results.entries()) {
+        const channel = (channels[i] as [string, StreamPosition])[0];
         if (r.status !== 'fulfilled') continue;
-        if (r.value.recovered) for (const p of r.value.publications) this.pass(p);
-        else this.last.delete((channels[i] as [string, StreamPosition])[0]);
+        if (r.value.recovered) {
+          recovered.add(channel);
+          for (const p of r.value.publications) this.pass(p);
+        } else this.last.delete(channel);
       }
     } finally {
+      // What could not come from history is told, ahead of what arrived since.
+      const gaps = lost.filter((name) => !recovered.has(name));
+      if (gaps.length > 0) this.tell(gaps);
       const held = this.held ?? [];
       this.held = null;
       for (const p of held) this.pass(p);
     }
+  }
+
+  private tell(gaps: readonly string[]): void {
+    let node: EngineNode;
+    try {
+      node = this.node();
+    } catch {
+      return; // the engine stopped meanwhile: nobody left to tell
+    }
+    node.missed?.(gaps);
   }
 
   private pass(publication: Publication): void {
