@@ -38,8 +38,9 @@ export interface CarrierKind {
    */
   readonly opensWithConnect: boolean;
   /**
-   * Its requests carry the browser's `BAYEUX_BROWSER` cookie, checked against the session's,
-   * and a connect held on one takes one of the browser's per-origin connection slots.
+   * Its requests carry the browser's `BAYEUX_BROWSER` cookie, checked against the session's
+   * (long-polling, a stream's opening POST), and a long-poll's held connect takes one of the
+   * browser's per-origin connection slots.
    */
   readonly browserBound: boolean;
 }

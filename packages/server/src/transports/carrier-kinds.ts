@@ -28,7 +28,10 @@ export const LONG_POLLING_CARRIER: CarrierKind = Object.freeze({
   browserBound: true,
 });
 
-/** Bayou HTTP streaming (docs/streaming.md): a held response opened by a connect; the rest on POSTs. */
+/**
+ * Bayou HTTP streaming (docs/streaming.md): a held response opened by a connect; the rest on
+ * POSTs. Opened by a POST, so bound to its browser's cookie as a long-poll is.
+ */
 export const STREAMING_CARRIER: CarrierKind = Object.freeze({
   name: 'streaming',
   pushes: true,
@@ -36,7 +39,7 @@ export const STREAMING_CARRIER: CarrierKind = Object.freeze({
   unidirectional: true,
   numberedFrames: true,
   opensWithConnect: true,
-  browserBound: false,
+  browserBound: true,
 });
 
 /** Faye's EventSource: a held `GET <path>/<clientId>`; its connects come on POSTs, answered at once. */
