@@ -51,6 +51,8 @@ describe.runIf(redisServerPath() !== null || ci)('cluster chaos, bounded', () =>
       logDir: '',
       target: '',
       apiKey: '',
+      storm: 'none',
+      stormAt: 0,
     });
     expect(result.nodeRestarts).toBe(3);
     expect(result.redisRestarts).toBe(1);
@@ -98,6 +100,8 @@ describe.runIf(redisServerPath() !== null || ci)('cluster chaos, bounded', () =>
         logDir: '',
         target: `http://127.0.0.1:${balancer}/bayeux`,
         apiKey,
+        storm: 'none',
+        stormAt: 0,
       });
       // The operator's chaos: node a dies once the 40 clients are connected and 200 more
       // messages went out to them (the stream runs), as the nodes' /metrics count them.

@@ -57,6 +57,8 @@ describe('bayou-loadtest chaos options', () => {
       logDir: '',
       target: '',
       apiKey: '',
+      storm: 'none',
+      stormAt: 15_000,
     });
     expect(parseChaosArgs(['--cluster', '3', '--restart', 'rolling', '--rooms', '4']).options).toMatchObject({
       restart: 'rolling',

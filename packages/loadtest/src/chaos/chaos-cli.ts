@@ -16,6 +16,7 @@ import {
 } from './cluster-chaos.js';
 import { formatClusterChaos, renderClusterHtml } from './cluster-report.js';
 import { assertReachable, exitOnSignal } from './reach.js';
+import { STORM_FLAGS } from './storm.js';
 
 type Mode = 'both' | 'connections' | 'cluster';
 
@@ -132,6 +133,7 @@ const FLAGS: readonly Flag[] = [
     mode: 'cluster',
     help: 'kill: SIGKILL the node and start it again; rolling: SIGTERM it, wait until it is back, then the next',
   },
+  ...STORM_FLAGS,
   {
     key: 'redisRestartAt',
     flag: 'redis-restart-at',
@@ -281,7 +283,9 @@ function convert(f: Flag, raw: string): string | number {
 
 /** `--target`: a cluster the run did not start, so it starts and restarts nothing. */
 function targetChecks(given: ReadonlyMap<string, string>, options: Record<string, unknown>): void {
-  const own = ['cluster', 'kill-every', 'restart', 'redis-restart-at', 'logs'].filter((f) => given.has(f));
+  const own = ['cluster', 'kill-every', 'restart', 'redis-restart-at', 'logs', 'storm', 'storm-at'].filter(
+    (f) => given.has(f),
+  );
   if (own.length > 0)
     throw new Error(
       `--target runs against a cluster you run: ${own.map((f) => `--${f}`).join(', ')} cannot apply`,
@@ -317,6 +321,8 @@ export function parseChaosArgs(argv: readonly string[]): ParsedChaos {
     );
   if (cluster && options.restart !== 'kill' && options.restart !== 'rolling')
     throw new Error(`--restart must be kill or rolling, got "${String(options.restart)}"`);
+  if (cluster && !['none', 'kill', 'drain'].includes(options.storm as string))
+    throw new Error(`--storm must be none, kill or drain, got "${String(options.storm)}"`);
   if (given.has('target')) targetChecks(given, options);
   else if (cluster && ((options.nodes as number) < 2 || !Number.isInteger(options.nodes)))
     throw new Error('--cluster needs a whole number of nodes, at least 2');
@@ -334,6 +340,8 @@ export function parseChaosArgs(argv: readonly string[]): ParsedChaos {
     killEvery: _k,
     restart: _r,
     redisRestartAt: _a,
+    storm: _s,
+    stormAt: _sa,
     workers: _w,
     logDir: _l,
     target: _t,

@@ -14,6 +14,7 @@ import { startBalancer } from './cluster-balancer.js';
 import type { WorkerClient, WorkerResult } from './cluster-messages.js';
 import { ChaosNode, ChaosRedis, freePort, randomKey, stopAll } from './cluster-processes.js';
 import { ClientWorkers } from './cluster-workers.js';
+import { type StormKind, type StormReport, stormNode, stormReport } from './storm.js';
 
 export interface ClusterChaosOptions {
   /** Nodes in the cluster. */
@@ -48,6 +49,10 @@ export interface ClusterChaosOptions {
   target: string;
   /** With `target`: the key of the servers' `/api/publish`. */
   apiKey: string;
+  /** A storm instead of restarts: the first node SIGKILLed or drained once at `stormAt`, not restarted. */
+  storm: 'none' | StormKind;
+  /** ms into the stream. */
+  stormAt: number;
 }
 
 /** Times to receive again after a node went down, ms. */
@@ -92,6 +97,8 @@ export interface ClusterChaosResult {
   /** Whether every client held every message before `drainMs` ran out. */
   drained: boolean;
   seconds: number;
+  /** With `storm`: its figures. */
+  storm: StormReport | null;
 }
 
 /**
@@ -215,18 +222,24 @@ async function stream(o: ClusterChaosOptions, c: Cluster, began: number): Promis
     }
   };
   const events: ChaosEvent[] = [];
+  let stormAt = 0;
   const [, , restarts] = await Promise.all([
     Promise.all(Array.from({ length: o.rooms }, (_, room) => publishRoom(room))),
     c.redis !== null && o.redisRestartAt > 0 && o.redisRestartAt < o.duration
       ? restartRedis(c.redis, t0 + o.redisRestartAt, t0, events)
       : null,
-    restartNodes(o, c, t0, end, events),
+    o.storm !== 'none' && c.nodes[0] !== undefined
+      ? stormNode(c.nodes[0], o.storm, t0 + o.stormAt, c.workers, t0, events).then((at) => {
+          stormAt = at;
+          return 1;
+        })
+      : restartNodes(o, c, t0, end, events),
   ]);
 
   const drained = await c.workers.complete(accepted, o.drainMs);
   const parts = await c.workers.finish();
   events.sort((a, b) => a.t - b.t);
-  return summarize(parts, {
+  const result = summarize(parts, {
     published,
     rejected,
     accepted,
@@ -243,6 +256,9 @@ async function stream(o: ClusterChaosOptions, c: Cluster, began: number): Promis
       })),
     seconds: (performance.now() - began) / 1000,
   });
+  if (o.storm !== 'none' && stormAt > 0)
+    result.storm = stormReport(parts, o.storm, stormAt, t0, result.recoveries);
+  return result;
 }
 
 async function publishOne(base: string, key: string, channel: string, seq: number): Promise<boolean> {
@@ -343,6 +359,7 @@ function summarize(parts: readonly WorkerResult[], f: RunFacts): ClusterChaosRes
     slow: parts.flatMap((p) => p.slow),
     drained: f.drained,
     seconds: f.seconds,
+    storm: null,
   };
 }
 
@@ -369,6 +386,11 @@ function difference(all: readonly number[], some: readonly number[]): number[] {
 /** Nothing lost, duplicated or told `gap`; every client connected and recovered. */
 export function clusterChaosPassed(r: ClusterChaosResult): boolean {
   return (
-    r.lost === 0 && r.duplicated === 0 && r.gaps === 0 && r.stranded === 0 && r.recovery.unrecovered === 0
+    r.lost === 0 &&
+    r.duplicated === 0 &&
+    r.gaps === 0 &&
+    r.stranded === 0 &&
+    r.recovery.unrecovered === 0 &&
+    (r.storm === null || (r.storm.targets.stayersP99 && r.storm.targets.longestWait))
   );
 }

@@ -60,6 +60,13 @@ export interface WorkerResult {
   unrecovered: number;
   /** The first few clients that lost messages, per room: to find them in the servers' logs. */
   losses: Loss[];
+  /**
+   * Latency (arrival − publish time, ms) of the messages received by clients whose node
+   * had not gone down: `[tenth of a second since the epoch, ms, count]` (the storm's stayers).
+   */
+  stayerLatency: [number, number, number][];
+  /** Successful handshakes: `[tenth of a second since the epoch, count]`. */
+  handshakes: [number, number][];
 }
 
 export type ToWorker =

@@ -9,6 +9,7 @@ const options = parsed.options;
 
 const spread = { count: 0, p50: 0, p99: 0, max: 0 };
 const base: ClusterChaosResult = {
+  storm: null,
   published: 100,
   accepted: 98,
   rejected: 2,

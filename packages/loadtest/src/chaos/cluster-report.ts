@@ -40,6 +40,7 @@ export function formatClusterChaos(o: ClusterChaosOptions, r: ClusterChaosResult
         ]
       : []),
   ];
+  if (r.storm !== null) lines.push(...stormLines(r.storm));
   if (r.unacknowledged > 0)
     lines.push(
       `  delivered though their publish was not acknowledged (neither lost nor duplicated): ${n(r.unacknowledged)}`,
@@ -51,6 +52,17 @@ export function formatClusterChaos(o: ClusterChaosOptions, r: ClusterChaosResult
   if (!r.drained) lines.push('  the drain ran out before every client held every message');
   lines.push(`  ${r.seconds.toFixed(1)} s in all — ${clusterChaosPassed(r) ? 'PASS' : 'FAIL'}`);
   return lines.join('\n');
+}
+
+function stormLines(st: NonNullable<ClusterChaosResult['storm']>): string[] {
+  const ok = (b: boolean) => (b ? 'pass' : 'FAIL');
+  const hs = st.handshakes.map((h) => `${h.t}:${h.n}`).join(' ');
+  return [
+    `  storm: node0 ${st.kind === 'kill' ? 'SIGKILLed' : 'drained (SIGTERM)'} at ${st.at.toFixed(1)} s, ${n(st.moved)} clients moved`,
+    `    handshakes accepted per second (s from the signal: count) ${hs}; peak ${n(st.handshakesPeak)}/s`,
+    `    every moved client receiving again after ${s(st.everyClientBackMs)}${st.kind === 'drain' ? ` (target ≤ drainSpread + 5 s: ${ok(st.targets.longestWait)})` : ''}`,
+    `    stayers' p99 ${st.stormP99} ms during the storm against ${st.quietP99} ms in the quiet 10 s before (target ≤ 2×: ${ok(st.targets.stayersP99)})`,
+  ];
 }
 
 /** At most `max` points of the sorted recovery times, as percentile → seconds. */

@@ -64,11 +64,14 @@ class Watched {
     this.client.use({
       incoming: (message) => {
         if (message.channel === META_HANDSHAKE && message.successful === true) {
+          count(handshakes, Math.floor(Date.now() / 100));
           const previous = this.clientIds.at(-1);
           this.clientIds.push(String(message.clientId));
           // Against a cluster the run did not start, a new session is how a lost node shows.
-          if (sessionLoss && previous !== undefined && this.down === null)
+          if (sessionLoss && previous !== undefined && this.down === null) {
+            this.moved = true;
             this.down = { at: this.lastAny || Date.now(), clientId: previous };
+          }
         }
         if (
           message.channel !== undefined &&
@@ -87,7 +90,20 @@ class Watched {
     });
   }
 
-  receive(room: number, seq: number): void {
+  /** Its node went down at some point of the run: its latencies are not a stayer's. */
+  moved = false;
+
+  receive(room: number, seq: number, t: unknown): void {
+    if (!this.moved && this.down === null && typeof t === 'number') {
+      const now = Date.now();
+      const tenth = Math.floor(now / 100);
+      let byMs = stayerLatency.get(tenth);
+      if (byMs === undefined) {
+        byMs = new Map();
+        stayerLatency.set(tenth, byMs);
+      }
+      count(byMs, Math.max(0, now - t));
+    }
     let seen = this.got.get(room);
     if (seen === undefined) {
       seen = new Map();
@@ -116,6 +132,13 @@ class Watched {
   }
 }
 
+/** The storm's figures: stayers' latencies and handshakes, per tenth of a second (bounded by the run's length). */
+const stayerLatency = new Map<number, Map<number, number>>();
+const handshakes = new Map<number, number>();
+const count = (m: Map<number, number>, k: number): void => {
+  m.set(k, (m.get(k) ?? 0) + 1);
+};
+
 let watched: Watched[] = [];
 let sessionLoss = false;
 let delivered = 0;
@@ -135,8 +158,8 @@ async function start(url: string, prefix: string, specs: WorkerClient[]): Promis
       watched.slice(i, i + 25).map(async (w) => {
         const subs = w.spec.rooms.map((room) => {
           const sub = w.client.subscribe(`${prefix}${room}`, (m) => {
-            const seq = (m.data as { seq?: unknown } | undefined)?.seq;
-            if (typeof seq === 'number') w.receive(room, seq);
+            const data = m.data as { seq?: unknown; t?: unknown } | undefined;
+            if (typeof data?.seq === 'number') w.receive(room, data.seq, data.t);
           });
           w.subs.set(room, sub);
           return sub;
@@ -173,6 +196,7 @@ function nodeDown(nodeId: string, at: number): void {
   for (const w of watched) {
     const id = w.client.clientId;
     if (id?.startsWith(`${nodeId}.`) && w.down === null) {
+      w.moved = true;
       w.down = { at, clientId: id };
       w.timeline = [];
     }
@@ -194,6 +218,10 @@ function verdict(accepted: number[][]): WorkerResult {
     slow,
     unrecovered: 0,
     losses: [],
+    stayerLatency: [...stayerLatency].flatMap(([tenth, byMs]) =>
+      [...byMs].map(([ms, n]): [number, number, number] => [tenth, ms, n]),
+    ),
+    handshakes: [...handshakes],
   };
   const acceptedSets = accepted.map((seqs) => new Set(seqs));
   for (const w of watched) {

@@ -1,0 +1,128 @@
+/**
+ * The storm (issue #35 item 4): one node of the cluster taken down once — SIGKILLed, or
+ * drained with SIGTERM (the server's paced drain) — and not started again, so its clients
+ * all move to the others at once. Reported: the handshakes the cluster accepted per second
+ * around it, the time until every moved client received again, and the latency p99 of the
+ * clients that stayed, during the storm against the quiet 10 s before it.
+ */
+import type { ToWorker, WorkerResult } from './cluster-messages.js';
+import type { ChaosNode } from './cluster-processes.js';
+
+export type StormKind = 'kill' | 'drain';
+
+/** The chaos command's flags of the storm (`chaos-cli.ts`). */
+export const STORM_FLAGS = [
+  {
+    key: 'storm',
+    flag: 'storm',
+    kind: 'string',
+    default: 'none',
+    mode: 'cluster',
+    help: 'instead of restarts, one storm: at --storm-at the first node is SIGKILLed (kill) or drained with SIGTERM (drain), and not started again',
+  },
+  {
+    key: 'stormAt',
+    flag: 'storm-at',
+    kind: 'ms',
+    default: '15s',
+    mode: 'cluster',
+    help: 'when into the stream the storm comes (at least 10 s in, for the quiet window before it)',
+  },
+] as const;
+
+/** The server's default `drainSpread` (ms): a drained client may wait that long plus 5 s. */
+export const DRAIN_SPREAD_MS = 5000;
+/** The quiet window before the storm, ms. */
+const QUIET_MS = 10_000;
+
+export interface StormReport {
+  kind: StormKind;
+  /** Seconds into the stream. */
+  at: number;
+  /** Clients of the node taken down. */
+  moved: number;
+  /** Handshakes accepted by the cluster per second, from 2 s before the storm on. */
+  handshakes: { t: number; n: number }[];
+  handshakesPeak: number;
+  /** ms from the signal until the last moved client received again (the storm's window). */
+  everyClientBackMs: number;
+  /** Stayers' latency p99, ms: the 10 s before, and during the storm's window. */
+  quietP99: number;
+  stormP99: number;
+  /** Pass/fail: stayers' p99 ≤ 2× quiet; with a drain, no client waits past drainSpread + 5 s. */
+  targets: { stayersP99: boolean; longestWait: boolean };
+}
+
+/** Takes `node` down at `due` (no restart), noting the event; resolves with the time of the signal. */
+export async function stormNode(
+  node: ChaosNode,
+  kind: StormKind,
+  due: number,
+  workers: { send(m: ToWorker): void },
+  t0: number,
+  events: { push(e: { t: number; kind: 'SIGKILL' | 'SIGTERM'; node: string; downMs: number }): unknown },
+): Promise<number> {
+  await new Promise((r) => setTimeout(r, Math.max(0, due - Date.now())));
+  const at = Date.now();
+  // The workers mark the node's clients before the signal: those are the moved ones.
+  workers.send({ type: 'node-down', nodeId: node.nodeId, at });
+  const signal = kind === 'kill' ? 'SIGKILL' : 'SIGTERM';
+  await node.stop(signal);
+  events.push({ t: (at - t0) / 1000, kind: signal, node: node.name, downMs: 0 });
+  return at;
+}
+
+function p99(counts: Map<number, number>): number {
+  const total = [...counts.values()].reduce((a, b) => a + b, 0);
+  if (total === 0) return 0;
+  let seen = 0;
+  for (const ms of [...counts.keys()].sort((a, b) => a - b)) {
+    seen += counts.get(ms) as number;
+    if (seen >= total * 0.99) return ms;
+  }
+  return 0;
+}
+
+/** The storm's figures from the workers' results; `at` is the signal's Date.now(). */
+export function stormReport(
+  parts: readonly WorkerResult[],
+  kind: StormKind,
+  at: number,
+  t0: number,
+  recoveries: readonly number[],
+): StormReport {
+  const back = Math.max(1000, recoveries.at(-1) ?? 0);
+  const quiet = new Map<number, number>();
+  const storm = new Map<number, number>();
+  for (const p of parts) {
+    for (const [tenth, ms, n] of p.stayerLatency) {
+      const t = tenth * 100;
+      const into = t >= at - QUIET_MS && t < at ? quiet : t >= at && t <= at + back ? storm : null;
+      into?.set(ms, (into.get(ms) ?? 0) + n);
+    }
+  }
+  const perSecond = new Map<number, number>();
+  for (const p of parts) {
+    for (const [tenth, n] of p.handshakes) {
+      const s = Math.floor((tenth * 100 - at) / 1000);
+      if (s >= -2) perSecond.set(s, (perSecond.get(s) ?? 0) + n);
+    }
+  }
+  const handshakes = [...perSecond].sort(([a], [b]) => a - b).map(([s, n]) => ({ t: s, n }));
+  const quietP99 = p99(quiet);
+  const stormP99 = p99(storm);
+  return {
+    kind,
+    at: (at - t0) / 1000,
+    moved: recoveries.length,
+    handshakes,
+    handshakesPeak: Math.max(0, ...handshakes.filter((h) => h.t >= 0).map((h) => h.n)),
+    everyClientBackMs: recoveries.at(-1) ?? 0,
+    quietP99,
+    stormP99,
+    targets: {
+      stayersP99: stormP99 <= 2 * Math.max(quietP99, 1),
+      longestWait: kind === 'kill' || (recoveries.at(-1) ?? 0) <= DRAIN_SPREAD_MS + 5000,
+    },
+  };
+}
