@@ -2,18 +2,22 @@
  * The browser binding (`trustClientSession: false`, the default with tokens) on every carrier
  * opened by an HTTP request that names a session: a stranger who learnt a victim's clientId,
  * without the victim's `BAYEUX_BROWSER` cookie, can neither open a stream for that session
- * (it took the victim's stream over and read its messages) nor an EventSource. WebSocket
- * frames are not bound (README, *The browser cookie*).
+ * (it took the victim's stream over and read its messages), nor an EventSource, nor a
+ * WebSocket: a session bound to a cookie is refused on a socket whose upgrade did not carry
+ * it, while the browser's own socket (which sends the cookie) goes on.
  */
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { type Started, startServer } from './start-server.js';
+import { eventually } from './test-client.js';
 
 const secret = 'browser-binding-secret-of-32-chars!!';
 
 describe('the browser binding on streams', () => {
   let started: Started;
   let clientId: string;
+  let cookie: string;
   beforeAll(async () => {
     started = await startServer({ auth: { tokens: { secret } }, timeout: 1000 });
     const token = await new SignJWT({ sub: 'victim', exp: Math.ceil(Date.now() / 1000) + 600 })
@@ -33,7 +37,7 @@ describe('the browser binding on streams', () => {
         ext: { auth: { token } },
       },
     ]);
-    const cookie = (hs.headers.get('set-cookie') ?? '').split(';')[0] as string;
+    cookie = (hs.headers.get('set-cookie') ?? '').split(';')[0] as string;
     expect(cookie).toMatch(/^BAYEUX_BROWSER=/);
     clientId = ((await hs.json()) as { clientId: string }[])[0]?.clientId as string;
     await post([{ channel: '/meta/connect', clientId, connectionType: 'long-polling' }], cookie);
@@ -85,5 +89,37 @@ describe('the browser binding on streams', () => {
     const text = await bodyWithin(r, 500, abort);
     expect(text).toContain('402::session_unknown');
     expect(text).not.toContain('for the victim only');
+  });
+
+  /** What a WebSocket opened with `headers` answers a connect for the victim's session. */
+  async function connectOverWebSocket(headers: Record<string, string>): Promise<Record<string, unknown>[]> {
+    const ws = new WebSocket(`${started.base.replace('http', 'ws')}/bayeux`, { headers });
+    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+    const got: Record<string, unknown>[] = [];
+    ws.on('message', (d) => got.push(...(JSON.parse(d.toString()) as Record<string, unknown>[])));
+    ws.send(
+      JSON.stringify([
+        { channel: '/meta/connect', clientId, connectionType: 'websocket', advice: { timeout: 0 } },
+      ]),
+    );
+    await eventually(() => got.some((m) => m.channel === '/meta/connect'), 5_000, 'the connect reply');
+    started.server.bayou.publish('/secret', 'for the victim only');
+    ws.send(
+      JSON.stringify([
+        { channel: '/meta/connect', clientId, connectionType: 'websocket', advice: { timeout: 0 } },
+      ]),
+    );
+    await new Promise((r) => setTimeout(r, 200)); // timed on purpose: a delivery that must not come
+    ws.terminate();
+    return got;
+  }
+
+  it("refuses a WebSocket without the victim's cookie, and lets the victim's own socket on", async () => {
+    const stranger = await connectOverWebSocket({});
+    expect(stranger[0]).toMatchObject({ successful: false, error: '402::session_unknown' });
+    expect(JSON.stringify(stranger)).not.toContain('for the victim only');
+    const own = await connectOverWebSocket({ cookie });
+    expect(own.find((m) => m.channel === '/meta/connect')).toMatchObject({ successful: true });
+    expect(own.some((m) => m.data === 'for the victim only')).toBe(true);
   });
 });

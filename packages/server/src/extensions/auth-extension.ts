@@ -76,11 +76,7 @@ export class AuthExtension implements Extension {
     request: RequestInfo,
   ): Refusal | undefined | Promise<Refusal | undefined> {
     if (session === null) return undefined;
-    if (
-      !this.options.trustClientSession &&
-      request.carrier.browserBound &&
-      (session as Session).browserId !== (request.browserId ?? null)
-    ) {
+    if (!this.options.trustClientSession && this.strangerTo(session as Session, request)) {
       this.stats.browserMismatch++;
       return UNKNOWN;
     }
@@ -108,6 +104,17 @@ export class AuthExtension implements Extension {
     (session as Session).setAuth(next);
     this.stats.refreshed++;
     this.watch(session);
+  }
+
+  /**
+   * A request that must not act for `session`: a carrier bound to its browser (a long-poll,
+   * a stream's POST) must carry the session's cookie, or none for a session made without
+   * one; any other carrier (a WebSocket) must carry it when the session has one.
+   */
+  private strangerTo(session: Session, request: RequestInfo): boolean {
+    const given = request.browserId ?? null;
+    if (request.carrier.browserBound) return session.browserId !== given;
+    return session.browserId !== null && session.browserId !== given;
   }
 
   outgoing(reply: Reply, request: Message, session: ServerSession | null): void {

@@ -152,7 +152,7 @@ export function keepAfterHandshake(info: RequestInfo): RequestInfo {
     url: info.url,
     remoteAddress: info.remoteAddress,
     ip: info.ip,
-    browserId: null,
+    browserId: info.browserId ?? null,
     secure: info.secure === true,
   };
 }

@@ -7,7 +7,7 @@
 import { type IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { decodeBatch, formatError } from '@bayou/protocol';
+import { BROWSER_COOKIE, decodeBatch, formatError } from '@bayou/protocol';
 import type { FastifyInstance } from 'fastify';
 import { WebSocket, WebSocketServer } from 'ws';
 import { createBatchContext } from '../bayeux/batch-context.js';
@@ -18,6 +18,7 @@ import type { Session } from '../session/session.js';
 import { WEBSOCKET_CARRIER } from './carrier-kinds.js';
 import { boundDeflateOffers, perMessageDeflate } from './compression.js';
 import { CLOSES_PER_SWEEP, DeadlineQueue } from './deadline-queue.js';
+import { readCookie } from './http-request.js';
 import type { OriginGuard } from './origin-guard.js';
 import { pathOf, requestInfo } from './request-info.js';
 import { BATCH_DONE, BATCH_FAILED, runBatch } from './transport.js';
@@ -172,7 +173,10 @@ export class WebSocketTransport {
       if (this.options.compression) boundDeflateOffers(raw.headers);
       this.wss.handleUpgrade(raw, pending.socket, pending.head, (ws) => {
         const link = ws as WebSocketLink;
-        link.opened(requestInfo(WEBSOCKET_CARRIER, raw, request.ip, null, request.protocol === 'https'));
+        // The upgrade's BAYEUX_BROWSER cookie (a browser sends it): a session made on this
+        // socket is bound to it, and one bound elsewhere is refused here without it.
+        const browserId = readCookie(raw.headers.cookie, BROWSER_COOKIE);
+        link.opened(requestInfo(WEBSOCKET_CARRIER, raw, request.ip, browserId, request.protocol === 'https'));
         link.on('message', onSocketMessage as SocketHandler);
         link.on('close', onSocketClose as SocketHandler);
         link.on('error', onSocketError as SocketHandler);
@@ -258,7 +262,7 @@ function handleFrame(link: WebSocketLink, text: string, after: WebSocketLink['op
     });
     return { answered, ctx: after.ctx };
   }
-  const ctx = createBatchContext(link.request, link, null, null);
+  const ctx = createBatchContext(link.request, link, null, link.request.browserId ?? null);
   if (after !== null) goBehind(ctx, after.ctx, after.answered);
   const outcome = runBatch(kernel, decoded.messages, ctx, text, 'websocket');
   if (outcome === BATCH_DONE) finishFrame(link, ctx.replies, ctx.bound);
