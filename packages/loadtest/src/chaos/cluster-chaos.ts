@@ -257,7 +257,7 @@ async function stream(o: ClusterChaosOptions, c: Cluster, began: number): Promis
     seconds: (performance.now() - began) / 1000,
   });
   if (o.storm !== 'none' && stormAt > 0)
-    result.storm = stormReport(parts, o.storm, stormAt, t0, result.recoveries);
+    result.storm = stormReport(parts, o.storm, stormAt, t0, result.recoveries, events[0]?.downMs ?? 0);
   return result;
 }
 

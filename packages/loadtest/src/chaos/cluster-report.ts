@@ -26,7 +26,9 @@ export function formatClusterChaos(o: ClusterChaosOptions, r: ClusterChaosResult
       : `cluster chaos against ${o.target} (restarts are yours; a client's new session counts as its node going down)`,
     `  ${n(o.clients)} @bayou/client clients (${transports(o)}), ${o.rooms} rooms, ${o.roomsPerClient} per client`,
     `  a numbered stream per room through /api/publish, ${o.rate} msg/s in all for ${o.duration / 1000} s`,
-    `  node restarts ${r.nodeRestarts} (${how}, every ${o.killEvery / 1000} s), Redis restarts ${r.redisRestarts}`,
+    o.storm !== 'none'
+      ? `  a storm instead of restarts (below), Redis restarts ${r.redisRestarts}`
+      : `  node restarts ${r.nodeRestarts} (${how}, every ${o.killEvery / 1000} s), Redis restarts ${r.redisRestarts}`,
     `  published ${n(r.published)}: acknowledged ${n(r.accepted)}, refused or failed ${n(r.rejected)}`,
     `  deliveries expected ${n(r.expected)}, delivered ${n(r.delivered)}`,
     `  lost ${n(r.lost)}, duplicated ${n(r.duplicated)}, gap events ${r.gaps}, clients not connected at the end ${r.stranded}`,
@@ -58,7 +60,7 @@ function stormLines(st: NonNullable<ClusterChaosResult['storm']>): string[] {
   const ok = (b: boolean) => (b ? 'pass' : 'FAIL');
   const hs = st.handshakes.map((h) => `${h.t}:${h.n}`).join(' ');
   return [
-    `  storm: node0 ${st.kind === 'kill' ? 'SIGKILLed' : 'drained (SIGTERM)'} at ${st.at.toFixed(1)} s, ${n(st.moved)} clients moved`,
+    `  storm: node0 ${st.kind === 'kill' ? 'SIGKILLed' : 'drained (SIGTERM)'} at ${st.at.toFixed(1)} s, ${n(st.moved)} clients moved, the node exited after ${s(st.exitMs)}`,
     `    handshakes accepted per second (s from the signal: count) ${hs}; peak ${n(st.handshakesPeak)}/s`,
     `    every moved client receiving again after ${s(st.everyClientBackMs)}${st.kind === 'drain' ? ` (target ≤ drainSpread + 5 s: ${ok(st.targets.longestWait)})` : ''}`,
     `    stayers' p99 ${st.stormP99} ms during the storm against ${st.quietP99} ms in the quiet 10 s before (target ≤ 2×: ${ok(st.targets.stayersP99)})`,

@@ -41,6 +41,8 @@ export interface StormReport {
   at: number;
   /** Clients of the node taken down. */
   moved: number;
+  /** ms from the signal until the node's process exited. */
+  exitMs: number;
   /** Handshakes accepted by the cluster per second, from 2 s before the storm on. */
   handshakes: { t: number; n: number }[];
   handshakesPeak: number;
@@ -68,7 +70,8 @@ export async function stormNode(
   workers.send({ type: 'node-down', nodeId: node.nodeId, at });
   const signal = kind === 'kill' ? 'SIGKILL' : 'SIGTERM';
   await node.stop(signal);
-  events.push({ t: (at - t0) / 1000, kind: signal, node: node.name, downMs: 0 });
+  // downMs: how long the node took to exit (a drain: its window, then closing).
+  events.push({ t: (at - t0) / 1000, kind: signal, node: node.name, downMs: Date.now() - at });
   return at;
 }
 
@@ -90,6 +93,7 @@ export function stormReport(
   at: number,
   t0: number,
   recoveries: readonly number[],
+  exitMs: number,
 ): StormReport {
   const back = Math.max(1000, recoveries.at(-1) ?? 0);
   const quiet = new Map<number, number>();
@@ -115,6 +119,7 @@ export function stormReport(
     kind,
     at: (at - t0) / 1000,
     moved: recoveries.length,
+    exitMs,
     handshakes,
     handshakesPeak: Math.max(0, ...handshakes.filter((h) => h.t >= 0).map((h) => h.n)),
     everyClientBackMs: recoveries.at(-1) ?? 0,
