@@ -283,10 +283,12 @@ describe('a client under a server that keeps failing', () => {
       }),
     );
     await new Promise((r) => setTimeout(r, WINDOW));
+    // Every path's attempts as the window closes, before any client is stopped.
+    const snapshot = runs.map(({ fixtures }) => fixtures.map((f) => [...f.failures]));
+    await Promise.all(runs.flatMap(({ clients }) => clients.map((c) => c.disconnect())));
     const rates: Record<string, number[]> = {};
-    for (const { path, fixtures, clients } of runs) {
-      const times = fixtures.map((f) => [...f.failures]);
-      await Promise.all(clients.map((c) => c.disconnect()));
+    for (const [i, { path }] of runs.entries()) {
+      const times = snapshot[i] as number[][];
       const counts = times.map((t) => t.length);
       rates[path.name] = counts.map((n) => Math.round((n / WINDOW) * 10000) / 10);
       // Each path was reached: the client made at least one attempt there.
