@@ -95,6 +95,112 @@ describe('tracing on the memory engine', () => {
   });
 });
 
+describe('the trace reaches the client and its acknowledgement (memory engine)', () => {
+  it('a subscriber gets ext.traceparent naming the delivery span; a replay subscriber gets it beside its position', async () => {
+    const server = await createServer({ host: '127.0.0.1', port: 0, timeout: 2000 });
+    const base = await server.listen();
+    try {
+      const plain = await subscribed(base, '/t/client');
+      const replay = new TestClient(base, 'websocket');
+      await replay.connect({ replay: true });
+      expect((await replay.subscribe('/t/client')).successful).toBe(true);
+      await server.bayou.publish('/t/client', { n: 7 }, { traceparent: traceparent(7) });
+      const got = await plain.waitFor((m: Msg) => m.channel === '/t/client');
+      const positioned = await replay.waitFor((m: Msg) => m.channel === '/t/client');
+      const { delivers } = await chainOf(traceId(7), 1);
+      const deliver = delivers[0] as ReadableSpan;
+      const expected = `00-${traceId(7)}-${deliver.spanContext().spanId}-01`;
+      expect(got).toEqual({ channel: '/t/client', data: { n: 7 }, ext: { traceparent: expected } });
+      expect(positioned.data).toEqual({ n: 7 });
+      const ext = positioned.ext as { traceparent?: string; replay?: { offset?: number } };
+      expect(ext.traceparent).toBe(expected);
+      expect(ext.replay?.offset).toBe(1);
+      await Promise.all([plain.close(), replay.close()]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a delta subscriber gets ext.traceparent beside ext.delta, on the whole message and on a delta', async () => {
+    const server = await createServer({ host: '127.0.0.1', port: 0, timeout: 2000 });
+    const base = await server.listen();
+    try {
+      const c = new TestClient(base, 'websocket');
+      await c.connect();
+      const sub = await c.request({
+        channel: '/meta/subscribe',
+        clientId: c.clientId,
+        subscription: '/t/delta',
+        ext: { delta: 'merge-patch' },
+      });
+      expect(sub.successful).toBe(true);
+      const big = 'x'.repeat(200);
+      await server.bayou.publish('/t/delta', { a: 1, big }, { traceparent: traceparent(9) });
+      await server.bayou.publish('/t/delta', { a: 2, big }, { traceparent: traceparent(10) });
+      await c.waitFor((m: Msg) => m.channel === '/t/delta' && (m.data as { a?: number }).a === 2);
+      const got = c.received.filter((m) => m.channel === '/t/delta');
+      expect(got).toHaveLength(2);
+      const exts = got.map((m) => m.ext as { traceparent?: string; delta?: { id?: string; from?: string } });
+      expect(exts[0]?.traceparent).toMatch(new RegExp(`^00-${traceId(9)}-`));
+      expect(exts[0]?.delta?.id).toBeTypeOf('string');
+      expect(exts[1]?.traceparent).toMatch(new RegExp(`^00-${traceId(10)}-`));
+      expect(exts[1]?.delta?.from).toBe(exts[0]?.delta?.id);
+      expect(got[1]?.data).toEqual({ a: 2 });
+      await c.close();
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("a client's acknowledgement of the batch holding a traced message is a bayou.ack span under its delivery span", async () => {
+    const server = await createServer({ host: '127.0.0.1', port: 0, timeout: 300 });
+    const base = await server.listen();
+    const send = async (messages: Msg[]): Promise<Msg[]> => {
+      const r = await fetch(`${base}/bayeux`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(messages),
+      });
+      return (await r.json()) as Msg[];
+    };
+    try {
+      const [hs] = await send([
+        {
+          channel: '/meta/handshake',
+          version: '1.0',
+          supportedConnectionTypes: ['long-polling'],
+          ext: { ack: true },
+        },
+      ]);
+      const clientId = hs?.clientId as string;
+      const connect = (ack: number): Msg => ({
+        channel: '/meta/connect',
+        clientId,
+        connectionType: 'long-polling',
+        ext: { ack },
+      });
+      await send([connect(0)]);
+      await send([{ channel: '/meta/subscribe', clientId, subscription: '/t/ack' }]);
+      await server.bayou.publish('/t/ack', 'a', { traceparent: traceparent(8) });
+      const batch = await send([connect(0)]);
+      expect(batch.map((m) => m.ext)).toEqual([
+        { traceparent: expect.stringMatching(new RegExp(`^00-${traceId(8)}-`)) },
+        { ack: 1 },
+      ]);
+      const { delivers } = await chainOf(traceId(8), 1);
+      expect(spansOf(traceId(8)).some((s) => s.name === 'bayou.ack')).toBe(false);
+      await send([connect(1)]);
+      await eventually(() => spansOf(traceId(8)).some((s) => s.name === 'bayou.ack'), 2000, 'the ack span');
+      const ack = spansOf(traceId(8)).find((s) => s.name === 'bayou.ack') as ReadableSpan;
+      expect(parentOf(ack)).toBe(delivers[0]?.spanContext().spanId);
+      expect(ack.attributes['bayou.client']).toBe(clientId);
+      expect(ack.attributes['bayou.batch']).toBe(1);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 requireRedis('tracing through two nodes on Redis');
 
 describe('tracing through two nodes on Redis', () => {

@@ -142,7 +142,9 @@ class PreparedPublication {
     // Payloads are `{"channel":…,"data":…}`; a positioned one ends `,"ext":{"replay":{…}}}`.
     this.whole[slot] ??= positioned
       ? `${withPosition(this.publication).slice(0, -2)},${ext}}}`
-      : `${this.publication.payload.slice(0, -1)},"ext":{${ext}}}`;
+      : this.publication.trace !== undefined
+        ? `${this.publication.payload.slice(0, -2)},${ext}}}`
+        : `${this.publication.payload.slice(0, -1)},"ext":{${ext}}}`;
     return this.whole[slot];
   }
 

@@ -51,7 +51,10 @@ export interface Publication {
   readonly record?: true;
   /**
    * The W3C `traceparent` of a traced publish (its engine span), carried to every node's
-   * `deliver`; absent for an untraced one, and not kept in history.
+   * `deliver`; absent for an untraced one, and not kept in history. Past the node's
+   * `deliver` (in the subscription index, for extensions) it is set only when `payload`
+   * ends with `,"ext":{"traceparent":"…"}}` (the delivery span's), so an extension adding
+   * to `ext` merges into it.
    */
   readonly trace?: string;
 }

@@ -62,6 +62,13 @@ export class AckState {
     return resend;
   }
 
+  /** The messages of the batches up to `batch` not acknowledged yet (for tracing). */
+  sentUpTo(batch: number): (readonly string[])[] {
+    const out: (readonly string[])[] = [];
+    for (const b of this.unacked) if (b.batch <= batch) out.push(b.messages);
+    return out;
+  }
+
   /** The client received everything up to `batch` and the rest is on its way: forget it. */
   forget(batch: number): void {
     let i = 0;
@@ -144,7 +151,16 @@ export class AckExtension implements Extension, FrameNumbering {
     private readonly connectionTypes: ConnectionTypes,
     private readonly onTooManyPending: (session: ExtensionSession) => void,
     private readonly maxPending: number,
+    /** Called with what a session acknowledged, only when tracing is on (`MessageTracing.acked`). */
+    private readonly traceAcks:
+      | ((clientId: string, batch: number, sent: (readonly string[])[]) => void)
+      | null = null,
   ) {}
+
+  /** Hands what `session` acknowledges up to `batch` to tracing, when it is on. */
+  private traced(session: ExtensionSession, state: AckState, batch: number): void {
+    if (this.traceAcks !== null) this.traceAcks(session.id, batch, state.sentUpTo(batch));
+  }
 
   stateOf(session: ExtensionSession): AckState | undefined {
     // Only sessions that negotiated ack leave push delivery: the others' lazy map stays uncreated.
@@ -178,6 +194,7 @@ export class AckExtension implements Extension, FrameNumbering {
       // node polls here, so its frames are the batches of connect replies (put back in order).
       const opens = named?.keepsSession === true && named.opensWithConnect;
       const got = reportedAck(message.ext, EXT_ACK_FRAMES) ?? (opens ? reportedAck(message.ext) : undefined);
+      if (got !== undefined) this.traced(session, state, got);
       if (got !== undefined && opens && streams) {
         state.reopen(got);
         return;
@@ -187,7 +204,10 @@ export class AckExtension implements Extension, FrameNumbering {
     }
     const acked = reportedAck(message.ext);
     // Acknowledge before the connect is handled: whatever is resent goes in its reply.
-    if (acked !== undefined) session.requeue(state.acknowledge(acked));
+    if (acked !== undefined) {
+      this.traced(session, state, acked);
+      session.requeue(state.acknowledge(acked));
+    }
   }
 
   outgoing(reply: Reply, request: Message, session: ExtensionSession | null): void {

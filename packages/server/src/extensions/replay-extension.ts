@@ -201,7 +201,10 @@ export class ReplayExtension implements Extension {
 export function withPosition(publication: Publication): string {
   const p = publication.position as NonNullable<Publication['position']>;
   const ext = `"ext":{"${EXT_REPLAY}":{"offset":${p.offset},"epoch":${JSON.stringify(p.epoch)}}}`;
-  // The payload is `{"channel":…,"data":…}`: the ext goes in before its closing brace.
+  // The payload is `{"channel":…,"data":…}`: the ext goes in before its closing brace;
+  // a traced one already ends with an ext (`Publication.trace`): the position joins it.
+  if (publication.trace !== undefined)
+    return `${publication.payload.slice(0, -2)},${ext.slice('"ext":{'.length)}}`;
   return `${publication.payload.slice(0, -1)},${ext}}`;
 }
 

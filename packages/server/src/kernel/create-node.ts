@@ -237,6 +237,7 @@ function buildSessions(
     connectionTypes,
     (s) => queueMicrotask(() => ends.dropSlowConsumer(s as Session)),
     options.maxQueuedMessages,
+    base.tracing === null ? null : base.tracing.acked,
   );
   extensions.add(ack);
   const replay = new ReplayExtension(base.engine.history);

@@ -9,6 +9,7 @@
  * Without an SDK (`@opentelemetry/api`'s global provider has no delegate) the node gets no
  * `MessageTracing` at all: the publish path tests one `null`, nothing per message.
  */
+import { EXT_TRACEPARENT, isTraceparent } from '@bayou/protocol';
 import {
   context,
   ProxyTracerProvider,
@@ -19,8 +20,11 @@ import {
   type Tracer,
   trace,
 } from '@opentelemetry/api';
+import type { Publication } from '../engine/engine.js';
 
 const TRACER = '@bayou/server';
+/** How a delivered message names its delivery span: `"traceparent":"` in its `ext`. */
+const TRACE_KEY = `"${EXT_TRACEPARENT}":"`;
 
 /** Whether an OpenTelemetry SDK is registered now (asked once, when a node is built). */
 export function tracingInstalled(): boolean {
@@ -115,10 +119,14 @@ export class MessageTracing {
   }
 
   /**
-   * A traced publication reached `reached` sessions here: a delivery span under the engine
-   * span it carries, ended after this turn's flush (scheduled after it, so it runs later).
+   * A traced publication about to reach this node's sessions: a delivery span under the
+   * engine span it carries, ended after this turn's flush (scheduled after it, so it runs
+   * later); returns the publication as the sessions get it, its message ending with
+   * `ext.traceparent` naming this delivery span (for the client, and its acknowledgement).
    */
-  delivering(channel: string, carried: string, reached: number): void {
+  delivering(publication: Publication, deliver: (p: Publication) => number): void {
+    const carried = publication.trace as string;
+    const channel = publication.channel;
     const span = this.tracer.startSpan(
       'bayou.deliver',
       {
@@ -127,12 +135,38 @@ export class MessageTracing {
           'messaging.system': 'bayou',
           'messaging.destination.name': channel,
           'bayou.node': this.nodeId,
-          'bayou.sessions': reached,
         },
       },
       parentContext(carried),
     );
+    const ext = `"ext":{"${EXT_TRACEPARENT}":"${traceparentOf(span)}"}`;
+    const payload = `${publication.payload.slice(0, -1)},${ext}}`;
+    span.setAttribute('bayou.sessions', deliver({ ...publication, payload }));
     if (this.delivered.length === 0) setImmediate(this.endDelivered);
     this.delivered.push(span);
   }
+
+  /**
+   * A session acknowledged (CometD's ack extension) batches holding `messages`: an instant
+   * `bayou.ack` span under the delivery span of each traced one (its `ext.traceparent`).
+   */
+  readonly acked = (clientId: string, batch: number, messages: readonly (readonly string[])[]): void => {
+    for (const frame of messages)
+      for (const m of frame) {
+        const at = m.lastIndexOf(TRACE_KEY);
+        if (at < 0) continue;
+        const traceparent = m.slice(at + TRACE_KEY.length, at + TRACE_KEY.length + 55);
+        if (!isTraceparent(traceparent)) continue;
+        this.tracer
+          .startSpan(
+            'bayou.ack',
+            {
+              kind: SpanKind.SERVER,
+              attributes: { 'bayou.node': this.nodeId, 'bayou.client': clientId, 'bayou.batch': batch },
+            },
+            parentContext(traceparent),
+          )
+          .end();
+      }
+  };
 }

@@ -54,11 +54,22 @@ export class NodeInbound implements EngineNode {
       this.p.records.apply(publication.channel, JSON.parse(publication.payload) as Record<string, unknown>);
       return;
     }
+    if (publication.trace === undefined) this.toSessions(publication);
+    else if (this.p.tracing !== null) this.p.tracing.delivering(publication, this.toSessions);
+    // Untraced here (no SDK on this node): as it came, without the trace.
+    else
+      this.toSessions({
+        channel: publication.channel,
+        payload: publication.payload,
+        position: publication.position,
+      });
+  }
+
+  private readonly toSessions = (publication: Publication): number => {
     const reached = this.p.index.deliver(publication);
     if (reached > 0) this.p.stats.publicationArrived();
-    if (publication.trace !== undefined && this.p.tracing !== null)
-      this.p.tracing.delivering(publication.channel, publication.trace, reached);
-  }
+    return reached;
+  };
 
   /** Members of a node found dead, for this node to announce (the engine picked it). */
   membersLost(lost: readonly LostMember[]): void {
