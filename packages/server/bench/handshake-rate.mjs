@@ -6,7 +6,11 @@
 // `maxHandshakeRate` comes from here.
 //
 //   node packages/server/bench/handshake-rate.mjs [--seconds 5] [--concurrency 64]
-//     [--server-flag=--max-handshake-rate=0 ...]
+//     [--stayers 0] [--rate 20] [--server-flag=--max-handshake-rate=0 ...]
+//
+// With `--stayers N`, N sessions opened before the storm receive `--rate` messages a second:
+// their delivery latency p99 over a quiet 3 s, then during the storm. A refused storm client
+// waits the advised interval before it tries again (as CometD and @bayou/client do).
 //
 // `--concurrency` sessions are being opened at any time, from this process; every session
 // stays open to the end (as a storm's do), so the node also carries a growing number of
@@ -25,8 +29,12 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '5' },
     concurrency: { type: 'string', default: '64' },
     'server-flag': { type: 'string', multiple: true, default: ['--max-handshake-rate=0'] },
+    stayers: { type: 'string', default: '0' },
+    rate: { type: 'string', default: '20' },
   },
 });
+const stayerCount = Number(values.stayers);
+const publishRate = Number(values.rate);
 const seconds = Number(values.seconds);
 const concurrency = Number(values.concurrency);
 
@@ -54,6 +62,9 @@ function cpu(pid) {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+/** The interval the last refusal advised (a well-behaved client waits it). */
+let lastAdvice = 0;
+
 /**
  * One session: a WebSocket, a handshake and a first connect. Resolves 'accepted' (kept
  * open), 'refused' (a handshake refused with advice) or 'failed'.
@@ -75,6 +86,7 @@ function session(url, open) {
       for (const m of JSON.parse(String(data))) {
         if (m.channel === '/meta/handshake' && !m.successful) {
           ws.close();
+          lastAdvice = typeof m.advice?.interval === 'number' ? m.advice.interval : 0;
           return done('refused');
         }
         if (m.channel === '/meta/handshake') {
@@ -92,6 +104,71 @@ function session(url, open) {
 
 const server = await startServer(values['server-flag'] ?? []);
 const url = `${server.base.replace(/^http/, 'ws')}/bayeux`;
+
+/**
+ * Sessions that were there before the storm: `stayerCount` WebSockets subscribed to /stay;
+ * the first publishes `publishRate` messages a second stamped with the time, so the
+ * latency of every delivery (arrival − stamp, one clock) is sampled into `latencies`.
+ * @param {number[]} latencies
+ */
+async function stayers(latencies) {
+  /** @type {WebSocket[]} */
+  const sockets = [];
+  for (let i = 0; i < stayerCount; i++) {
+    const ws = new WebSocket(url, { perMessageDeflate: false });
+    await new Promise((ready) => {
+      let clientId = '';
+      ws.on('open', () =>
+        ws.send(
+          JSON.stringify([
+            { channel: '/meta/handshake', version: '1.0', supportedConnectionTypes: ['websocket'] },
+          ]),
+        ),
+      );
+      ws.on('message', (data) => {
+        for (const m of JSON.parse(String(data))) {
+          if (m.channel === '/meta/handshake') {
+            clientId = m.clientId;
+            ws.send(
+              JSON.stringify([
+                { channel: '/meta/connect', clientId, connectionType: 'websocket' },
+                { channel: '/meta/subscribe', clientId, subscription: '/stay' },
+              ]),
+            );
+          } else if (m.channel === '/meta/connect') {
+            ws.send(JSON.stringify([{ channel: '/meta/connect', clientId, connectionType: 'websocket' }]));
+          } else if (m.channel === '/meta/subscribe') ready(null);
+          else if (m.channel === '/stay' && typeof m.data?.t === 'number')
+            latencies.push(Date.now() - m.data.t);
+        }
+      });
+      sockets.push(ws);
+      /** @type {any} */ (ws).clientId = () => clientId;
+    });
+  }
+  const publisher = sockets[0];
+  const timer = setInterval(() => {
+    const clientId = /** @type {any} */ (publisher)?.clientId();
+    publisher?.send(JSON.stringify([{ channel: '/stay', clientId, data: { t: Date.now() } }]));
+  }, 1000 / publishRate);
+  return () => {
+    clearInterval(timer);
+    for (const ws of sockets) ws.terminate();
+  };
+}
+
+/** @param {number[]} xs */
+const p99 = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) * 0.99)] ?? 0;
+/** @type {number[]} */
+const sampled = [];
+const stopStayers = stayerCount > 0 ? await stayers(sampled) : () => {};
+let quietP99 = 0;
+if (stayerCount > 0) {
+  sampled.length = 0;
+  await new Promise((r) => setTimeout(r, 3000));
+  quietP99 = p99(sampled);
+  sampled.length = 0;
+}
 /** @type {WebSocket[]} */
 const open = [];
 const counts = { accepted: 0, refused: 0, failed: 0 };
@@ -107,6 +184,8 @@ await Promise.all(
       const outcome = await session(url, open);
       counts[outcome]++;
       if (outcome === 'accepted') setup.push(performance.now() - t);
+      // A refused client waits what the server advised, as CometD and @bayou/client do.
+      else if (outcome === 'refused') await new Promise((r) => setTimeout(r, lastAdvice));
     }
   }),
 );
@@ -127,7 +206,11 @@ console.log(
     serverCpuShare: Number((cpuUsed / took).toFixed(2)),
     setupMsP50: pct(50),
     setupMsP99: pct(99),
+    stayers: stayerCount,
+    stayersP99QuietMs: quietP99,
+    stayersP99StormMs: p99(sampled),
   }),
 );
+stopStayers();
 for (const ws of open) ws.terminate();
 server.stop();
