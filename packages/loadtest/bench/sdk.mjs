@@ -36,6 +36,8 @@ const DEFAULTS = {
   latencyDuration: 5000,
   rtt: 100,
   transports: 'websocket,long-polling',
+  servers: 'bayou',
+  variants: '',
   localAddresses: '127.0.0.2-127.0.0.9',
   json: '',
   markdown: '',
@@ -133,8 +135,12 @@ async function chatRun(server, url, protocol, transport, load) {
  * @param {Protocol} protocol
  * @param {Transport} transport
  */
-async function measureVariant(protocol, transport) {
-  const server = await startServer('bayou');
+async function measureVariant(protocol, transport, name = 'bayou') {
+  // `bayou-baseline`: another build (BAYOU_BASELINE), for a before/after sitting; every
+  // transport offered, so that `streaming` can be asked for.
+  const server = await startServer(/** @type {'bayou' | 'bayou-baseline'} */ (name), [], {
+    BENCH_TRANSPORTS: 'websocket,long-polling,streaming',
+  });
   try {
     const saturated = { maxOutstanding: flags.outstanding, duration: flags.measure, warmup: flags.warmup };
     const fixed = { rate: flags.rate / fanOut, duration: flags.latencyDuration, warmup: 1000 };
@@ -181,20 +187,32 @@ async function measureVariant(protocol, transport) {
 
 const started = Date.now();
 /** @type {Transport[]} */
-const transports = flags.transports.split(',').filter((t) => t === 'websocket' || t === 'long-polling');
-const variants = /** @type {Protocol[]} */ (Object.keys(VARIANTS));
+const transports = flags.transports
+  .split(',')
+  .filter((t) => t === 'websocket' || t === 'long-polling' || t === 'streaming');
+const variants = /** @type {Protocol[]} */ (
+  Object.keys(VARIANTS).filter((v) => flags.variants === '' || flags.variants.split(',').includes(v))
+);
+const servers = flags.servers.split(',').filter((s) => s === 'bayou' || s === 'bayou-baseline');
+if (servers.includes('bayou-baseline') && !process.env.BAYOU_BASELINE) {
+  log('--servers bayou-baseline needs BAYOU_BASELINE=<other build>/packages/server/dist/index.js');
+  process.exit(2);
+}
 /** @type {Record<string, object[]>} */
 const results = {};
 for (let round = 0; round < flags.rounds; round++) {
   log(`sdk round ${round + 1}/${flags.rounds}`);
   for (const transport of transports) {
-    // Rotate which variant goes first, so none always meets a warmer machine.
-    for (const protocol of variants.map(
-      (_, i) => /** @type {Protocol} */ (variants[(i + round) % variants.length]),
-    )) {
-      const key = `${protocol}/${transport}`;
+    // Rotate which variant (and server) goes first, so none always meets a warmer machine.
+    const runs = variants.flatMap((protocol) => servers.map((name) => ({ protocol, name })));
+    for (let i = 0; i < runs.length; i++) {
+      const { protocol, name } = /** @type {{ protocol: Protocol, name: string }} */ (
+        runs[(i + round) % runs.length]
+      );
+      // The table shows Bayou's rows; another build's are in the log and the JSON.
+      const key = name === 'bayou' ? `${protocol}/${transport}` : `${name}:${protocol}/${transport}`;
       try {
-        const value = await measureVariant(protocol, transport);
+        const value = await measureVariant(protocol, transport, name);
         results[key] ??= [];
         results[key].push(value);
         log(
@@ -218,7 +236,7 @@ const machine = `Node ${process.version}, ${cpus().length} CPUs, repository at $
 const markdown = renderSdkTable({
   summary,
   transports,
-  variants: VARIANTS,
+  variants: Object.fromEntries(variants.map((v) => [v, VARIANTS[v] ?? v])),
   flags,
   fanOut,
   seconds,
