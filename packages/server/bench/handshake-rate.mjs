@@ -16,7 +16,7 @@
 // stays open to the end (as a storm's do), so the node also carries a growing number of
 // sessions. Reports accepted and refused handshakes a second, the server's CPU (from
 // /proc/<pid>/stat) per accepted handshake, and the p50/p99 of a session's setup time.
-import { spawn } from 'node:child_process';
+import { fork, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,6 +30,8 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '64' },
     'server-flag': { type: 'string', multiple: true, default: ['--max-handshake-rate=0'] },
     stayers: { type: 'string', default: '0' },
+    // Internal: only the storm, against this URL, in a process of its own; reports over IPC.
+    'flood-url': { type: 'string', default: '' },
     rate: { type: 'string', default: '20' },
   },
 });
@@ -102,6 +104,45 @@ function session(url, open) {
   });
 }
 
+/**
+ * The storm: `concurrency` sessions being opened at any time until `seconds` are over.
+ * @param {string} url
+ */
+async function storm(url) {
+  /** @type {WebSocket[]} */
+  const open = [];
+  const counts = { accepted: 0, refused: 0, failed: 0 };
+  /** @type {number[]} */
+  const setup = [];
+  const end = Date.now() + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (Date.now() < end) {
+        const t = performance.now();
+        const outcome = await session(url, open);
+        counts[outcome]++;
+        if (outcome === 'accepted') setup.push(performance.now() - t);
+        // A refused client waits what the server advised, as CometD and @bayou/client do.
+        else if (outcome === 'refused') await new Promise((r) => setTimeout(r, lastAdvice));
+      }
+    }),
+  );
+  setup.sort((a, b) => a - b);
+  const pct = (/** @type {number} */ p) =>
+    (setup[Math.floor(((setup.length - 1) * p) / 100)] ?? 0).toFixed(1);
+  const close = () => {
+    for (const ws of open) ws.terminate();
+  };
+  return { counts, sessionsAtEnd: open.length, setupMsP50: pct(50), setupMsP99: pct(99), close };
+}
+
+if (values['flood-url'] !== '') {
+  const { close, ...result } = await storm(values['flood-url'] ?? '');
+  close();
+  process.send?.(result, () => process.exit(0));
+  await new Promise(() => {});
+}
+
 const server = await startServer(values['server-flag'] ?? []);
 const url = `${server.base.replace(/^http/, 'ws')}/bayeux`;
 
@@ -169,30 +210,19 @@ if (stayerCount > 0) {
   quietP99 = p99(sampled);
   sampled.length = 0;
 }
-/** @type {WebSocket[]} */
-const open = [];
-const counts = { accepted: 0, refused: 0, failed: 0 };
-/** @type {number[]} */
-const setup = [];
 const cpuBefore = cpu(server.pid);
 const start = Date.now();
-const end = start + seconds * 1000;
-await Promise.all(
-  Array.from({ length: concurrency }, async () => {
-    while (Date.now() < end) {
-      const t = performance.now();
-      const outcome = await session(url, open);
-      counts[outcome]++;
-      if (outcome === 'accepted') setup.push(performance.now() - t);
-      // A refused client waits what the server advised, as CometD and @bayou/client do.
-      else if (outcome === 'refused') await new Promise((r) => setTimeout(r, lastAdvice));
-    }
-  }),
-);
+// With stayers, the storm runs in a process of its own: theirs are the only latencies here.
+const flood =
+  stayerCount > 0
+    ? await new Promise((resolveFlood) => {
+        const args = ['--flood-url', url, '--seconds', String(seconds), '--concurrency', String(concurrency)];
+        fork(fileURLToPath(import.meta.url), args).once('message', resolveFlood);
+      })
+    : await storm(url);
+const { counts, sessionsAtEnd, setupMsP50, setupMsP99 } = /** @type {any} */ (flood);
 const took = (Date.now() - start) / 1000;
 const cpuUsed = cpu(server.pid) - cpuBefore;
-setup.sort((a, b) => a - b);
-const pct = (/** @type {number} */ p) => (setup[Math.floor(((setup.length - 1) * p) / 100)] ?? 0).toFixed(1);
 console.log(
   JSON.stringify({
     seconds: took,
@@ -201,16 +231,16 @@ console.log(
     acceptedPerSecond: Math.round(counts.accepted / took),
     refusedPerSecond: Math.round(counts.refused / took),
     failed: counts.failed,
-    sessionsAtEnd: open.length,
+    sessionsAtEnd,
     serverCpuPerAcceptedUs: Math.round((cpuUsed / Math.max(1, counts.accepted)) * 1e6),
     serverCpuShare: Number((cpuUsed / took).toFixed(2)),
-    setupMsP50: pct(50),
-    setupMsP99: pct(99),
+    setupMsP50,
+    setupMsP99,
     stayers: stayerCount,
     stayersP99QuietMs: quietP99,
     stayersP99StormMs: p99(sampled),
   }),
 );
 stopStayers();
-for (const ws of open) ws.terminate();
+/** @type {any} */ (flood).close?.();
 server.stop();
