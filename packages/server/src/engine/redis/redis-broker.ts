@@ -208,9 +208,11 @@ export class RedisBroker implements Broker {
 
   /**
    * @internal Subscribes to this node's probe topic and every name it needs: at start, and
-   * after a reconnect, when it also delivers from history what was missed meanwhile.
+   * after a reconnect, when it also delivers from history what was missed meanwhile, and,
+   * with `reportLost` (an outage during which publishes went through Redis), reports what
+   * history could not fill in.
    */
-  async resubscribe(catchUp = false): Promise<void> {
+  async resubscribe(catchUp = false, reportLost = true): Promise<void> {
     const e = this.engine;
     this.own = `${e.node().nodeId}.`;
     const nodeId = e.node().nodeId;
@@ -223,7 +225,7 @@ export class RedisBroker implements Broker {
     try {
       for (let i = 0; i < topics.length; i += 1000) await e.track(this.listen(topics.slice(i, i + 1000)));
     } finally {
-      if (catchUp) await this.catchUp(this.followedNames());
+      if (catchUp) await this.catchUp(reportLost ? this.followedNames() : []);
     }
   }
 

@@ -70,6 +70,14 @@ export class RedisEngine implements Engine, RedisCore {
   private lastError: string | null = null;
   /** The pub/sub name of this node's probes (set by `start`). */
   private probeTopic = '';
+  /**
+   * Whether the subscriber connection's outage under way may have cost messages that went
+   * through Redis meanwhile: its probe found it silent, or it dropped while the command
+   * connection (and so Redis) stayed up. `null` while the subscriber is connected. A Redis
+   * that went away as a whole took every publish with it: nothing went through to miss.
+   */
+  private subOutageMissable: boolean | null = null;
+  private silenced = false;
 
   constructor(options: RedisEngineOptions = {}) {
     this.options = resolveRedisOptions(options);
@@ -116,9 +124,21 @@ export class RedisEngine implements Engine, RedisCore {
     this.sub = createClient(this.options, `bayou:${node.nodeId}:sub`);
     this.probeTopic = this.keys.probe(node.nodeId);
     // A probe in flight when the connection drops is lost with it, not missed.
-    this.sub.on('close', () => this.probe.void());
+    this.sub.on('close', () => {
+      this.probe.void();
+      this.subOutageMissable ??= this.silenced || isReady(this.cmd as RedisClient);
+    });
+    this.cmd.on('close', () => {
+      if (this.subOutageMissable !== null && !this.silenced) this.subOutageMissable = false;
+    });
     this.watch(this.cmd, () => this.restore());
-    this.watch(this.sub, () => this.broker.resubscribe(true));
+    this.watch(this.sub, () => {
+      // Only an outage that may have cost messages reports what history cannot fill in.
+      const report = this.subOutageMissable === true || this.silenced;
+      this.subOutageMissable = null;
+      this.silenced = false;
+      return this.broker.resubscribe(true, report);
+    });
     this.sub.on('message', (topic: string, message: string) => this.receive(topic, message));
     this.sub.on('smessage', (topic: string, message: string) => this.receive(topic, message));
     try {
@@ -293,6 +313,7 @@ export class RedisEngine implements Engine, RedisCore {
       },
       reconnect: () => {
         this.stats.probeFailures++;
+        this.silenced = true;
         const sub = this.sub;
         if (sub === null) return;
         // Destroyed, not ended: a silent peer may never answer a FIN, and ioredis reconnects on close.
