@@ -293,11 +293,14 @@ describe('a client under a server that keeps failing', () => {
       rates[path.name] = counts.map((n) => Math.round((n / WINDOW) * 10000) / 10);
       // Each path was reached: the client made at least one attempt there.
       expect(Math.min(...counts), path.name).toBeGreaterThanOrEqual(1);
-      // No two attempts of a client closer than the backoff's floor or the advice (timers
-      // never fire early; 2 ms for the clock's rounding)...
+      // No two attempts of a client much closer than the backoff's floor or the advice.
+      // Timers never fire early, but the gaps are taken where the attempts arrive, in this
+      // process: one that arrived late (an event-loop stall on a loaded machine, seen up to
+      // 100 ms) shortens the next gap by as much. A path that skips the backoff shows gaps
+      // of a few milliseconds, far under half the spacing.
       const gaps = times.flatMap((t) => t.slice(1).map((at, i) => at - (t[i] as number)));
       expect(Math.min(...gaps, Infinity), `${path.name}: gaps ${gaps}`).toBeGreaterThanOrEqual(
-        path.spacing - 2,
+        path.spacing / 2,
       );
       // ...so no more than the first attempt and one per `spacing` in the window.
       const allowed = Math.ceil(WINDOW / path.spacing) + 1;
