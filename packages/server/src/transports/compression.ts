@@ -20,6 +20,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { constants, deflateRawSync, type ZlibOptions } from 'node:zlib';
 import type { PerMessageDeflateOptions } from 'ws';
+import { finalFrame } from './ws-fast-path.js';
 
 /** LZ77 window of every compressor and of what clients may send: 2^11 = 2 KiB. */
 export const WINDOW_BITS = 11;
@@ -100,21 +101,7 @@ export function deflateMessage(payload: Buffer | string): Buffer {
 
 /** An unmasked, final text frame with RSV1 set (compressed), holding `deflated`. */
 export function deflatedTextFrame(deflated: Buffer): Buffer {
-  const length = deflated.length;
-  const headerLength = length < 126 ? 2 : length < 65536 ? 4 : 10;
-  const frame = Buffer.allocUnsafe(headerLength + length);
-  frame[0] = 0xc1;
-  if (length < 126) frame[1] = length;
-  else if (length < 65536) {
-    frame[1] = 126;
-    frame.writeUInt16BE(length, 2);
-  } else {
-    frame[1] = 127;
-    frame.writeUInt32BE(Math.floor(length / 2 ** 32), 2);
-    frame.writeUInt32BE(length >>> 0, 6);
-  }
-  deflated.copy(frame, headerLength);
-  return frame;
+  return finalFrame(0xc1, deflated, deflated.length);
 }
 
 let lastPayload: Buffer | null = null;

@@ -43,9 +43,21 @@ export function senderIdle(ws: WebSocket): boolean {
  * is encoded as UTF-8), in one buffer.
  */
 export function textFrame(payload: Buffer | string, length = Buffer.byteLength(payload)): Buffer {
+  return finalFrame(0x81, payload, length);
+}
+
+/**
+ * A final, unmasked frame whose first byte is `first` (FIN, RSV1 for a compressed payload,
+ * the opcode), holding `payload` in one buffer.
+ */
+export function finalFrame(
+  first: number,
+  payload: Buffer | string,
+  length = Buffer.byteLength(payload),
+): Buffer {
   const headerLength = length < 126 ? 2 : length < 65536 ? 4 : 10;
   const frame = Buffer.allocUnsafe(headerLength + length);
-  frame[0] = 0x81;
+  frame[0] = first;
   if (length < 126) frame[1] = length;
   else if (length < 65536) {
     frame[1] = 126;
