@@ -253,9 +253,17 @@ const paths: Path[] = [
     fixture: () => bayeuxFixture('http-503-retry-after'),
     spacing: 1000,
   },
+  // One transport a path: falling back to the next transport is immediate by design, so
+  // a WebSocket attempt and the long-poll right after it are not two retries of one path.
   {
-    name: 'blackhole',
-    transports: [websocket, longPolling],
+    name: 'blackhole (WebSocket)',
+    transports: [websocket],
+    fixture: () => tcpFixture('blackhole'),
+    spacing: MIN,
+  },
+  {
+    name: 'blackhole (long-polling)',
+    transports: [longPolling],
     fixture: () => tcpFixture('blackhole'),
     spacing: MIN,
   },
