@@ -123,6 +123,10 @@ describe('deltas in @bayou/client', () => {
     publish(4);
     proxy.setDown(false);
     await waitFor(() => client.clientId !== session && sub.status === 'live', 10_000, 'a new session');
+    // The 4 missed ones recovered: the new session's subscribe has been served. (Its status
+    // alone can still read 'live' from the old session for a moment; rows published then are
+    // recovered from history, whole, not sent live as deltas.)
+    await waitFor(() => got.length === 9, 10_000, 'the recovered rows');
     const before = deltasOnWire(wire);
     publish(6);
     await waitFor(() => got.some((d) => d.seq === last()), 10_000, 'the last row');
