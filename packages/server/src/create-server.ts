@@ -1,4 +1,8 @@
-/** The composition root for standalone use: a Fastify app with the Bayou plugin. */
+/**
+ * The standalone server: a Fastify app (TLS, HTTP/2, request deadlines, the demo feed) with
+ * the Bayou plugin registered on it. The node itself is built by the composition root,
+ * `compose.ts`, which the plugin calls.
+ */
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import type { BayouApp } from './bayou-app.js';
 import { h2cServer } from './http/h2c-server.js';

@@ -27,6 +27,7 @@ import { SessionRegistry } from '../session/session-registry.js';
 import { connectionTypes } from '../transports/carrier-kinds.js';
 import { DEAD_NODE_SWEEP_MS } from '../webhooks/webhook-options.js';
 import { AdminOps } from './admin-ops.js';
+import { Admission } from './admission.js';
 import { ChannelOccupancy } from './channel-occupancy.js';
 import { ClusterLink, inboxOf } from './cluster-link.js';
 import { Connects } from './connects.js';
@@ -53,6 +54,8 @@ export interface BayouNode {
   readonly operations: NodeOperations;
   /** Joins the engine; `forwarded` runs batches other nodes forward here (none without long-polling). */
   start(forwarded: ForwardHandler | null): Promise<void>;
+  /** The paced drain's first step: every handshake from now on is refused, told to come back within `jitter` ms. */
+  refuseHandshakes(jitter: number): void;
   /** Graceful shutdown, first step: every session of this node ends, over `spread` ms (see `SessionEnds`). */
   drainForShutdown(spread?: number): Promise<void>;
   /** Last step: leaves the engine once the sessions' presence and channels are settled. */
@@ -147,6 +150,7 @@ export function createNode(options: ResolvedOptions, log: FastifyBaseLogger, eng
       providers.startRenewing();
       occupancy.start();
     },
+    refuseHandshakes: (jitter) => base.taps.admission?.drain(jitter),
     drainForShutdown: (spread) => sessions.ends.drainForShutdown(spread),
     async close() {
       operator.control.close();
@@ -172,7 +176,7 @@ function buildBase(
   const { findSession } = later;
   const nodeId = randomBytes(6).toString('base64url');
   const stats = new KernelStats();
-  const taps = new NodeTaps();
+  const taps = new NodeTaps(new Admission(options.maxHandshakeRate));
   const cluster = new ClusterLink(nodeId, engine, later.link);
   const history = new HistoryRules(options);
   const records = new RecordStore(new Map(options.records.map((p) => [p.pattern, p])));

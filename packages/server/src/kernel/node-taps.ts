@@ -9,11 +9,12 @@ import type { ConsoleGate } from '../bayeux/kernel-api.js';
 import type { Admission } from './admission.js';
 
 export class NodeTaps {
-  /** Which handshakes the node admits now (draining, handshake rate); `null`: every one. */
-  admission: Admission | null = null;
   private gate: ConsoleGate | null = null;
   private statsSource: (() => unknown) | null = null;
   private publishCounter: ((channel: string) => void) | null = null;
+
+  /** `admission`: which handshakes the node admits now (draining, handshake rate); `null`: every one. */
+  constructor(readonly admission: Admission | null) {}
 
   /** Lets the console's sessions past the hooks (`admin/admin-feed.ts`), else `null`. */
   get consoleGate(): ConsoleGate | null {
