@@ -304,8 +304,10 @@ describe('Redis engine beyond the contract', () => {
     own = await RedisServer.start();
     const admin = new Redis(own.url);
     onTestFinished(() => admin.disconnect());
-    const a = await started(own.url, 'bounded', { epochTtlMs: 500, historyChannels: 500 }, 'bounded:');
-    const short = { size: 10, ttlMs: 500 };
+    // A TTL long enough that the 1,500 evictions' DELs land before the 500 kept channels
+    // expire, even on a loaded machine (at 500 ms, CI once saw the count fall past 1,001).
+    const a = await started(own.url, 'bounded', { epochTtlMs: 2500, historyChannels: 500 }, 'bounded:');
+    const short = { size: 10, ttlMs: 2500 };
     const channels = Array.from({ length: 2000 }, (_, i) => `/user/${i}`);
     const positions = await Promise.all(
       channels.map((c) => a.engine.broker.publish(c, message(c, 1), short)),
@@ -316,9 +318,9 @@ describe('Redis engine beyond the contract', () => {
     await eventually(async () => (await admin.dbsize()) === 1001, 5000);
     expect(await admin.exists('bounded:{/user/1999}:meta', 'bounded:{/user/1499}:meta')).toBe(1);
     expect(a.engine.historyStats()).toEqual({ channels: 500, expired: 0, evicted: 1500 });
-    await eventually(async () => (await admin.dbsize()) === 1, 5000);
+    await eventually(async () => (await admin.dbsize()) === 1, 10_000);
     expect(await admin.keys('bounded:*')).toEqual(['bounded:{ctl}:nodes']);
-    await eventually(() => a.engine.historyStats().channels === 0, 5000);
+    await eventually(() => a.engine.historyStats().channels === 0, 10_000);
     expect(a.engine.historyStats()).toEqual({ channels: 0, expired: 500, evicted: 1500 });
     // The channels come back in new epochs: nothing published before is taken for recovered.
     const again = await a.engine.history.since('/user/7', positions[7] as StreamPosition);
