@@ -9,17 +9,19 @@
  * timeout is the heartbeat's moment. The session never leaves its owner (its clientId
  * names it, and the client's POSTs go there too), so nothing about it moves.
  *
- * On the owner such a session is a long-polling session acknowledged in connect replies:
- * with numbered frames each answer is numbered (`ext.ack`), and the relay ends its frame
- * with the same marker a numbered frame carries, so the client's next stream reports it
- * and the owner resends what a cut lost. To recycle, or when the client goes away, the
- * relay sends a connect with `timeout: 0`, which answers the held one without messages
- * (it waits for the answer in flight and writes what it carries before ending).
+ * The wire is the one of a stream opened on the owner (docs/streaming.md). With numbered
+ * frames the owner answers each poll with the frames a stream of its own would get —
+ * resends with the numbers they first had, then what is queued, bounded by
+ * `streamMaxBytes`, each followed by its ack marker — and the relay writes each as one
+ * frame, as it is. Without numbered frames the relay bounds the frames itself. To recycle,
+ * or when the client goes away, the relay sends a connect with `timeout: 0`, which answers
+ * the held one without messages, only a fresh number for the recycle notice (it waits for
+ * the answer in flight and writes what it carries before ending).
  */
 import { ACK_MARKER_CHANNEL, EXT_ACK, formatError, META_CONNECT, type Message } from '@bayou/protocol';
 import type { ForwardRequest } from '../kernel/node-link.js';
 import { recycleFrame } from '../transports/stream-hub.js';
-import type { StreamFeed, StreamLink } from '../transports/stream-link.js';
+import { type StreamFeed, type StreamLink, streamChunk } from '../transports/stream-link.js';
 import type { StreamRelay } from '../transports/streaming.js';
 import type { TransportKernel } from '../transports/transport-kernel.js';
 import type { RequestInfo } from '../types.js';
@@ -44,6 +46,8 @@ class Relay implements StreamFeed {
   private openingId: string | undefined;
   private polling: Promise<void> | null = null;
   private readonly headers: Record<string, string> = {};
+  /** The marker of a number the owner gave and no frame used, for the recycle notice. */
+  private notice: string | undefined;
 
   constructor(
     private readonly kernel: TransportKernel,
@@ -80,7 +84,9 @@ class Relay implements StreamFeed {
 
   recycle(): void {
     this.closing = true;
-    void this.release().then(() => this.link.finish(recycleFrame(this.link.format, this.clientId)));
+    void this.release().then(() =>
+      this.link.finish(recycleFrame(this.link.format, this.clientId, this.notice)),
+    );
   }
 
   /** The client went away: the connect held for it on the owner is let go. */
@@ -127,24 +133,71 @@ class Relay implements StreamFeed {
   }
 
   /**
-   * Writes what the owner answered as one frame: the messages, without the relay's own
-   * connect reply unless `all` is false, ended with the ack marker when numbered. Whether
-   * there were messages.
+   * Writes what the owner answered: the frames it numbered, each as it is (a marker alone
+   * is a number kept for the recycle notice), the rest — without the relay's own connect
+   * reply unless `deliveriesOnly` is false — in frames of at most the stream's frame size.
+   * Whether there were messages.
    */
   private frame(replies: Reply[], deliveriesOnly: boolean): boolean {
     const reply = replies.find((m) => m.channel === META_CONNECT);
     const messages = deliveriesOnly
       ? replies.filter((m) => m !== reply || reply.successful !== true)
       : replies;
-    if (messages.length === 0) return false;
-    const batch = reply?.ext?.[EXT_ACK];
-    const parts = messages.map((m) => JSON.stringify(m));
-    if (typeof batch === 'number' && deliveriesOnly)
-      parts.push(`{"channel":"${ACK_MARKER_CHANNEL}","ext":{"${EXT_ACK}":${batch}}}`);
-    const array = `[${parts.join(',')}]`;
-    this.link.write(this.link.format === 'streaming' ? `${array}\n` : `data: ${array}\n\n`);
-    this.link.count(messages.length);
+    let start = 0;
+    let delivered = false;
+    for (let i = 0; i < messages.length; i++) {
+      if ((messages[i] as Reply).channel !== ACK_MARKER_CHANNEL) continue;
+      const marker = JSON.stringify(messages[i]);
+      if (i === start) this.notice = marker;
+      else {
+        this.write(messages.slice(start, i), marker);
+        this.notice = undefined;
+        delivered = true;
+      }
+      start = i + 1;
+    }
+    const rest = start === 0 ? messages : messages.slice(start);
+    if (rest.length === 0) return delivered;
+    // An owner that numbers its answer as one batch (before the relayed wire was the stream's).
+    const batch = deliveriesOnly ? reply?.ext?.[EXT_ACK] : undefined;
+    if (typeof batch === 'number')
+      this.write(rest, `{"channel":"${ACK_MARKER_CHANNEL}","ext":{"${EXT_ACK}":${batch}}}`);
+    else this.bounded(rest);
     return true;
+  }
+
+  /** Unnumbered messages in as many frames as the stream's frame size takes (a message never split). */
+  private bounded(messages: Reply[]): void {
+    const limit = this.link.maxFrameBytes;
+    let parts: string[] = [];
+    let size = 2;
+    for (const message of messages) {
+      const json = JSON.stringify(message);
+      const bytes = Buffer.byteLength(json) + 1;
+      if (parts.length > 0 && size + bytes > limit) {
+        this.writeParts(parts, undefined);
+        parts = [];
+        size = 2;
+      }
+      parts.push(json);
+      size += bytes;
+    }
+    this.writeParts(parts, undefined);
+  }
+
+  private write(messages: Reply[], marker: string | undefined): void {
+    this.writeParts(
+      messages.map((m) => JSON.stringify(m)),
+      marker,
+    );
+  }
+
+  /** One frame: `parts` (serialized messages), then `marker` if numbered. */
+  private writeParts(parts: string[], marker: string | undefined): void {
+    const count = parts.length;
+    if (marker !== undefined) parts.push(marker);
+    this.link.write(streamChunk(this.link.format, `[${parts.join(',')}]`));
+    this.link.count(count);
   }
 
   /** One batch to the owner; `null` (the stream ended) when it cannot be reached. */

@@ -88,6 +88,11 @@ export class AckState {
     this.resending = this.unacked.length > 0 ? this.unacked.slice() : null;
   }
 
+  /** Whether `reopen` marked frames to resend that were not taken yet. */
+  get resendsPending(): boolean {
+    return this.resending !== null;
+  }
+
   /** The frames `reopen` marked to resend, once. */
   takeResends(): readonly Batch[] | null {
     const frames = this.resending;
@@ -185,13 +190,15 @@ export class AckExtension implements Extension, FrameNumbering {
       // numbers frames (a WebSocket, a stream opened here, not one relayed from another
       // node); a carrier that does not push carries them in connect replies.
       const named = this.connectionTypes((message as { connectionType?: unknown }).connectionType);
-      const streams = named === request.carrier && request.carrier.numberedFrames;
+      // A stream relayed from another node polls here on a carrier that does not push; its
+      // answers hold its frames, numbered and bounded here, which the relay writes as they are.
+      const relayed = named !== undefined && named !== request.carrier && !request.carrier.pushes;
+      const streams = (named === request.carrier || relayed) && named?.numberedFrames === true;
       session.requestDelivery(streams ? 'numbered' : 'connect-reply');
       // A connect that opens a stream starts a new link, whichever field reports the last frame
       // received (@bayou/client says `ext.ackFrames` there, as after a WebSocket reconnect
       // another client says `ext.ack`): what went down with the older stream comes again on
-      // it, each frame with its own number (docs/streaming.md); a stream relayed from another
-      // node polls here, so its frames are the batches of connect replies (put back in order).
+      // it, each frame with its own number (docs/streaming.md), on this node or relayed.
       const opens = named?.keepsSession === true && named.opensWithConnect;
       const got = reportedAck(message.ext, EXT_ACK_FRAMES) ?? (opens ? reportedAck(message.ext) : undefined);
       if (got !== undefined) this.traced(session, state, got);
@@ -240,6 +247,10 @@ export class AckExtension implements Extension, FrameNumbering {
     const frames = this.stateOf(session)?.takeResends();
     if (frames === undefined || frames === null) return null;
     return frames.map((f) => ({ messages: f.messages, marker: markerJson(f.batch) }));
+  }
+
+  resending(session: ExtensionSession): boolean {
+    return this.stateOf(session)?.resendsPending === true;
   }
 
   connectBatch(session: ExtensionSession, messages: readonly string[], immediate: boolean) {

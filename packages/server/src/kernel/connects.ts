@@ -20,10 +20,11 @@ import type { Outbound } from '../session/outbound.js';
 import type { Session } from '../session/session.js';
 import { type HeldConnect, type PendingPoll, transition } from '../session/session-lifecycle.js';
 import { overHttp2 } from '../transports/request-info.js';
+import { STREAM_FRAMING } from '../transports/stream-link.js';
 
 export type ConnectOptions = Pick<
   ResolvedOptions,
-  'timeout' | 'interval' | 'maxInterval' | 'maxSessionsPerBrowser' | 'multiSessionInterval'
+  'timeout' | 'interval' | 'maxInterval' | 'maxSessionsPerBrowser' | 'multiSessionInterval' | 'streamMaxBytes'
 >;
 
 export class Connects {
@@ -35,6 +36,8 @@ export class Connects {
   /** The advice for a connect sent aside of its stream (Faye's EventSource) while one is open, and while none is. */
   private readonly asideAdvice: string;
   private readonly asideGapAdvice: string;
+  /** The largest frame of a stream relayed from another node: `streamMaxBytes` less a stream's padding and framing. */
+  private readonly relayedFrameBytes: number;
 
   constructor(
     private readonly options: ConnectOptions,
@@ -51,6 +54,7 @@ export class Connects {
       'multiple-clients': true,
     });
     this.browserPolls = new BrowserSlots(options.maxSessionsPerBrowser);
+    this.relayedFrameBytes = options.streamMaxBytes - STREAM_FRAMING;
     this.asideAdvice = JSON.stringify({ reconnect: 'retry', interval: options.timeout, timeout: 0 });
     this.asideGapAdvice = JSON.stringify({
       reconnect: 'retry',
@@ -141,6 +145,8 @@ export class Connects {
       transition(session, { type: 'hold-poll', held }, now, this.options.maxInterval);
       ctx.held = true;
     }
+    // A stream relayed from another node, reopened after a cut: its resent frames leave now.
+    if (this.outbound.resending(session)) session.flushSoon();
     // Messages already waiting (queued while the client was away) leave now.
     this.flushSoon(session);
   }
@@ -160,6 +166,14 @@ export class Connects {
     if (held.poll === null && session.deliveryMode !== 'connect-reply') {
       // A carrier that pushes: the reply follows whatever was queued before it.
       session.enqueue(connectReplyJson(held.id, session.id, adviceJson, undefined, error));
+      return;
+    }
+    if (held.poll !== null && session.deliveryMode === 'numbered') {
+      // A stream relayed from another node: its frames, numbered and bounded here, then the reply.
+      const frames = this.outbound.relayedFrames(session, this.relayedFrameBytes, withMessages);
+      const ext = this.extensions.connectExt(session, [], true);
+      frames.push(connectReplyJson(held.id, session.id, adviceJson, ext, error));
+      held.poll.respond(frames);
       return;
     }
     const messages = withMessages ? session.drain() : [];

@@ -16,7 +16,7 @@ function setup(longPollDelay = 0, maxBufferedBytes = 1 << 20, saturated = true) 
     (s) => overflowed.push(s),
     maxBufferedBytes,
     longPollDelay,
-    { marker: (_s, messages) => `"#${messages.length}"`, resends: () => null },
+    { marker: (_s, messages) => `"#${messages.length}"`, resends: () => null, resending: () => false },
     () => saturated,
   );
   const host: SessionHost = {

@@ -22,7 +22,12 @@ export interface FrameNumbering {
   marker(session: Session, messages: readonly string[]): string | undefined;
   /** Frames to send again with their own numbers, ahead of anything newer (taken once), or `null`. */
   resends(session: Session): readonly NumberedFrame[] | null;
+  /** Whether `resends` has frames for `session` now. */
+  resending(session: Session): boolean;
 }
+
+/** Where a bounded flush puts each frame: `messages`, then the `marker` numbering it, if any. */
+type FrameSink = (session: Session, messages: string[], marker: string | undefined) => void;
 
 /** Room a frame's brackets and its ack marker (`{"channel":"/meta/ack","ext":{"ack":N}}`) take. */
 const FRAME_OVERHEAD = 2 + 64;
@@ -48,7 +53,7 @@ export class Outbound {
       const session = due[i] as Session;
       session.flushTaken();
       if (session.carrier !== null) this.flush(session);
-      else if (session.held?.poll && session.queue.length > 0 && session.state !== 'removed') {
+      else if (session.held?.poll && this.hasFrames(session) && session.state !== 'removed') {
         this.completePoll(session);
       }
     }
@@ -90,7 +95,8 @@ export class Outbound {
   /** Writes what `session` has queued to its carrier, if it has one now. */
   flush(session: Session): void {
     session.flushTaken();
-    if (session.queue.length === 0 || session.state === 'removed') return;
+    if (session.state === 'removed') return;
+    if (!this.hasFrames(session)) return;
     const mode = session.deliveryMode;
     if (session.carrier !== null && mode !== 'connect-reply') {
       const limit = session.carrier.maxFrameBytes;
@@ -125,20 +131,56 @@ export class Outbound {
   }
 
   /**
+   * The answer to the held poll of a stream relayed from another node
+   * (`cluster/stream-relay.ts`), in `numbered` delivery: the frames a bounded carrier's flush
+   * would write — resends with their own numbers first, then what is queued in frames of at
+   * most `limit` bytes — each followed by its marker, in one array the relay splits at the
+   * markers. Without `withMessages` (the poll let go) only a fresh marker, numbering the
+   * recycle notice the relay may write next.
+   */
+  relayedFrames(session: Session, limit: number, withMessages: boolean): string[] {
+    const out: string[] = [];
+    if (!withMessages) {
+      const marker = this.numbering.marker(session, []);
+      if (marker !== undefined) out.push(marker);
+      return out;
+    }
+    this.flushBounded(session, limit, true, (_s, messages, marker) => {
+      for (let i = 0; i < messages.length; i++) out.push(messages[i] as string);
+      if (marker !== undefined) out.push(marker);
+    });
+    return out;
+  }
+
+  /** Whether something waits: queued messages, or frames to send again (a relayed stream reopened after a cut). */
+  private hasFrames(session: Session): boolean {
+    return session.queue.length > 0 || this.resending(session);
+  }
+
+  /** Whether frames wait to be sent again with their numbers (a stream reopened after a cut). */
+  resending(session: Session): boolean {
+    return session.deliveryMode === 'numbered' && this.numbering.resending(session);
+  }
+
+  /** Writes one frame on the session's carrier (the sink of a bounded flush on this node). */
+  private readonly writeFrame: FrameSink = (session, messages, marker) =>
+    this.sendFrame(session, messages, marker);
+
+  /**
    * A carrier whose frames are bounded (a stream: `streamMaxBytes` less its padding): what
    * is queued leaves in as many frames as it takes, each numbered. After a cut, the frames
    * the client did not report leave first again, with their own numbers — after the
    * opening connect reply, alone (nothing in it to acknowledge) — then anything newer.
    */
-  private flushBounded(session: Session, limit: number, numbered: boolean): void {
+  private flushBounded(session: Session, limit: number, numbered: boolean, sink = this.writeFrame): void {
     let messages = session.drain();
     const resends = numbered ? this.numbering.resends(session) : null;
     if (resends !== null) {
       if (messages.length > 0 && (messages[0] as string).startsWith(CONNECT_REPLY_HEAD)) {
-        this.sendFrame(session, messages.slice(0, 1));
+        sink(session, messages.slice(0, 1), undefined);
         messages = messages.slice(1);
       }
-      for (const frame of resends) this.sendFrame(session, frame.messages.slice(), frame.marker);
+      for (const frame of resends) sink(session, frame.messages.slice(), frame.marker);
     }
     let start = 0;
     let size = FRAME_OVERHEAD;
@@ -146,18 +188,18 @@ export class Outbound {
       const bytes = Buffer.byteLength(messages[i] as string) + 1;
       // A message larger than a frame on its own still goes, alone: a message is never split.
       if (i > start && size + bytes > limit) {
-        this.boundedFrame(session, messages.slice(start, i), numbered);
+        this.boundedFrame(session, messages.slice(start, i), numbered, sink);
         start = i;
         size = FRAME_OVERHEAD;
       }
       size += bytes;
     }
     if (start < messages.length)
-      this.boundedFrame(session, start === 0 ? messages : messages.slice(start), numbered);
+      this.boundedFrame(session, start === 0 ? messages : messages.slice(start), numbered, sink);
   }
 
-  private boundedFrame(session: Session, messages: string[], numbered: boolean): void {
-    this.sendFrame(session, messages, numbered ? this.numbering.marker(session, messages) : undefined);
+  private boundedFrame(session: Session, messages: string[], numbered: boolean, sink: FrameSink): void {
+    sink(session, messages, numbered ? this.numbering.marker(session, messages) : undefined);
   }
 
   /** One frame on the session's carrier holding `messages` (serialized JSON strings), then `tail` if given. */

@@ -53,6 +53,9 @@ export const STREAM_PADDING = `${' '.repeat(2048)}\n`;
 export const EVENT_SOURCE_RETRY = 1000;
 export const EVENT_SOURCE_PADDING = `:${' '.repeat(2048)}\nretry: ${EVENT_SOURCE_RETRY}\n\n`;
 
+/** The most a stream's padding and one frame's own framing take, of either kind. */
+export const STREAM_FRAMING = Math.max(STREAM_PADDING.length + 1, EVENT_SOURCE_PADDING.length + 8);
+
 const NEWLINE = Buffer.from('\n');
 const CRLF = '\r\n';
 const CRLF_BYTES = Buffer.from(CRLF);
