@@ -55,10 +55,44 @@ describe('DeltaExtension', () => {
     ext.beforeSubscribe(s, '/p', asks);
     ext.beforeSubscribe(s, '/q', asks);
     expect(s.enqueueHooks).toEqual([ext]);
+    expect(ext.channelCount).toBe(2);
     ext.unsubscribed(s, '/p');
-    expect((s.extensionState.get(ext) as Map<string, unknown>).has('/p')).toBe(false);
+    expect((s.extensionState.get(ext) as Set<string>).has('/p')).toBe(false);
+    expect(ext.channelCount).toBe(1);
     ext.unsubscribed(s, '/q');
     expect(s.extensionState.has(ext)).toBe(false);
+    expect(s.enqueueHooks).toBeNull();
+    expect(ext.channelCount).toBe(0);
+  });
+
+  it("forgets a removed session's channels, and keeps those others still follow", () => {
+    const ext = new DeltaExtension(replay);
+    const [a, b] = [fakeSession(), fakeSession()];
+    ext.beforeSubscribe(a, '/p', asks);
+    ext.beforeSubscribe(a, '/q', asks);
+    ext.beforeSubscribe(b, '/p', asks);
+    ext.beforeEnqueue(a, delivery(1, big(1)));
+    ext.removed(a);
+    expect(ext.channelCount).toBe(1);
+    // b still gets /p: whole first, then deltas.
+    expect(JSON.parse(ext.beforeEnqueue(b, delivery(2, big(2))) as string).ext[EXT_DELTA]).toEqual({
+      id: 'e:2',
+    });
+    expect(JSON.parse(ext.beforeEnqueue(b, delivery(3, big(3))) as string).ext[EXT_DELTA]).toEqual({
+      id: 'e:3',
+      from: 'e:2',
+    });
+    ext.removed(b);
+    expect(ext.channelCount).toBe(0);
+  });
+
+  it('a subscribe without deltas ends them on that channel', () => {
+    const ext = new DeltaExtension(replay);
+    const s = fakeSession();
+    ext.beforeSubscribe(s, '/p', asks);
+    ext.beforeEnqueue(s, delivery(1, big(1)));
+    ext.beforeSubscribe(s, '/p', { channel: '/meta/subscribe' });
+    expect(ext.channelCount).toBe(0);
     expect(s.enqueueHooks).toBeNull();
   });
 

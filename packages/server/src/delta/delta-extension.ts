@@ -9,8 +9,10 @@
  *
  * Cost: a publication is parsed and made whole once, and each delta is computed once per
  * base (`PreparedPublication`): subscribers that were sent the same previous message share
- * one text. Per session, one map entry per delta subscription (its last message, shared
- * with the other subscribers), dropped on unsubscribe and with the session.
+ * one text. Per delivery, one lookup by identity among the channel's delta subscribers.
+ * Per delta subscription, an entry in its channel's map (its last message, shared with
+ * the other subscribers) and the channel's name in the session's set, both dropped on
+ * unsubscribe and with the session; a channel's map goes with its last delta subscriber.
  */
 import { DELTA_FORMAT, EXT_DELTA, EXT_REPLAY, META_SUBSCRIBE, type Message } from '@bayou/protocol';
 import type { Extension, Reply } from '../bayeux/extensions.js';
@@ -26,22 +28,36 @@ interface Base {
   readonly data: unknown;
 }
 
-/** By channel: the last message sent there, `null` when the next one must go whole. */
-type DeltaState = Map<string, Base | null>;
+/** By delta subscriber of one channel: the last message sent it there, `null` when the next one must go whole. */
+type Subscribers = Map<ExtensionSession, Base | null>;
+
+/** A session's delta subscriptions (its channels), kept so that its removal forgets them. */
+type DeltaChannels = Set<string>;
 
 export class DeltaExtension implements Extension {
   readonly name = 'delta';
   readonly stage = 'protocol';
+  /**
+   * By channel, its delta subscribers. Kept by channel, not by session: a publication
+   * looks its channel up once, and each subscriber is then found by identity in a map of
+   * that channel's few subscribers — a string-keyed map per session, probed once per
+   * delivery, cost a cache miss and a string compare each time (the profile's hot spot).
+   */
+  private readonly channels = new Map<string, Subscribers>();
+  /** The publication being delivered, prepared once for all the delta subscribers it reaches. */
+  private current: Delivering | null = null;
 
   /** `replay` positions messages: a session that negotiated it gets them positioned here too. */
   constructor(private readonly replay: EnqueueHook) {}
 
+  /** Channels with delta subscribers here (the test of their eviction). */
+  get channelCount(): number {
+    return this.channels.size;
+  }
+
   beforeSubscribe(session: ExtensionSession, channel: string, message: Message): void {
     if (message.ext?.[EXT_DELTA] === DELTA_FORMAT) this.restart(session, channel);
-    else {
-      const state = session.extensionState.get(this) as DeltaState | undefined;
-      if (state?.delete(channel)) this.dropIfEmpty(session, state);
-    }
+    else this.forget(session, channel);
   }
 
   /** Grants deltas in the reply; a subscribe again (already subscribed) starts afresh too. */
@@ -61,46 +77,86 @@ export class DeltaExtension implements Extension {
 
   /** The next message on `channel` goes whole, and later ones as deltas. */
   private restart(session: ExtensionSession, channel: string): void {
-    let state = session.extensionState.get(this) as DeltaState | undefined;
-    if (state === undefined) {
-      state = new Map();
-      session.extensionState.set(this, state);
+    let mine = session.extensionState.get(this) as DeltaChannels | undefined;
+    if (mine === undefined) {
+      mine = new Set();
+      session.extensionState.set(this, mine);
       // Ahead of replay's hook: this one asks replay first and wraps what it makes.
       session.addEnqueueHook(this, true);
     }
-    state.set(channel, null);
+    mine.add(channel);
+    let subscribers = this.channels.get(channel);
+    if (subscribers === undefined) {
+      subscribers = new Map();
+      this.channels.set(channel, subscribers);
+      if (this.current?.publication.channel === channel) this.current = null;
+    }
+    subscribers.set(session, null);
   }
 
   unsubscribed(session: ExtensionSession, channel: string): void {
-    const state = session.extensionState.get(this) as DeltaState | undefined;
-    if (state?.delete(channel)) this.dropIfEmpty(session, state);
+    this.forget(session, channel);
   }
 
   beforeEnqueue(session: ExtensionSession, delivery: PublicationDelivery): string | null | undefined {
-    const state = session.extensionState.get(this) as DeltaState;
     const publication = delivery.publication;
-    if (publication.record === true || !state.has(publication.channel)) return undefined;
+    if (publication.record === true) return undefined;
+    let current = this.current;
+    if (current === null || current.publication !== publication) {
+      current = new Delivering(publication, this.channels.get(publication.channel));
+      this.current = current;
+    }
+    const subscribers = current.subscribers;
+    const base = subscribers?.get(session);
+    if (subscribers === undefined || base === undefined) return undefined;
     const positioned = session.enqueueHooks?.includes(this.replay) === true;
     // Replay's verdict first (held back, dropped, positioned): its hook must not run twice.
     const replayed = positioned ? this.replay.beforeEnqueue(session, delivery) : undefined;
     if (replayed === null || publication.position === null) {
-      state.set(publication.channel, null);
+      subscribers.set(session, null);
       return replayed ?? delivery.json;
     }
-    const prepared = prepare(publication);
-    const base = state.get(publication.channel) ?? null;
-    state.set(publication.channel, prepared.base);
+    const prepared = current.prepared();
+    subscribers.set(session, prepared.base);
     return prepared.text(base, positioned);
   }
 
   removed(session: ExtensionSession): void {
+    const mine = session.extensionState.get(this) as DeltaChannels | undefined;
     session.extensionState.delete(this);
+    if (mine !== undefined) for (const channel of mine) this.dropSubscriber(session, channel);
   }
 
-  private dropIfEmpty(session: ExtensionSession, state: DeltaState): void {
-    if (state.size > 0) return;
+  /** Deltas on `channel` end for `session` (unsubscribed, or subscribed again without them). */
+  private forget(session: ExtensionSession, channel: string): void {
+    const mine = session.extensionState.get(this) as DeltaChannels | undefined;
+    if (mine?.delete(channel) !== true) return;
+    this.dropSubscriber(session, channel);
+    if (mine.size > 0) return;
     session.extensionState.delete(this);
     session.removeEnqueueHook(this);
+  }
+
+  private dropSubscriber(session: ExtensionSession, channel: string): void {
+    const subscribers = this.channels.get(channel);
+    if (subscribers?.delete(session) !== true || subscribers.size > 0) return;
+    this.channels.delete(channel);
+    if (this.current?.publication.channel === channel) this.current = null;
+  }
+}
+
+/** A publication on its way to a channel's delta subscribers; prepared when the first needs it. */
+class Delivering {
+  private made: PreparedPublication | null = null;
+
+  constructor(
+    readonly publication: Publication,
+    readonly subscribers: Subscribers | undefined,
+  ) {}
+
+  prepared(): PreparedPublication {
+    this.made ??= new PreparedPublication(this.publication);
+    return this.made;
   }
 }
 
@@ -159,12 +215,4 @@ class PreparedPublication {
     const text = JSON.stringify({ ...this.message, data: patch, ext });
     return text.length < whole.length ? text : null;
   }
-}
-
-/** The publication being delivered, prepared once for all the delta subscribers it reaches. */
-let current: PreparedPublication | null = null;
-
-function prepare(publication: Publication): PreparedPublication {
-  if (current === null || current.publication !== publication) current = new PreparedPublication(publication);
-  return current;
 }
