@@ -18,8 +18,9 @@
  *   enough to pay for the CPU).
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { constants, deflateRawSync, type ZlibOptions } from 'node:zlib';
+import { constants } from 'node:zlib';
 import type { PerMessageDeflateOptions } from 'ws';
+import { RawDeflater } from './deflater.js';
 import { finalFrame } from './ws-fast-path.js';
 
 /** LZ77 window of every compressor and of what clients may send: 2^11 = 2 KiB. */
@@ -83,19 +84,23 @@ function acceptableOffer(offer: string): boolean {
   return clientBounded;
 }
 
-const DEFLATE: ZlibOptions = Object.freeze({
-  level: DEFLATE_LEVEL,
-  memLevel: MEM_LEVEL,
-  windowBits: WINDOW_BITS,
-  finishFlush: constants.Z_SYNC_FLUSH,
-});
+/** The process's one compressor (reset per payload): WebSocket frames and HTTP bodies. */
+const deflater = new RawDeflater({ level: DEFLATE_LEVEL, memLevel: MEM_LEVEL, windowBits: WINDOW_BITS });
+
+/**
+ * `input` as raw DEFLATE with the bounds above, compressed on its own, ending in a sync
+ * flush (`00 00 ff ff`; more may follow) or, with `Z_FINISH`, a whole DEFLATE stream.
+ */
+export function deflateRaw(input: Buffer, flush: number = constants.Z_SYNC_FLUSH): Buffer {
+  return deflater.deflate(input, flush);
+}
 
 /**
  * `payload` compressed as a `permessage-deflate` message: raw DEFLATE ending in a sync
  * flush, whose `00 00 ff ff` tail is left off (RFC 7692 §7.2.1).
  */
 export function deflateMessage(payload: Buffer | string): Buffer {
-  const out = deflateRawSync(payload, DEFLATE);
+  const out = deflater.deflate(typeof payload === 'string' ? Buffer.from(payload) : payload);
   return out.subarray(0, out.length - 4);
 }
 

@@ -10,8 +10,8 @@
  *   a smaller one goes in stored (uncompressed) blocks. No compressor is kept per stream:
  *   a stream holds its running CRC-32 and length, and its end writes the gzip trailer.
  */
-import { constants, crc32, deflateRawSync, gzipSync, type ZlibOptions } from 'node:zlib';
-import { DEFLATE_LEVEL, MEM_LEVEL, WINDOW_BITS } from './compression.js';
+import { constants, crc32 } from 'node:zlib';
+import { deflateRaw } from './compression.js';
 import type { FastifyHttpReply, HttpReply, RawHttpReply, ResponseStream } from './http-reply.js';
 
 /** Whether an `Accept-Encoding` header accepts gzip (`gzip` or `*`, without `q=0`). */
@@ -26,12 +26,6 @@ export function acceptsGzip(header: string | string[] | undefined): boolean {
   return false;
 }
 
-const ZLIB: ZlibOptions = Object.freeze({
-  level: DEFLATE_LEVEL,
-  memLevel: MEM_LEVEL,
-  windowBits: WINDOW_BITS,
-});
-const SEGMENT: ZlibOptions = Object.freeze({ ...ZLIB, finishFlush: constants.Z_SYNC_FLUSH });
 /** A gzip member's header (RFC 1952): deflate, no flags, no time, unknown OS. */
 const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
 /** An empty final block with fixed codes: ends the deflate stream. */
@@ -59,12 +53,23 @@ let lastSegment: Buffer = Buffer.alloc(0);
 
 /** `data` deflated on its own, ending in a sync flush; a shared `Buffer` is deflated once for the streams it goes to in a row. */
 function deflatedSegment(data: Buffer, shared: boolean): Buffer {
-  if (!shared) return deflateRawSync(data, SEGMENT);
+  if (!shared) return deflateRaw(data);
   if (data !== lastSource) {
     lastSource = data;
-    lastSegment = deflateRawSync(data, SEGMENT);
+    lastSegment = deflateRaw(data);
   }
   return lastSegment;
+}
+
+/** `data` as one gzip member: header, a whole DEFLATE stream, CRC-32 and length. */
+function gzip(data: Buffer): Buffer {
+  const deflated = deflateRaw(data, constants.Z_FINISH);
+  const out = Buffer.allocUnsafe(GZIP_HEADER.length + deflated.length + 8);
+  GZIP_HEADER.copy(out, 0);
+  deflated.copy(out, GZIP_HEADER.length);
+  out.writeUInt32LE(crc32(data) >>> 0, out.length - 8);
+  out.writeUInt32LE(data.length >>> 0, out.length - 4);
+  return out;
 }
 
 /** One stream's gzip body, frame by frame. */
@@ -120,7 +125,7 @@ export class GzipHttpReply implements HttpReply {
       this.inner.send(status, body, bytes);
       return;
     }
-    const gzipped = gzipSync(body, ZLIB);
+    const gzipped = gzip(Buffer.from(body));
     this.inner.header('content-encoding', 'gzip');
     this.inner.header('vary', 'accept-encoding');
     this.inner.send(status, gzipped, gzipped.length);
