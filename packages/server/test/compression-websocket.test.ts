@@ -62,12 +62,22 @@ async function open(base: string): Promise<Opened> {
   return { ws, socket: (ws as unknown as { _socket: Socket })._socket, messages, until };
 }
 
-/** Handshakes, connects and subscribes to `channel`; resolves on the subscribe reply. */
-async function subscribe(c: Opened, channel: string): Promise<void> {
+/**
+ * Handshakes, connects and subscribes to `channel`; resolves on the subscribe reply. With
+ * `numbered` it asks for numbered frames, as `@bayou/client` does by default.
+ */
+async function subscribe(c: Opened, channel: string, numbered = false): Promise<void> {
   const replyTo = (id: string) => c.until((m) => m.id === id);
+  const ext = numbered ? { ext: { ack: true, bayou: { ackFrames: true } } } : {};
   c.ws.send(
     JSON.stringify([
-      { id: 'h', channel: '/meta/handshake', version: '1.0', supportedConnectionTypes: ['websocket'] },
+      {
+        id: 'h',
+        channel: '/meta/handshake',
+        version: '1.0',
+        supportedConnectionTypes: ['websocket'],
+        ...ext,
+      },
     ]),
   );
   const clientId = (await replyTo('h')).clientId as string;
@@ -147,6 +157,27 @@ describe('permessage-deflate', () => {
     started.server.bayou.publish('/feed', { small: true });
     const small = await readers[0]?.until((m) => m.channel === '/feed' && (m.data as Msg).small === true);
     expect(small?.data).toEqual({ small: true });
+  });
+
+  it('gives sessions with numbered frames the same messages, compressed, each frame with its own marker', async () => {
+    started = await startServer({ compression: true });
+    const readers = [await open(started.base), await open(started.base), await open(started.base)];
+    for (const r of readers) await subscribe(r, '/feed', true);
+    const before = readers.map((r) => r.socket.bytesRead);
+    const rows = Array.from({ length: 40 }, (_, i) => ({ symbol: `SYM${i}`, bid: 100 + i, ask: 101 + i }));
+    // Two publications in one turn: one frame of both for every session, as many share it.
+    const bayou = started.server.bayou;
+    bayou.publish('/feed', { rows, n: 1 });
+    bayou.publish('/feed', { rows, n: 2 });
+    for (const [i, r] of readers.entries()) {
+      await r.until((m) => m.channel === '/feed' && (m.data as Msg).n === 2);
+      const from = r.messages.findIndex((m) => m.channel === '/feed');
+      const seen = r.messages.slice(from).filter((m) => m.channel === '/feed' || m.channel === '/meta/ack');
+      expect(seen.map((m) => (m.channel === '/feed' ? (m.data as Msg).n : 'ack'))).toEqual([1, 2, 'ack']);
+      expect(seen[0]).toMatchObject({ data: { rows } });
+      expect(seen[2]?.ext).toMatchObject({ ack: expect.any(Number) });
+      expect(r.socket.bytesRead - (before[i] as number)).toBeLessThan(JSON.stringify({ rows }).length / 2);
+    }
   });
 
   it('closes a socket whose compressed frame inflates past maxPayloadBytes with 1009; the server goes on', async () => {

@@ -18,6 +18,17 @@ export interface Carrier {
    * in bytes. `messages` is how many messages it holds (a stream counts them).
    */
   sendText(data: Buffer | string, messages?: number): number;
+  /**
+   * Whether it compresses what it sends, once for a payload many carriers get in a row
+   * (a WebSocket that negotiated `permessage-deflate`): then frames whose messages are the
+   * same as the frame before's are handed over as one shared payload (`sendParts`).
+   */
+  readonly compressesShared?: boolean;
+  /**
+   * Sends one text frame made of `head` (encoded, shared with other carriers: compressed once
+   * for all of them) and `tail` (this carrier's own, a numbered frame's marker).
+   */
+  sendParts?(head: Buffer, tail: string, messages: number): number;
   readonly bufferedAmount: number;
   /**
    * The largest frame payload (bytes) it takes, when bounded (a stream: `streamMaxBytes`

@@ -177,4 +177,52 @@ describe('Outbound frames', () => {
     expect(typeof sent[2]).toBe('string');
     vi.useRealTimers();
   });
+
+  it('hands a compressing carrier the frames the frame before had as one shared payload, a numbered one as a shared head and its marker', async () => {
+    vi.useFakeTimers();
+    const { session } = setup();
+    const sent: (Buffer | string)[] = [];
+    const parts: [Buffer, string][] = [];
+    const link = (compressesShared: boolean): Carrier => ({
+      kind: WEBSOCKET_CARRIER,
+      compressesShared,
+      sendText: (b: Buffer | string) => {
+        sent.push(b);
+        return Buffer.byteLength(b);
+      },
+      sendParts: (head: Buffer, tail: string) => {
+        parts.push([head, tail]);
+        return head.length + tail.length;
+      },
+      bufferedAmount: 0,
+      end: () => undefined,
+    });
+    const [x, y] = ['{"channel":"/x","data":1}', '{"channel":"/x","data":2}'];
+    const plain = [session(), session(), session()];
+    const numbered = [session(), session(), session()];
+    for (const s of numbered) s.requestDelivery('numbered');
+    for (const s of [...plain, ...numbered])
+      transition(s, { type: 'bind-carrier', carrier: link(true), held: null }, 0, 10_000);
+    const off = session();
+    transition(off, { type: 'bind-carrier', carrier: link(false), held: null }, 0, 10_000);
+    for (const s of [...plain, off, ...numbered]) {
+      s.enqueue(x);
+      s.enqueue(y);
+    }
+    await vi.runAllTimersAsync();
+    // The first of a run goes as text; the next ones as one Buffer; a carrier that does not compress, as text.
+    expect(sent.map((b) => b.toString())).toEqual([
+      `[${x},${y}]`,
+      `[${x},${y}]`,
+      `[${x},${y}]`,
+      `[${x},${y}]`,
+    ]);
+    expect(typeof sent[0]).toBe('string');
+    expect(sent[1]).toBe(sent[2]);
+    expect(Buffer.isBuffer(sent[1])).toBe(true);
+    expect(typeof sent[3]).toBe('string');
+    // Numbered (the same messages again): the head is shared and each ends with its own marker.
+    expect(parts.map(([h, t]) => h.toString() + t)).toEqual(Array(3).fill(`[${x},${y},"#2"]`));
+    expect(parts[0]?.[0]).toBe(parts[2]?.[0]);
+  });
 });

@@ -7,6 +7,7 @@
  * cycle, carries what arrives in the next moments too.
  */
 import { META_CONNECT } from '@bayou/protocol';
+import type { Carrier } from './carrier.js';
 import { LoadGauge } from './load-gauge.js';
 import type { Session } from './session.js';
 
@@ -62,6 +63,10 @@ export class Outbound {
   /** The last single-message frame built, and the message it holds (compared by identity). */
   private lastSingle: string | null = null;
   private lastSingleFrame: Buffer = Buffer.alloc(0);
+  /** The messages of the last frame to a compressing carrier, and their encoded head once shared. */
+  private lastMessages: readonly string[] = [];
+  private lastHead: Buffer | null = null;
+  private lastWhole: Buffer | null = null;
   private readonly flushAll = (): void => {
     this.scheduled = false;
     const batch = this.pending;
@@ -203,11 +208,13 @@ export class Outbound {
   }
 
   /** One frame on the session's carrier holding `messages` (serialized JSON strings), then `tail` if given. */
-  sendFrame(session: Session, messages: string[], tail?: string): void {
+  sendFrame(session: Session, messages: readonly string[], tail?: string): void {
     const carrier = session.carrier;
     if (carrier === null) return;
     let bytes: number;
-    if (tail !== undefined) bytes = carrier.sendText(`[${messages.join(',')},${tail}]`, messages.length);
+    if (carrier.compressesShared === true && messages.length > 0 && this.shared(messages))
+      bytes = this.sendShared(carrier, messages, tail);
+    else if (tail !== undefined) bytes = carrier.sendText(`[${messages.join(',')},${tail}]`, messages.length);
     else if (messages.length === 1) {
       // One publication reaching many sessions alone in a turn: encode its frame once.
       const only = messages[0] as string;
@@ -221,6 +228,40 @@ export class Outbound {
     this.stats.bytesOut += bytes;
     this.stats.frames++;
     if (carrier.bufferedAmount > this.maxBufferedBytes) this.overflow(session);
+  }
+
+  /**
+   * Whether `messages` are those of the last frame sent to a compressing carrier (the same
+   * strings: one publication, or one turn's publications, reaching many sessions alike).
+   * Remembers them otherwise, for the next frame.
+   */
+  private shared(messages: readonly string[]): boolean {
+    const last = this.lastMessages;
+    let same = last.length === messages.length;
+    for (let i = 0; same && i < messages.length; i++) same = last[i] === messages[i];
+    if (!same) {
+      // A copy: the array may be the caller's to change.
+      this.lastMessages = messages.slice();
+      this.lastHead = null;
+      this.lastWhole = null;
+    }
+    return same;
+  }
+
+  /**
+   * A frame of the messages the frame before held, to a compressing carrier: encoded once,
+   * so the carrier compresses it once for all. A numbered frame shares its head (`[…,`),
+   * and ends with its own marker (`sendParts`).
+   */
+  private sendShared(carrier: Carrier, messages: readonly string[], tail: string | undefined): number {
+    if (tail === undefined) {
+      this.lastWhole ??= Buffer.from(`[${messages.join(',')}]`, 'utf8');
+      return carrier.sendText(this.lastWhole, messages.length);
+    }
+    if (carrier.sendParts === undefined)
+      return carrier.sendText(`[${messages.join(',')},${tail}]`, messages.length);
+    this.lastHead ??= Buffer.from(`[${messages.join(',')},`, 'utf8');
+    return carrier.sendParts(this.lastHead, `${tail}]`, messages.length);
   }
 
   /** Counts a long-poll response written elsewhere. */

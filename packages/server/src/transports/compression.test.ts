@@ -2,7 +2,13 @@ import type { AddressInfo } from 'node:net';
 import { constants, inflateRawSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
-import { boundDeflateOffers, compressedFrame, deflateMessage, perMessageDeflate } from './compression.js';
+import {
+  boundDeflateOffers,
+  compressedFrame,
+  compressedFrameOfParts,
+  deflateMessage,
+  perMessageDeflate,
+} from './compression.js';
 import { type LinkHost, type WebSocketLink, webSocketLinkClass } from './ws-link.js';
 
 const Link = webSocketLinkClass({ deflateThreshold: 100 } as LinkHost);
@@ -26,6 +32,30 @@ describe('deflateMessage', () => {
     expect(compressedFrame(shared)).toBe(first);
     expect(compressedFrame(Buffer.from('y'.repeat(2000)))).not.toBe(first);
     expect(first[0]).toBe(0xc1);
+  });
+});
+
+describe('compressedFrameOfParts', () => {
+  it('deflates a shared head once and ends each frame with its own tail, stored: the frame inflates to both', () => {
+    const head = Buffer.from(`[${JSON.stringify({ channel: '/t', data: 'z'.repeat(1500) })},`);
+    const frames = [1, 2].map((n) =>
+      compressedFrameOfParts(head, `{"channel":"/meta/ack","ext":{"ack":${n}}}]`),
+    );
+    for (const [i, frame] of frames.entries()) {
+      expect(frame[0]).toBe(0xc1);
+      // 2-byte header (payload < 126) or 4 (< 65536).
+      const payload = frame.subarray(frame[1] === 126 ? 4 : 2);
+      const text = inflateRawSync(Buffer.concat([payload, TAIL]), {
+        finishFlush: constants.Z_SYNC_FLUSH,
+      }).toString();
+      expect(JSON.parse(text).at(-1)).toEqual({ channel: '/meta/ack', ext: { ack: i + 1 } });
+      expect(text.startsWith(head.toString())).toBe(true);
+    }
+    // The same deflated head in both: only the tail differs.
+    const [a, b] = frames as [Buffer, Buffer];
+    expect(a.length).toBe(b.length);
+    expect(a.subarray(0, a.length - 4).equals(b.subarray(0, b.length - 4))).toBe(true);
+    expect(a.equals(b)).toBe(false);
   });
 });
 

@@ -112,6 +112,37 @@ export function deflatedTextFrame(deflated: Buffer): Buffer {
 let lastPayload: Buffer | null = null;
 let lastFrame: Buffer = Buffer.alloc(0);
 
+let lastHead: Buffer | null = null;
+let lastHeadDeflated: Buffer = Buffer.alloc(0);
+/** Room a stored block's header takes: a byte of block type, its length and that length's complement. */
+const STORED_HEADER = 5;
+/** Most bytes a stored block holds. */
+const MAX_STORED = 0xffff;
+
+/**
+ * A compressed text frame of `head` then `tail`: `head` (the same `Buffer` sent to many
+ * sockets in a row) deflated once, ending in its sync flush, then `tail` in a stored
+ * (uncompressed) block — a `permessage-deflate` message is any raw DEFLATE data without
+ * its final `00 00 ff ff`, and the stored block leaves it byte-aligned as a flush does.
+ */
+export function compressedFrameOfParts(head: Buffer, tail: string): Buffer {
+  if (head !== lastHead) {
+    lastHead = head;
+    lastHeadDeflated = deflater.deflate(head);
+  }
+  const tailLength = Buffer.byteLength(tail);
+  if (tailLength > MAX_STORED) return compressedFrame(Buffer.concat([head, Buffer.from(tail)]));
+  const payload = Buffer.allocUnsafe(lastHeadDeflated.length + STORED_HEADER + tailLength);
+  lastHeadDeflated.copy(payload, 0);
+  let at = lastHeadDeflated.length;
+  payload[at] = 0;
+  payload.writeUInt16LE(tailLength, at + 1);
+  payload.writeUInt16LE(~tailLength & 0xffff, at + 3);
+  at += STORED_HEADER;
+  payload.write(tail, at, tailLength, 'utf8');
+  return deflatedTextFrame(payload);
+}
+
 /**
  * A compressed text frame of `payload`; a shared payload (the same `Buffer` sent to many
  * sockets in a row) is compressed and framed once.

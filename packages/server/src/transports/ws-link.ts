@@ -12,7 +12,7 @@ import type { Carrier } from '../session/carrier.js';
 import type { Session } from '../session/session.js';
 import type { CarrierKind, RequestInfo } from '../types.js';
 import { WEBSOCKET_CARRIER } from './carrier-kinds.js';
-import { compressedFrame } from './compression.js';
+import { compressedFrame, compressedFrameOfParts } from './compression.js';
 import { keepAfterHandshake } from './request-info.js';
 import type { TransportKernel } from './transport-kernel.js';
 import { senderIdle, socketOf, textFrame } from './ws-fast-path.js';
@@ -88,6 +88,11 @@ export abstract class WebSocketLink extends WebSocket implements Carrier {
   }
 
   get deflates(): boolean {
+    return this.deflate;
+  }
+
+  /** Frames the same for many sockets are compressed once for all of them (see `Carrier`). */
+  get compressesShared(): boolean {
     return this.deflate;
   }
 
@@ -167,6 +172,20 @@ export abstract class WebSocketLink extends WebSocket implements Carrier {
       frame = lastFrame;
     }
     socketOf(this).write(frame);
+    return length;
+  }
+
+  /**
+   * One text frame of `head` (shared by many sockets in a row) and `tail` (this socket's):
+   * past the threshold, `head` is compressed once for all of them and `tail` follows it
+   * uncompressed in the same message (`compression.ts`).
+   */
+  sendParts(head: Buffer, tail: string, _messages: number): number {
+    const length = head.length + Buffer.byteLength(tail);
+    if (this.readyState !== WebSocket.OPEN) return length;
+    if (!this.deflate || length < this.host.deflateThreshold || !senderIdle(this))
+      return this.sendText(Buffer.concat([head, Buffer.from(tail)]));
+    socketOf(this).write(compressedFrameOfParts(head, tail));
     return length;
   }
 
