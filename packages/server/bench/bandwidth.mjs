@@ -32,6 +32,11 @@ const { values } = parseArgs({
     seconds: { type: 'string' },
     idle: { type: 'string' },
     rounds: { type: 'string' },
+    feeds: { type: 'string' },
+    modes: { type: 'string' },
+    'no-idle': { type: 'boolean' },
+    'no-saturation': { type: 'boolean' },
+    builds: { type: 'string' },
   },
 });
 const quick = values.quick === true;
@@ -39,6 +44,10 @@ const CLIENTS = Number(values.clients ?? (quick ? 40 : 100));
 const SECONDS = Number(values.seconds ?? (quick ? 2 : 5));
 const IDLE = Number(values.idle ?? (quick ? 1000 : 10_000));
 const ROUNDS = Number(values.rounds ?? 1);
+const FEEDS = (values.feeds ?? 'price,chat').split(',');
+/** Server flags added to every row (BAYOU_BENCH_FLAGS), and node flags (BAYOU_BENCH_NODE_ARGS, e.g. --cpu-prof). */
+const EXTRA_FLAGS = (process.env.BAYOU_BENCH_FLAGS ?? '').split(' ').filter(Boolean);
+const NODE_ARGS = (process.env.BAYOU_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const ROWS = 10_000;
 const ROWS_PER_CLIENT = 1000;
 const ROOMS = 100;
@@ -109,6 +118,34 @@ function chatFeed() {
   };
 }
 
+/**
+ * One channel every client follows (a broadcast: the same frame for every session, the case
+ * the shared compressed frame is for): a tick of a few fields and a short headline.
+ * @returns {Feed}
+ */
+function tickerFeed() {
+  let price = 100;
+  return {
+    name: 'ticker',
+    channels: ['/ticker'],
+    perClient: 1,
+    next: () => {
+      price = Math.round((price + (random() - 0.5)) * 100) / 100;
+      const words = Array.from({ length: 8 }, () => WORDS[Math.floor(random() * WORDS.length)]);
+      return {
+        symbol: 'FTSE',
+        price,
+        change: Math.round((price - 100) * 100) / 100,
+        time: Date.now(),
+        note: words.join(' '),
+      };
+    },
+  };
+}
+
+/** @type {Record<string, () => Feed>} */
+const FEED_MAKERS = { price: priceFeed, chat: chatFeed, ticker: tickerFeed };
+
 // ---------------------------------------------------------------------------------------
 // Server
 
@@ -122,6 +159,7 @@ function startServer(serverDir, flags) {
   const child = spawn(
     process.execPath,
     [
+      ...NODE_ARGS,
       resolve(serverDir, 'dist/cli.js'),
       'start',
       '--port',
@@ -131,6 +169,7 @@ function startServer(serverDir, flags) {
       '--log-level',
       'warn',
       ...flags,
+      ...EXTRA_FLAGS,
     ],
     {
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -150,7 +189,8 @@ function startServer(serverDir, flags) {
         resolveStart({
           url: `${m[1].replace(/^http/, 'ws')}/bayeux`,
           pid: child.pid,
-          stop: () => child.kill('SIGKILL'),
+          // A profiled server exits on its own (SIGTERM) to write its profile.
+          stop: () => child.kill(NODE_ARGS.length > 0 ? 'SIGTERM' : 'SIGKILL'),
         });
     });
   });
@@ -173,11 +213,18 @@ function rss(pid) {
 
 /** @typedef {{ ws: WebSocket, clientId: string, socket: import('node:net').Socket }} Client */
 
+/** ms between a numbered frame with deliveries and its report, and the deliveries that report at once (`@bayou/client`'s). */
+const REPORT_DELAY = 1000;
+const REPORT_AFTER = 1000;
+
 /**
  * A raw Bayeux client: handshake, a first connect, then `subscribe` (with `ext.delta` when
- * `delta`); `onMessage` gets every non-meta message.
+ * `delta`); `onMessage` gets every non-meta message, `onFrame` every frame. With `acks` it
+ * asks for numbered frames (`ext.ack`, `ext.bayou.ackFrames`) and reports them as
+ * `@bayou/client` does: a connect with `ext.ackFrames` a second after a frame with
+ * deliveries, or at once after 1,000 deliveries.
  * @param {string} url
- * @param {{ deflate: boolean, deflateAll?: boolean, delta: boolean, channels: string[], onMessage: (m: any) => void }} o
+ * @param {{ deflate: boolean, deflateAll?: boolean, delta: boolean, acks?: boolean, channels: string[], onMessage: (m: any) => void, onFrame?: () => void }} o
  * @returns {Promise<Client>}
  */
 function openClient(url, o) {
@@ -187,16 +234,49 @@ function openClient(url, o) {
   return new Promise((resolveOpen, reject) => {
     ws.once('error', reject);
     let clientId = '';
+    let batch = 0;
+    let unreported = 0;
+    let delivered = 0;
+    /** @type {NodeJS.Timeout | undefined} */
+    let timer;
+    /** Connect replies still to come for connects superseded by a report (not answered again). */
+    let superseded = 0;
+    const report = () => {
+      clearTimeout(timer);
+      timer = undefined;
+      unreported = 0;
+      if (ws.readyState !== WebSocket.OPEN) return;
+      superseded++;
+      ws.send(
+        JSON.stringify([
+          { channel: '/meta/connect', clientId, connectionType: 'websocket', ext: { ackFrames: batch } },
+        ]),
+      );
+    };
+    ws.on('close', () => clearTimeout(timer));
     ws.on('open', () =>
       ws.send(
         JSON.stringify([
-          { channel: '/meta/handshake', version: '1.0', supportedConnectionTypes: ['websocket'] },
+          {
+            channel: '/meta/handshake',
+            version: '1.0',
+            supportedConnectionTypes: ['websocket'],
+            ...(o.acks ? { ext: { ack: true, bayou: { ackFrames: true } } } : {}),
+          },
         ]),
       ),
     );
     ws.on('message', (raw) => {
+      o.onFrame?.();
       for (const m of JSON.parse(raw.toString())) {
-        if (m.channel === '/meta/handshake') {
+        if (m.channel === '/meta/ack') {
+          batch = Math.max(batch, m.ext?.ack ?? 0);
+          if (delivered === 0) continue;
+          unreported += delivered;
+          delivered = 0;
+          if (unreported >= REPORT_AFTER) report();
+          else timer ??= setTimeout(report, REPORT_DELAY);
+        } else if (m.channel === '/meta/handshake') {
           clientId = m.clientId;
           ws.send(
             JSON.stringify([
@@ -211,12 +291,16 @@ function openClient(url, o) {
             ]),
           );
         } else if (m.channel === '/meta/connect') {
-          if (m.successful)
+          if (superseded > 0) superseded--;
+          else if (m.successful)
             ws.send(JSON.stringify([{ channel: '/meta/connect', clientId, connectionType: 'websocket' }]));
         } else if (m.channel === '/meta/subscribe') {
           if (!m.successful) reject(new Error(`subscribe refused: ${m.error}`));
           else resolveOpen({ ws, clientId, socket: /** @type {any} */ (ws)._socket });
-        } else if (!m.channel.startsWith('/meta/')) o.onMessage(m);
+        } else if (!m.channel.startsWith('/meta/')) {
+          delivered++;
+          o.onMessage(m);
+        }
       }
     });
   });
@@ -232,13 +316,19 @@ const wireBytes = (clients) =>
 /**
  * @param {string} serverDir
  * @param {Feed} feed
- * @param {{ delta: boolean, deflate: boolean }} mode
+ * @param {{ delta: boolean, deflate: boolean, threshold?: string, acks?: boolean }} mode
  */
 async function runRow(serverDir, feed, mode) {
-  const server = await startServer(serverDir, mode.deflate ? ['--compression'] : []);
+  const flags = mode.deflate ? ['--compression'] : [];
+  if (mode.deflate && mode.threshold !== undefined) flags.push('--compression-threshold', mode.threshold);
+  const server = await startServer(serverDir, flags);
   try {
     let delivered = 0;
     let deltas = 0;
+    let frames = 0;
+    const onFrame = () => {
+      frames++;
+    };
     const onMessage = (/** @type {any} */ m) => {
       delivered++;
       if (m.ext?.delta?.from !== undefined) deltas++;
@@ -252,7 +342,7 @@ async function runRow(serverDir, feed, mode) {
       while (picked.size < feed.perClient)
         picked.add(feed.channels[Math.floor(random() * feed.channels.length)]);
       for (const c of picked) fanout.set(c, (fanout.get(c) ?? 0) + 1);
-      clients.push(await openClient(server.url, { ...mode, channels: [...picked], onMessage }));
+      clients.push(await openClient(server.url, { ...mode, channels: [...picked], onMessage, onFrame }));
     }
     const publisher = await openClient(server.url, {
       deflate: false,
@@ -301,20 +391,22 @@ async function runRow(serverDir, feed, mode) {
       }
     };
     const measure = async (/** @type {() => Promise<void>} */ load) => {
-      const [d0, c0, b0, t0, x0] = [
+      const [d0, c0, b0, t0, x0, f0] = [
         delivered,
         cpuSeconds(server.pid),
         wireBytes(clients),
         performance.now(),
         deltas,
+        frames,
       ];
       await load();
-      const [d1, c1, b1, t1, x1] = [
+      const [d1, c1, b1, t1, x1, f1] = [
         delivered,
         cpuSeconds(server.pid),
         wireBytes(clients),
         performance.now(),
         deltas,
+        frames,
       ];
       const count = d1 - d0;
       return {
@@ -322,6 +414,7 @@ async function runRow(serverDir, feed, mode) {
         cpuUs: ((c1 - c0) * 1e6) / count,
         bytes: (b1 - b0) / count,
         deltaShare: (x1 - x0) / count,
+        perFrame: count / Math.max(1, f1 - f0),
       };
     };
     // Warm-up: every watched channel published once (each subscriber has its first, whole
@@ -334,9 +427,10 @@ async function runRow(serverDir, feed, mode) {
     while (delivered < owed && Date.now() < until) await sleep(5);
     await fixed(1);
     const atRate = await measure(() => fixed(SECONDS));
-    const atSaturation = await measure(() => saturate(SECONDS));
+    const atSaturation = values['no-saturation'] === true ? atRate : await measure(() => saturate(SECONDS));
+    const serverRss = rss(server.pid);
     for (const c of [...clients, publisher]) c.ws.terminate();
-    return { atRate, atSaturation, fanout: fanoutMean };
+    return { atRate, atSaturation, fanout: fanoutMean, rss: serverRss };
   } finally {
     server.stop();
   }
@@ -380,37 +474,55 @@ async function idleRow(serverDir, deflate) {
 
 const current = resolve(here, '..');
 const baseline = process.env.BAYOU_BASELINE;
-const modes = [
-  { name: 'plain', delta: false, deflate: false },
-  { name: 'delta', delta: true, deflate: false },
-  { name: 'deflate', delta: false, deflate: true },
-  { name: 'delta+deflate', delta: true, deflate: true },
+/**
+ * A mode: `plain`, `delta`, `deflate` or `delta+deflate`, then `@<n>` for a compression
+ * threshold (`--compression-threshold n`) and `+acks` for clients that ask for numbered
+ * frames and report them as `@bayou/client` does (its default path).
+ * @param {string} name
+ */
+const parseMode = (name) => {
+  const m = /^(plain|delta|deflate|delta\+deflate)(?:@(\d+))?(\+acks)?$/.exec(name);
+  if (!m) throw new Error(`unknown mode ${name}`);
+  const base = m[1] ?? 'plain';
+  return {
+    name,
+    delta: base.startsWith('delta'),
+    deflate: base.endsWith('deflate'),
+    threshold: m[2],
+    acks: m[3] !== undefined,
+  };
+};
+const modes = (values.modes ?? 'plain,delta,deflate,delta+deflate').split(',').map(parseMode);
+/** Builds to run every mode on: `label=dir of a packages/server`, then this one. */
+const builds = [
+  ...(values.builds ?? '')
+    .split(',')
+    .filter(Boolean)
+    .map((b) => {
+      const [label = '', dir = ''] = b.split('=');
+      return { label, dir: resolve(dir) };
+    }),
+  { label: 'this', dir: current },
 ];
 const uptime = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 console.log(`bandwidth bench: ${CLIENTS} clients, ${SECONDS} s windows, load average ${uptime()}`);
 /** @type {{ feed: string, mode: string, build: string, r: Awaited<ReturnType<typeof runRow>> }[]} */
 const rows = [];
 for (let round = 1; round <= ROUNDS; round++) {
-  for (const makeFeed of [priceFeed, chatFeed]) {
+  for (const makeFeed of FEEDS.map((name) => FEED_MAKERS[name] ?? priceFeed)) {
     const feed = makeFeed();
-    const runs = modes.map((m) => ({ ...m, dir: current, build: 'this' }));
-    if (baseline)
-      runs.unshift({
-        name: 'plain',
-        delta: false,
-        deflate: false,
-        dir: resolve(baseline),
-        build: 'baseline',
-      });
+    const runs = builds.flatMap((b) => modes.map((m) => ({ ...m, dir: b.dir, build: b.label })));
+    if (baseline) runs.unshift({ ...parseMode('plain'), dir: resolve(baseline), build: 'baseline' });
     for (const m of runs) {
       seed = 7;
       const r = await runRow(m.dir, feed, m);
       rows.push({ feed: feed.name, mode: m.name, build: m.build, r });
       console.log(
-        `r${round} ${feed.name.padEnd(6)} ${m.name.padEnd(14)} ${m.build.padEnd(9)} fan-out ${r.fanout.toFixed(1)}  ` +
+        `r${round} ${feed.name.padEnd(6)} ${m.name.padEnd(18)} ${m.build.padEnd(9)} fan-out ${r.fanout.toFixed(1)}  ` +
           `fixed: ${r.atRate.rate} msg/s ${r.atRate.bytes.toFixed(1)} B/msg ${r.atRate.cpuUs.toFixed(2)} µs/msg ` +
-          `(deltas ${(r.atRate.deltaShare * 100).toFixed(0)}%)  sat: ${r.atSaturation.rate} msg/s ` +
-          `${r.atSaturation.bytes.toFixed(1)} B/msg ${r.atSaturation.cpuUs.toFixed(2)} µs/msg`,
+          `${r.atRate.perFrame.toFixed(2)} msg/frame (deltas ${(r.atRate.deltaShare * 100).toFixed(0)}%)  sat: ${r.atSaturation.rate} msg/s ` +
+          `${r.atSaturation.bytes.toFixed(1)} B/msg ${r.atSaturation.cpuUs.toFixed(2)} µs/msg ${r.atSaturation.perFrame.toFixed(2)} msg/frame  ` +
+          `server RSS ${(r.rss / 1048576).toFixed(0)} MB  load ${uptime()}`,
       );
     }
   }
@@ -434,26 +546,37 @@ const summary = (feed, mode, build) => {
     cpu: median(of.map((r) => r.atRate.cpuUs)),
     satCpu: median(of.map((r) => r.atSaturation.cpuUs)),
     satRate: median(of.map((r) => r.atSaturation.rate)),
+    rss: median(of.map((r) => r.rss)),
   };
 };
-console.log(`\nmedians of ${ROUNDS} round(s), ratios against plain on this build (same feed):`);
-for (const feed of ['price', 'chat']) {
-  const plain = summary(feed, 'plain', 'this');
+const first = builds[0]?.label ?? 'this';
+console.log(
+  `\nmedians of ${ROUNDS} round(s); ratios against ${modes[0]?.name} of the same build (same feed)` +
+    (builds.length > 1 ? `, and CPU against the same mode on ${first}:` : ':'),
+);
+for (const feed of FEEDS) {
   /** @type {[string, string][]} */
   const list = [
     ...(baseline ? [/** @type {[string, string]} */ (['plain', 'baseline'])] : []),
-    ...modes.map((m) => /** @type {[string, string]} */ ([m.name, 'this'])),
+    ...builds.flatMap((b) => modes.map((m) => /** @type {[string, string]} */ ([m.name, b.label]))),
   ];
   for (const [mode, build] of list) {
+    const plain = summary(feed, modes[0]?.name ?? 'plain', build === 'baseline' ? 'this' : build);
     const x = summary(feed, mode, build);
+    const against = builds.length > 1 ? summary(feed, mode, first) : null;
     console.log(
-      `${feed.padEnd(6)} ${mode.padEnd(14)} ${build.padEnd(9)} ` +
+      `${feed.padEnd(6)} ${mode.padEnd(18)} ${build.padEnd(9)} ` +
         `fixed rate: ${x.bytes.toFixed(1)} B/msg (${(x.bytes / plain.bytes).toFixed(3)}x) ${x.cpu.toFixed(2)} µs/msg (${(x.cpu / plain.cpu).toFixed(2)}x)  ` +
-        `saturation: ${x.satBytes.toFixed(1)} B/msg (${(x.satBytes / plain.satBytes).toFixed(3)}x) ${x.satCpu.toFixed(2)} µs/msg (${(x.satCpu / plain.satCpu).toFixed(2)}x) ${Math.round(x.satRate)} msg/s`,
+        `saturation: ${x.satBytes.toFixed(1)} B/msg (${(x.satBytes / plain.satBytes).toFixed(3)}x) ${x.satCpu.toFixed(2)} µs/msg (${(x.satCpu / plain.satCpu).toFixed(2)}x) ${Math.round(x.satRate)} msg/s  ` +
+        `RSS ${(x.rss / 1048576).toFixed(0)} MB` +
+        (against
+          ? `  CPU vs ${first}: fixed ${(x.cpu / against.cpu).toFixed(2)}x, sat. ${(x.satCpu / against.satCpu).toFixed(2)}x`
+          : ''),
     );
   }
 }
 
+if (values['no-idle'] === true) process.exit(0);
 console.log(`\nidle sessions (${IDLE}, clients compressing all they send when negotiated):`);
 const idle = [];
 if (baseline) idle.push({ name: 'off (baseline)', dir: resolve(baseline), deflate: false });
