@@ -217,8 +217,8 @@ function authExtension(
   return new AuthExtension({
     hooks: tokensOn ? hooks : null,
     expire: (session) => {
-      const s = kernel.findSession(session.id);
-      if (s !== undefined) kernel.removeSession(s, 'token-expired');
+      const s = kernel.sessions.find(session.id);
+      if (s !== undefined) kernel.sessions.remove(s, 'token-expired');
     },
     trustClientSession: options.trustClientSession,
     tick: options.sweepInterval,

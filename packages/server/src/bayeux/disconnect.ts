@@ -4,7 +4,7 @@ import type { BatchContext } from './batch-context.js';
 import type { KernelApi } from './kernel-api.js';
 
 export function handleDisconnect(
-  k: Pick<KernelApi, 'sessionFor' | 'connects' | 'reply' | 'outbound' | 'removeSession'>,
+  k: Pick<KernelApi, 'sessionFor' | 'connects' | 'reply' | 'outbound' | 'sessions'>,
   message: Message,
   ctx: BatchContext,
 ): void {
@@ -14,5 +14,5 @@ export function handleDisconnect(
   k.reply(ctx, session, message, { clientId: session.id, successful: true });
   // Let the reply leave on a WebSocket before the session is gone.
   k.outbound.flush(session);
-  k.removeSession(session, 'disconnect');
+  k.sessions.remove(session, 'disconnect');
 }

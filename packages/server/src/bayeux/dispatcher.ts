@@ -63,7 +63,7 @@ function processOne(
     return;
   }
   const message = v.message;
-  const verdict = k.incoming(message, k.findSession(message.clientId) ?? null, ctx.request);
+  const verdict = k.incoming(message, k.sessions.find(message.clientId) ?? null, ctx.request);
   if (verdict instanceof Promise) {
     return verdict.then((error) =>
       error === undefined ? route(k, message, v.channel, ctx) : refuse(k, message, ctx, error),
@@ -92,7 +92,7 @@ function route(k: KernelApi, message: Message, info: ChannelInfo, ctx: BatchCont
 
 /** An extension refused the message: answer it with the error, as its handler would. */
 function refuse(k: KernelApi, message: Message, ctx: BatchContext, refusal: Refusal): void {
-  const session = k.findSession(message.clientId) ?? null;
+  const session = k.sessions.find(message.clientId) ?? null;
   const error = typeof refusal === 'string' ? refusal : refusal.error;
   const fields: Record<string, unknown> = { successful: false, error };
   if (session !== null) fields.clientId = session.id;

@@ -7,7 +7,7 @@ import type { KernelApi } from './kernel-api.js';
 type AuthResult = boolean | undefined | Record<string, unknown>;
 type HandshakeKernel = Pick<
   KernelApi,
-  'options' | 'taps' | 'log' | 'reply' | 'createSession' | 'emitSafe' | 'removeSession' | 'stats'
+  'options' | 'taps' | 'log' | 'reply' | 'createSession' | 'guards' | 'sessions' | 'stats'
 >;
 
 export function handleHandshake(
@@ -66,12 +66,12 @@ function accept(k: HandshakeKernel, message: Message, ctx: BatchContext, auth: A
   const { interval, timeout, transports } = k.options;
   // Listeners run first, so one that throws fails the handshake; what they queue follows the reply.
   if (
-    !k.emitSafe((e) => {
+    !k.guards.emitSafe((e) => {
       e.emit('session:created', session);
       e.emit('session', session);
     })
   ) {
-    k.removeSession(session, 'error');
+    k.sessions.remove(session, 'error');
     refuse(k, ctx, message, formatError('internalError'), RETRY);
     return;
   }

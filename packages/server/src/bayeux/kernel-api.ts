@@ -42,6 +42,29 @@ export interface ConsoleGate {
   subscribe(session: Session, channel: string): boolean;
 }
 
+/** The node's live sessions, as the handlers find and end them. */
+export interface SessionAccess {
+  /** The live session a clientId names, without replying when there is none. */
+  find(clientId: unknown): Session | undefined;
+  remove(session: Session, reason: RemovalReason): void;
+}
+
+/** What a session does with channels (`kernel/channel-ops.ts`). */
+export interface ChannelAccess {
+  /** Subscribes `session` to `name`; resolves with an error string when it failed. */
+  subscribe(session: Session, name: string, message: Message): MaybePromise<string | undefined>;
+  unsubscribe(session: Session, name: string): void;
+  /** After a successful subscribe reply: the record snapshot, if `name` is a record subject. */
+  subscribed(session: Session, name: string): void;
+  /** Whether `channel` is a record subject (clients may not publish there). */
+  isRecordSubject(channel: string): boolean;
+}
+
+/**
+ * What the handlers ask of the node: the batch path's own operations (`sessionFor`, `reply`,
+ * `incoming`, `createSession`) and, as fields, the narrow parts they use — no method here
+ * only forwards to another object.
+ */
 export interface KernelApi {
   readonly options: HandlerOptions;
   /** Where the operator's console taps in: its gate past the hooks, `null` without a console. */
@@ -62,8 +85,20 @@ export interface KernelApi {
     complete(session: Session, advice?: Record<string, unknown>): void;
   };
   readonly outbound: { flush(session: Session): void };
-  /** Whether `channel` is a record subject (clients may not publish there). */
-  isRecordSubject(channel: string): boolean;
+  readonly sessions: SessionAccess;
+  readonly channels: ChannelAccess;
+  /** Application code and engine calls, guarded (`kernel/guards.ts`). */
+  readonly guards: {
+    /** Emits an application event; a listener that throws is logged and reported as `false`. */
+    emitSafe(run: (events: EventSink) => void): boolean;
+    /** Runs an engine call; its failure undoes what was done and becomes `503::engine_unavailable`. */
+    engineCall(call: () => MaybePromise<unknown>, undo: () => void): MaybePromise<string | undefined>;
+  };
+  /** Hands a broadcast to the engine; resolves with its position once the engine has it. */
+  readonly publisher: {
+    publish(channel: string, data: unknown, traceparent?: string): MaybePromise<StreamPosition | null>;
+  };
+  readonly services: { lookup(channel: string): ServiceHandler | undefined };
   sessionFor(message: Message, ctx: BatchContext): Session | undefined;
   /** Replies to `request`; `at` places it in the session's queue (see `routeReply`). */
   reply(
@@ -73,21 +108,10 @@ export interface KernelApi {
     fields: Record<string, unknown>,
     at?: number,
   ): void;
-  /** The session a clientId names, without replying when there is none. */
-  findSession(clientId: unknown): Session | undefined;
-  /** After a successful subscribe reply: the record snapshot, if `name` is a record subject. */
-  subscribed(session: Session, name: string): void;
   incoming(
     message: Message,
     session: Session | null,
     request: RequestInfo,
   ): MaybePromise<Refusal | undefined>;
   createSession(ctx: BatchContext, message: Message, auth: Record<string, unknown> | null): Session;
-  emitSafe(run: (events: EventSink) => void): boolean;
-  subscribe(session: Session, name: string, message: Message): MaybePromise<string | undefined>;
-  unsubscribe(session: Session, name: string): void;
-  publish(channel: string, data: unknown, traceparent?: string): MaybePromise<StreamPosition | null>;
-  engineCall(call: () => MaybePromise<unknown>, undo: () => void): MaybePromise<string | undefined>;
-  serviceFor(channel: string): ServiceHandler | undefined;
-  removeSession(session: Session, reason: RemovalReason): void;
 }

@@ -17,10 +17,10 @@ type PublishKernel = Pick<
   | 'app'
   | 'sessionFor'
   | 'reply'
-  | 'publish'
-  | 'engineCall'
-  | 'serviceFor'
-  | 'isRecordSubject'
+  | 'publisher'
+  | 'guards'
+  | 'services'
+  | 'channels'
   | 'stats'
 >;
 
@@ -38,7 +38,7 @@ export function handlePublish(
   if (session === undefined) return;
   if (info.kind === 'service') return callService(k, message, ctx, session);
   // Records are fed by the server (updateRecord, providers), never by clients.
-  if (k.isRecordSubject(message.channel)) {
+  if (k.channels.isRecordSubject(message.channel)) {
     return fail(k, ctx, session, message, formatError('publishDenied', [message.channel]));
   }
   const hook = k.options.canPublish;
@@ -58,8 +58,8 @@ function broadcast(k: PublishKernel, message: Message, ctx: BatchContext, sessio
   // The publisher may be a subscriber: its reply goes ahead of its own copy.
   const mark = session.queue.length;
   const trace = message.ext?.[EXT_TRACEPARENT];
-  const accepted = k.engineCall(
-    () => k.publish(message.channel, message.data, isTraceparent(trace) ? trace : undefined),
+  const accepted = k.guards.engineCall(
+    () => k.publisher.publish(message.channel, message.data, isTraceparent(trace) ? trace : undefined),
     () => undefined,
   );
   const answer = (error: string | undefined, at: number): void => {
@@ -80,7 +80,7 @@ function callService(
   ctx: BatchContext,
   session: Session,
 ): void | Promise<void> {
-  const handler = k.serviceFor(message.channel);
+  const handler = k.services.lookup(message.channel);
   if (handler === undefined)
     return fail(k, ctx, session, message, formatError('serviceUnknown', [message.channel]));
   const started = performance.now();

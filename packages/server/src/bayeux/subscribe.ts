@@ -13,15 +13,7 @@ import { readSubscriptions } from './subscription-list.js';
 
 type SubscribeKernel = Pick<
   KernelApi,
-  | 'options'
-  | 'taps'
-  | 'log'
-  | 'sessionFor'
-  | 'reply'
-  | 'subscribe'
-  | 'unsubscribe'
-  | 'subscribed'
-  | 'emitSafe'
+  'options' | 'taps' | 'log' | 'sessionFor' | 'reply' | 'channels' | 'guards'
 >;
 
 export function handleSubscribe(
@@ -75,7 +67,9 @@ function subscribeAll(
   names: string[],
 ): void | Promise<void> {
   const fresh = names.filter((n) => !session.subscriptions.has(n));
-  const results: MaybePromise<string | undefined>[] = names.map((n) => k.subscribe(session, n, message));
+  const results: MaybePromise<string | undefined>[] = names.map((n) =>
+    k.channels.subscribe(session, n, message),
+  );
   if (results.some((r) => r instanceof Promise)) {
     return Promise.all(results).then((all) => finish(k, ctx, session, message, names, fresh, all));
   }
@@ -93,15 +87,15 @@ function finish(
 ): void {
   const error = errors.find((e) => e !== undefined);
   if (error !== undefined || session.state === 'removed') {
-    for (const n of fresh) k.unsubscribe(session, n);
+    for (const n of fresh) k.channels.unsubscribe(session, n);
     if (error !== undefined) fail(k, ctx, session, message, error);
     return;
   }
   // Listeners may queue messages for the new subscriber: the reply goes ahead of them.
   const mark = session.queue.length;
   for (const name of fresh) {
-    if (!k.emitSafe((e) => e.emit('subscribe', session, name))) {
-      for (const n of fresh) k.unsubscribe(session, n);
+    if (!k.guards.emitSafe((e) => e.emit('subscribe', session, name))) {
+      for (const n of fresh) k.channels.unsubscribe(session, n);
       fail(k, ctx, session, message, formatError('internalError'));
       return;
     }
@@ -113,7 +107,7 @@ function finish(
     { clientId: session.id, successful: true, subscription: message.subscription },
     mark,
   );
-  for (const name of names) k.subscribed(session, name);
+  for (const name of names) k.channels.subscribed(session, name);
 }
 
 function fail(

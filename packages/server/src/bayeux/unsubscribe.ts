@@ -5,7 +5,7 @@ import type { KernelApi } from './kernel-api.js';
 import { readSubscriptions } from './subscription-list.js';
 
 export function handleUnsubscribe(
-  k: Pick<KernelApi, 'sessionFor' | 'reply' | 'unsubscribe' | 'emitSafe'>,
+  k: Pick<KernelApi, 'sessionFor' | 'reply' | 'channels' | 'guards'>,
   message: Message,
   ctx: BatchContext,
 ): void {
@@ -18,7 +18,7 @@ export function handleUnsubscribe(
     return;
   }
   const had = names.filter((n) => session.subscriptions.has(n));
-  for (const name of names) k.unsubscribe(session, name);
+  for (const name of names) k.channels.unsubscribe(session, name);
   k.reply(ctx, session, message, { ...fields, successful: true });
-  for (const name of had) k.emitSafe((e) => e.emit('unsubscribe', session, name));
+  for (const name of had) k.guards.emitSafe((e) => e.emit('unsubscribe', session, name));
 }

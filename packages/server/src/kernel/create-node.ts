@@ -29,6 +29,7 @@ import { DEAD_NODE_SWEEP_MS } from '../webhooks/webhook-options.js';
 import { AdminOps } from './admin-ops.js';
 import { Admission } from './admission.js';
 import { ChannelOccupancy } from './channel-occupancy.js';
+import { ChannelOps } from './channel-ops.js';
 import { ClusterLink, inboxOf } from './cluster-link.js';
 import { Connects } from './connects.js';
 import { Guards } from './guards.js';
@@ -114,16 +115,18 @@ export function createNode(options: ResolvedOptions, log: FastifyBaseLogger, eng
   const { index, records, providers, extensions, broker } = { ...base, broker: engine.broker };
   const subscriptions = new Subscriptions(index, records, providers, broker, extensions, guards, occupancy);
   const sessions = buildSessions(base, { guards, presence, subscriptions });
-  const kernel: Kernel = new Kernel({
+  const channels = new ChannelOps(subscriptions, presence, records, extensions);
+  const kernel = new Kernel({
     ...base,
     ...sessions,
-    ...{ app, guards, presence, subscriptions },
+    ...{ app, guards, channels },
+    sessions: { find: sessions.findSession, remove: (s, reason) => sessions.ends.removeSession(s, reason) },
     kicked: (clientId) => operator.admin.kicked(clientId),
   });
   const operator = buildOperator(base, sessions, {
     presence,
     guards,
-    unsubscribe: (s, name) => kernel.unsubscribe(s, name),
+    unsubscribe: (s, name) => channels.unsubscribe(s, name),
   });
   return {
     app,

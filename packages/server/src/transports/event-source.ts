@@ -91,7 +91,7 @@ export class EventSourceTransport {
     const kind = EVENT_SOURCE_CARRIER;
     const link = startStream(reply, kind, this.hub, EVENT_SOURCE_HEADERS, EVENT_SOURCE_PADDING, feed);
     if (link === null || startRelay(link, this.hub, null)) return;
-    const session = this.kernel.findSession(clientId);
+    const session = this.kernel.sessions.find(clientId);
     // Without trusting clientIds alone, a stream is the session's only from its own browser.
     if (
       session === undefined ||

@@ -16,8 +16,8 @@ export interface TransportKernel {
     /** A stream opened without a connect (an EventSource request) carries `session` from now on. */
     bindStream(session: Session, link: Carrier): void;
   };
-  /** The live session of this node a clientId names. */
-  findSession(clientId: unknown): Session | undefined;
+  /** The live sessions of this node: the one a clientId names. */
+  readonly sessions: { find(clientId: unknown): Session | undefined };
   readonly outbound: {
     countResponse(messages: number, bytes: number): void;
     /** The marker a numbered frame without messages ends with (a recycle notice), if numbered. */
