@@ -163,24 +163,26 @@ export class Connects {
     if (held.browserId !== null) this.browserPolls.release(held.browserId);
     const adviceJson =
       advice === undefined ? this.advice : JSON.stringify({ ...this.adviceFields, ...advice });
-    if (held.poll === null && session.deliveryMode !== 'connect-reply') {
+    // The carrier the connect is held on: its long-poll, or the carrier that pushes.
+    const on = held.poll ?? session.carrier;
+    if (on === null) return;
+    if (on.kind.pushes && session.deliveryMode !== 'connect-reply') {
       // A carrier that pushes: the reply follows whatever was queued before it.
       session.enqueue(connectReplyJson(held.id, session.id, adviceJson, undefined, error));
       return;
     }
-    if (held.poll !== null && session.deliveryMode === 'numbered') {
+    if (!on.kind.pushes && session.deliveryMode === 'numbered') {
       // A stream relayed from another node: its frames, numbered and bounded here, then the reply.
       const frames = this.outbound.relayedFrames(session, this.relayedFrameBytes, withMessages);
       const ext = this.extensions.connectExt(session, [], true);
       frames.push(connectReplyJson(held.id, session.id, adviceJson, ext, error));
-      held.poll.respond(frames);
+      this.outbound.answer(session, on, frames);
       return;
     }
     const messages = withMessages ? session.drain() : [];
     const ext = this.extensions.connectExt(session, messages, false);
     messages.push(connectReplyJson(held.id, session.id, adviceJson, ext, error));
-    if (held.poll !== null) held.poll.respond(messages);
-    else this.outbound.sendFrame(session, messages);
+    this.outbound.answer(session, on, messages);
   }
 
   /**

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { WEBSOCKET_CARRIER } from '../transports/carrier-kinds.js';
+import { LONG_POLLING_CARRIER, WEBSOCKET_CARRIER } from '../transports/carrier-kinds.js';
 import type { Carrier } from './carrier.js';
 import { Outbound } from './outbound.js';
 import { Session, type SessionHost } from './session.js';
@@ -38,6 +38,7 @@ function socket(buffered = 0) {
   const link: Carrier & { frames: string[] } = {
     kind: WEBSOCKET_CARRIER,
     frames,
+    answer: (messages: string[]) => link.sendText(`[${messages.join(',')}]`),
     sendText: (f: Buffer | string) => {
       frames.push(f.toString());
       return Buffer.byteLength(f);
@@ -73,7 +74,12 @@ describe('Outbound', () => {
       s,
       {
         type: 'hold-poll',
-        held: { id: '1', deadline: Infinity, poll: { respond: () => undefined }, browserId: null },
+        held: {
+          id: '1',
+          deadline: Infinity,
+          poll: { kind: LONG_POLLING_CARRIER, answer: () => 0 },
+          browserId: null,
+        },
       },
       0,
       10_000,
@@ -154,6 +160,7 @@ describe('Outbound frames', () => {
     const sent: (Buffer | string)[] = [];
     const link = (): Carrier => ({
       kind: WEBSOCKET_CARRIER,
+      answer: () => 0,
       sendText: (b: Buffer | string) => {
         sent.push(b);
         return Buffer.byteLength(b);
@@ -185,6 +192,7 @@ describe('Outbound frames', () => {
     const parts: [Buffer, string][] = [];
     const link = (compressesShared: boolean): Carrier => ({
       kind: WEBSOCKET_CARRIER,
+      answer: () => 0,
       compressesShared,
       sendText: (b: Buffer | string) => {
         sent.push(b);

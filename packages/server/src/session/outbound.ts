@@ -7,7 +7,7 @@
  * cycle, carries what arrives in the next moments too.
  */
 import { META_CONNECT } from '@bayou/protocol';
-import type { Carrier } from './carrier.js';
+import type { Carrier, ConnectCarrier } from './carrier.js';
 import { LoadGauge } from './load-gauge.js';
 import type { Session } from './session.js';
 
@@ -262,6 +262,22 @@ export class Outbound {
       return carrier.sendText(`[${messages.join(',')},${tail}]`, messages.length);
     this.lastHead ??= Buffer.from(`[${messages.join(',')},`, 'utf8');
     return carrier.sendParts(this.lastHead, `${tail}]`, messages.length);
+  }
+
+  /**
+   * Answers the connect held on `carrier` with `messages` as one frame — the same call for
+   * every transport (`ConnectCarrier.answer`): a long-poll's response, a frame on a carrier
+   * that pushes — and counts it.
+   */
+  answer(session: Session, carrier: ConnectCarrier, messages: string[]): void {
+    const bytes = carrier.answer(messages);
+    // A long-poll whose client went away answers nothing.
+    if (bytes === 0) return;
+    this.stats.messagesOut += messages.length;
+    this.stats.bytesOut += bytes;
+    this.stats.frames++;
+    const bound = session.carrier;
+    if (bound === carrier && bound.bufferedAmount > this.maxBufferedBytes) this.overflow(session);
   }
 
   /** Counts a long-poll response written elsewhere. */

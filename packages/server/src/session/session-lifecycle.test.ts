@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { WEBSOCKET_CARRIER } from '../transports/carrier-kinds.js';
+import { LONG_POLLING_CARRIER, WEBSOCKET_CARRIER } from '../transports/carrier-kinds.js';
 import type { Carrier } from './carrier.js';
 import {
   due,
@@ -15,6 +15,7 @@ import {
 const MAX = 10_000;
 const socket = (): Carrier => ({
   kind: WEBSOCKET_CARRIER,
+  answer: () => 0,
   sendText: () => 0,
   bufferedAmount: 0,
   end: () => undefined,
@@ -22,7 +23,7 @@ const socket = (): Carrier => ({
 const heldOn = (poll: boolean, deadline = 500): HeldConnect => ({
   id: '1',
   deadline,
-  poll: poll ? { respond: () => undefined } : null,
+  poll: poll ? { kind: LONG_POLLING_CARRIER, answer: () => 0 } : null,
   browserId: null,
 });
 const fresh = (): Lifecycle => ({ state: 'handshaken', carrier: null, held: null, expiresAt: MAX });

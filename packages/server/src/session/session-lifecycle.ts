@@ -15,12 +15,10 @@
  * deadlines; everything else reads them. An illegal transition is a programmer error and
  * throws, so a bug shows at once instead of as a session that never expires.
  */
-import type { Carrier } from './carrier.js';
+import type { Carrier, ConnectCarrier } from './carrier.js';
 
-/** A held long-poll request; `respond` writes one Bayeux array of JSON strings and ends it. */
-export interface PendingPoll {
-  respond(messages: string[]): void;
-}
+/** A held long-poll request: a carrier whose `answer` writes one Bayeux array and ends it. */
+export type PendingPoll = ConnectCarrier;
 
 export interface HeldConnect {
   /** The `id` of the held connect; its reply is built when it completes. */

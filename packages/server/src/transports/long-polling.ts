@@ -42,6 +42,7 @@ function retryAfter(replies: readonly string[], reply: HttpReply): void {
 
 /** One long-poll in flight: the batch's replies, then one answer. */
 export class LongPollExchange implements PendingPoll {
+  readonly kind = LONG_POLLING_CARRIER;
   readonly replies: string[] = [];
   done = false;
   session: Session | null = null;
@@ -51,15 +52,23 @@ export class LongPollExchange implements PendingPoll {
     readonly kernel: TransportKernel,
   ) {}
 
-  respond(messages: string[]): void {
-    if (this.done) return;
+  /** Answers the held connect: the batch's replies, then `messages`, as the response; its size in bytes. */
+  answer(messages: string[]): number {
+    if (this.done) return 0;
     this.done = true;
     const all = this.replies.length > 0 ? this.replies.concat(messages) : messages;
     const body = `[${all.join(',')}]`;
     const bytes = Buffer.byteLength(body);
-    this.kernel.outbound.countResponse(all.length, bytes);
     if (this.replies.length > 0) retryAfter(this.replies, this.reply);
     this.reply.send(200, body, bytes);
+    return bytes;
+  }
+
+  /** Answers a batch that held no connect (the replies and what rides along), counted here. */
+  respond(messages: string[]): void {
+    const replies = this.replies.length;
+    const bytes = this.answer(messages);
+    if (bytes > 0) this.kernel.outbound.countResponse(replies + messages.length, bytes);
   }
 
   fail(status: number, error: string): void {

@@ -140,6 +140,11 @@ export class StreamLink implements Carrier {
     return this.out.writableLength;
   }
 
+  /** Answers the connect held on it: one frame of `messages`. */
+  answer(messages: string[]): number {
+    return this.sendText(`[${messages.join(',')}]`, messages.length);
+  }
+
   sendText(data: Buffer | string, messages = 1): number {
     const bytes = this.write(streamChunk(this.format, data));
     this.count(messages);

@@ -157,6 +157,11 @@ export abstract class WebSocketLink extends WebSocket implements Carrier {
    * past the threshold is compressed here, once for all the sockets it goes to
    * (`compression.ts`), never by a compressor of the socket's own.
    */
+  /** Answers the connect held on it: one frame of `messages`. */
+  answer(messages: string[]): number {
+    return this.sendText(`[${messages.join(',')}]`);
+  }
+
   sendText(data: Buffer | string): number {
     const length = typeof data === 'string' ? Buffer.byteLength(data) : data.length;
     if (this.readyState !== WebSocket.OPEN) return length;
