@@ -26,6 +26,7 @@ import { type BayouNode, createNode } from './kernel/create-node.js';
 import { Limiter } from './limits/limiter.js';
 import type { ResolvedOptions } from './options.js';
 import type { ProxyStats } from './proxy/proxy-backend.js';
+import { connectionTypes } from './transports/carrier-kinds.js';
 import { createHttpEndpoint, type HttpEndpoint } from './transports/http-endpoint.js';
 import { createLongPolling } from './transports/long-polling.js';
 import { OriginGuard } from './transports/origin-guard.js';
@@ -74,7 +75,7 @@ export async function composeNode(app: FastifyInstance, opts: BayouPluginOptions
   const node = createNode(options, app.log, engine);
   const { app: bayou, kernel } = node;
   // Behind a balancer, two responses of one long-polling session may cross: deliver in connect replies only.
-  if (engine.capabilities.multiNode) bayou.addExtension(new OrderedLongPolling());
+  if (engine.capabilities.multiNode) bayou.addExtension(new OrderedLongPolling(connectionTypes));
   const webhooks =
     options.webhooks === undefined ? null : new WebhookSender(options.webhooks, bayou.nodeId, app.log);
   if (webhooks !== null) attachWebhooks(bayou, webhooks);

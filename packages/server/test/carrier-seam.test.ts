@@ -22,8 +22,10 @@ function sources(dir: string): string[] {
 }
 
 describe('the carrier seam', () => {
-  it('keeps connection-type names out of the kernel, the extensions and the session', () => {
-    const files = ['kernel', 'extensions', 'session'].flatMap(sources);
+  it('keeps connection-type names out of the kernel, the extensions (wherever they live) and the session', () => {
+    // The protocol extensions outside extensions/ too (ordered long-polling, deltas).
+    const more = ['cluster/ordered-long-polling.ts', 'delta/delta-extension.ts'].map((f) => join(SRC, f));
+    const files = [...['kernel', 'extensions', 'session'].flatMap(sources), ...more];
     expect(files.length).toBeGreaterThan(20);
     const naming = files.flatMap((file) =>
       readFileSync(file, 'utf8')

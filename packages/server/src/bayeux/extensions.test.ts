@@ -2,7 +2,7 @@ import type { Message } from '@bayou/protocol';
 import { describe, expect, it } from 'vitest';
 import { OrderedLongPolling } from '../cluster/ordered-long-polling.js';
 import type { DeliveryMode, ExtensionSession } from '../session/session.js';
-import { LONG_POLLING_CARRIER } from '../transports/carrier-kinds.js';
+import { connectionTypes, LONG_POLLING_CARRIER } from '../transports/carrier-kinds.js';
 import type { RequestInfo } from '../types.js';
 import { type Extension, ExtensionPipeline } from './extensions.js';
 
@@ -50,7 +50,7 @@ describe('ExtensionPipeline', () => {
 
   it("runs accepted only when every stage let the message through, even a later app's refusal", async () => {
     const pipeline = new ExtensionPipeline();
-    const ordered = new OrderedLongPolling();
+    const ordered = new OrderedLongPolling(connectionTypes);
     pipeline.add(ordered);
     let verdict: string | undefined = '403::no';
     pipeline.add({ name: 'gate', incoming: () => Promise.resolve(verdict) });
