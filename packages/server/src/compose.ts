@@ -30,7 +30,8 @@ import { connectionTypes } from './transports/carrier-kinds.js';
 import { createHttpEndpoint, type HttpEndpoint } from './transports/http-endpoint.js';
 import { createLongPolling } from './transports/long-polling.js';
 import { OriginGuard } from './transports/origin-guard.js';
-import { createStreams, type Streams } from './transports/streams.js';
+import { StreamsExtension } from './transports/stream-hub.js';
+import { createStreams, type Streams, wantsStreams } from './transports/streams.js';
 import { WebSocketTransport } from './transports/websocket.js';
 import { attachWebhooks } from './webhooks/webhook-events.js';
 import { WebhookSender } from './webhooks/webhook-sender.js';
@@ -72,16 +73,26 @@ export interface ComposedNode {
 /** Builds the node `opts` describes on `app`'s server and starts it (joins the engine). */
 export async function composeNode(app: FastifyInstance, opts: BayouPluginOptions): Promise<ComposedNode> {
   const { options, hooks, proxied, engine } = resolvePluginOptions(opts);
-  const node = createNode(options, app.log, engine);
+  // The token expiry's way to the node's sessions (the node is built just below).
+  const security = securityExtensions(app, options, hooks, (clientId) => {
+    const s = node.kernel.sessions.find(clientId);
+    if (s !== undefined) node.kernel.sessions.remove(s, 'token-expired');
+  });
+  const streamsExtension = wantsStreams(options) ? new StreamsExtension() : null;
+  // Every built-in extension, registered with the node's own in one place (run by stage).
+  const node = createNode(options, app.log, engine, [
+    ...(security.auth === null ? [] : [security.auth]),
+    new LimitsExtension(security.limiter),
+    // Behind a balancer, two responses of one long-polling session may cross: deliver in connect replies only.
+    ...(engine.capabilities.multiNode ? [new OrderedLongPolling(connectionTypes)] : []),
+    ...(streamsExtension === null ? [] : [streamsExtension]),
+  ]);
   const { app: bayou, kernel } = node;
-  // Behind a balancer, two responses of one long-polling session may cross: deliver in connect replies only.
-  if (engine.capabilities.multiNode) bayou.addExtension(new OrderedLongPolling(connectionTypes));
   const webhooks =
     options.webhooks === undefined ? null : new WebhookSender(options.webhooks, bayou.nodeId, app.log);
   if (webhooks !== null) attachWebhooks(bayou, webhooks);
   // The rpc backend answers what no handler of the app serves (the more specific one wins).
   if (proxied.rpc !== undefined) bayou.service('/service/**', proxied.rpc);
-  const security = addSecurityExtensions(node, options, hooks);
   // Long-polling also carries the POSTs of streaming sessions, and runs the batches other nodes forward here.
   const longPolling = options.transports.some((t) => t !== 'websocket')
     ? createLongPolling(kernel, options)
@@ -93,8 +104,7 @@ export async function composeNode(app: FastifyInstance, opts: BayouPluginOptions
     ? new WebSocketTransport(app, kernel, options, security.origins)
     : null;
   const securitySweep = startSecuritySweep(security.auth, security.limiter, options.sweepInterval);
-  const streams = createStreams(kernel, options, security.origins);
-  if (streams !== null) bayou.addExtension(streams.hub.extension);
+  const streams = createStreams(kernel, options, security.origins, streamsExtension);
   // The HTTP transports, asked in order for each POST to the endpoint (long-polling last: it
   // takes the rest). Streams send everything but their deliveries on long-polling POSTs.
   const httpTransports =
@@ -189,38 +199,33 @@ interface Security {
  * The built-in guards (stage `guard`, so before the ack extension whatever the order): the
  * auth extension first when tokens are on or long-polls must carry their session's cookie —
  * a message from a stranger naming someone's session is refused before anything counts it
- * against that session (the per-session publish rate) — then limits. A handshake has no
- * session yet: auth lets it through at once, and limits refuses a flood before the handshake
- * handler verifies any token.
+ * against that session (the per-session publish rate) — then limits (registered in this
+ * order by `composeNode`). A handshake has no session yet: auth lets it through at once, and
+ * limits refuses a flood before the handshake handler verifies any token.
  */
-function addSecurityExtensions(
-  node: BayouNode,
+function securityExtensions(
+  app: FastifyInstance,
   options: ResolvedOptions,
   hooks: ReturnType<typeof createAuthHooks> | null,
+  expire: (clientId: string) => void,
 ): Security {
   const limiter = new Limiter(options.limits);
   // One origin check for every transport: a refused origin is logged once (transports/origin-guard.ts).
-  const origins = new OriginGuard(options.allowedOrigins, node.kernel.log);
+  const origins = new OriginGuard(options.allowedOrigins, app.log);
   const tokensOn = hooks?.tokensOn === true;
-  const auth = !tokensOn && options.trustClientSession ? null : authExtension(node, options, hooks);
-  if (auth !== null) node.app.addExtension(auth);
-  node.app.addExtension(new LimitsExtension(limiter));
+  const auth = !tokensOn && options.trustClientSession ? null : authExtension(options, hooks, expire);
   return { limiter, auth, origins };
 }
 
 function authExtension(
-  node: BayouNode,
   options: ResolvedOptions,
   hooks: ReturnType<typeof createAuthHooks> | null,
+  expire: (clientId: string) => void,
 ): AuthExtension {
   const tokensOn = hooks?.tokensOn === true;
-  const { kernel } = node;
   return new AuthExtension({
     hooks: tokensOn ? hooks : null,
-    expire: (session) => {
-      const s = kernel.sessions.find(session.id);
-      if (s !== undefined) kernel.sessions.remove(s, 'token-expired');
-    },
+    expire: (session) => expire(session.id),
     trustClientSession: options.trustClientSession,
     tick: options.sweepInterval,
     ...(options.auth?.tokens?.clockTolerance !== undefined

@@ -11,7 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { presencePatterns } from '../auth/channel-rules.js';
-import { ExtensionPipeline } from '../bayeux/extensions.js';
+import { type Extension, ExtensionPipeline } from '../bayeux/extensions.js';
 import { type AppPort, BayouApp, type BayouStats } from '../bayou-app.js';
 import { SubscriptionIndex } from '../channels/subscription-index.js';
 import { DeltaExtension } from '../delta/delta-extension.js';
@@ -84,7 +84,17 @@ interface Base {
   findSession(clientId: unknown): Session | undefined;
 }
 
-export function createNode(options: ResolvedOptions, log: FastifyBaseLogger, engine: Engine): BayouNode {
+/**
+ * The node's kernel side. `builtIn`: the built-in extensions the composition root made
+ * (guards, ordered long-polling, streams), registered here with the protocol's own — one
+ * place; the pipeline runs them by stage (`bayeux/extensions.ts`), the app's come later.
+ */
+export function createNode(
+  options: ResolvedOptions,
+  log: FastifyBaseLogger,
+  engine: Engine,
+  builtIn: readonly Extension[] = [],
+): BayouNode {
   const base = buildBase(options, log, engine, {
     findSession: (clientId) => sessions.findSession(clientId),
     link: () => operator.control,
@@ -115,6 +125,7 @@ export function createNode(options: ResolvedOptions, log: FastifyBaseLogger, eng
   const { index, records, providers, extensions, broker } = { ...base, broker: engine.broker };
   const subscriptions = new Subscriptions(index, records, providers, broker, extensions, guards, occupancy);
   const sessions = buildSessions(base, { guards, presence, subscriptions });
+  for (const extension of [...sessions.protocol, ...builtIn]) extensions.add(extension);
   const channels = new ChannelOps(subscriptions, presence, records, extensions);
   const kernel = new Kernel({
     ...base,
@@ -224,6 +235,8 @@ interface Sessions {
   readonly connects: Connects;
   /** The replay extension, which also tells sessions of a gap the engine could not fill. */
   readonly replay: ReplayExtension;
+  /** The protocol's extensions built with the sessions (ack, replay, delta), registered by `createNode`. */
+  readonly protocol: readonly Extension[];
   findSession(clientId: unknown): Session | undefined;
 }
 
@@ -246,10 +259,8 @@ function buildSessions(
     options.maxQueuedMessages,
     base.tracing === null ? null : base.tracing.acked,
   );
-  extensions.add(ack);
   const replay = new ReplayExtension(base.engine.history);
-  extensions.add(replay);
-  extensions.add(new DeltaExtension(replay));
+  const protocol = [ack, replay, new DeltaExtension(replay)];
   const outbound: Outbound = new Outbound(
     (s) => connects.complete(s),
     (s) => ends.dropSlowConsumer(s),
@@ -264,7 +275,7 @@ function buildSessions(
     const session = registry.get(clientId);
     return session?.state === 'removed' ? undefined : session;
   };
-  return { registry, ends, outbound, connects, replay, findSession };
+  return { registry, ends, outbound, connects, replay, protocol, findSession };
 }
 
 /** The server API's side of the node: its own operations, the path between nodes, and what operators may call. */

@@ -32,32 +32,37 @@ export function recycleFrame(kind: StreamKind, clientId: string, marker?: string
   return `[${connectReplyJson(undefined, clientId, RECYCLE_ADVICE)}${tail}]\n`;
 }
 
+/**
+ * The streams' extension (stage `protocol`): ends a session's stream with the session. Built
+ * by the composition root with the node's other extensions, handed to the hub (the key of
+ * each session's stream in its `extensionState`).
+ */
+export class StreamsExtension implements Extension {
+  readonly name = 'streams';
+  readonly stage = 'protocol';
+
+  removed(session: ExtensionSession): void {
+    if (!session.carrierKind.keepsSession) return;
+    (session.extensionState.get(this) as StreamLink | undefined)?.end();
+  }
+}
+
 export class StreamHub implements StreamHost {
   readonly maxBytes: number;
   readonly maxMessages: number;
   clock = Date.now();
   private readonly open = new Set<StreamLink>();
   private readonly timer: NodeJS.Timeout;
-  /** Ends a stream with its session; refuses a stream to a session that cannot take one. */
-  readonly extension: Extension;
-
   constructor(
     private readonly kernel: TransportKernel,
     private readonly options: StreamHubOptions,
+    /** Ends a stream with its session; the key of its stream in a session's `extensionState`. */
+    readonly extension: StreamsExtension,
   ) {
     this.maxBytes = options.streamMaxBytes;
     this.maxMessages = Math.max(1, Math.floor(options.maxQueuedMessages / 2));
     this.timer = setInterval(() => this.sweep(Date.now()), options.sweepInterval);
     this.timer.unref();
-    const hub = this;
-    this.extension = {
-      name: 'streams',
-      stage: 'protocol',
-      removed(session: ExtensionSession): void {
-        if (!session.carrierKind.keepsSession) return;
-        (session.extensionState.get(hub.extension) as StreamLink | undefined)?.end();
-      },
-    };
   }
 
   /** Open streams by type, for the metrics. */
