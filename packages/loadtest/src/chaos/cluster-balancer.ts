@@ -1,16 +1,18 @@
-/** Starts the round-robin balancer (`round-robin.ts`) in its own process over `ports`. */
+/** Starts the round-robin balancer (`round-robin.ts`) in its own processes over `ports`. */
 import { fork } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import { track } from './cluster-processes.js';
 import { compiled } from './cluster-workers.js';
 
+/** Balancer processes: one per core, at most 2 (its primary only accepts connections). */
+export const BALANCER_WORKERS = Math.min(2, availableParallelism());
+
 /** Resolves with the balancer's port once it listens on loopback. */
-export function startBalancer(ports: readonly number[]): Promise<number> {
+export function startBalancer(ports: readonly number[], workers = BALANCER_WORKERS): Promise<number> {
   const child = track(
-    fork(
-      compiled('round-robin'),
-      ports.map((p) => String(p)),
-      { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
-    ),
+    fork(compiled('round-robin'), [String(workers), ...ports.map((p) => String(p))], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    }),
   );
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('the balancer did not start within 15 s')), 15_000);

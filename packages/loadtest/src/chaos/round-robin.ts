@@ -1,35 +1,43 @@
 /**
- * The chaos cluster's load balancer, run in its own process: plain round-robin with no
+ * The chaos cluster's load balancer, run in its own processes: plain round-robin with no
  * affinity — every HTTP request and every WebSocket upgrade goes to the next node in
  * turn. A node that refuses the connection (dead, or not yet restarted) is passed over
  * for a second and the request goes to the next one, as nginx's `proxy_next_upstream
  * error` does; a request is never sent twice once a node has accepted its connection
- * (a publish could be applied twice). Usage: `node round-robin.js <port>...`; it reports
- * `{ type: 'listening', port }` over IPC.
+ * (a publish could be applied twice). A node whose `/readyz` does not answer 200 (asked
+ * every `READY_POLL_MS`: a draining node turns not ready first) gets no new request, as
+ * a Kubernetes Service or a balancer's health check does; what it holds (WebSockets, a
+ * relayed long-poll) stays where it is.
+ *
+ * Usage: `node round-robin.js <workers> <port>...`; with more than one worker the
+ * listening socket is shared through `node:cluster` (the primary only accepts and hands
+ * connections over, so a busy worker does not hold new connections in the kernel's
+ * queue — one busy process accepted about 5 a second under a 2,000-client storm, and the
+ * clients' WebSocket upgrades timed out). It reports `{ type: 'listening', port }` over IPC.
  */
+import cluster from 'node:cluster';
 import { Agent, createServer, type IncomingMessage, request, type ServerResponse } from 'node:http';
 import { connect, type Socket } from 'node:net';
+import { Rotation } from './rotation.js';
 
-const ports = process.argv.slice(2).map(Number);
-const agent = new Agent({ keepAlive: true, maxSockets: 4096 });
-/** port → time until which it is passed over. */
-const downUntil = new Map<number, number>();
-let next = 0;
+/** How often each node's readiness is asked, ms. */
+const READY_POLL_MS = 500;
 
-function pick(tried: ReadonlySet<number>): number | null {
-  const now = Date.now();
-  for (let i = 0; i < ports.length; i++) {
-    const port = ports[next++ % ports.length] as number;
-    if (!tried.has(port) && (downUntil.get(port) ?? 0) <= now) return port;
-  }
-  for (const port of ports) if (!tried.has(port)) return port; // all marked down: try anyway
-  return null;
-}
+const [workersArg, ...portArgs] = process.argv.slice(2);
+const ports = portArgs.map(Number);
+const workers = Math.max(1, Number(workersArg) || 1);
 
 const refused = (err: NodeJS.ErrnoException) => err.code === 'ECONNREFUSED';
 
-function forward(req: IncomingMessage, res: ServerResponse, body: Buffer, tried: Set<number>): void {
-  const port = pick(tried);
+function forward(
+  rotation: Rotation,
+  agent: Agent,
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: Buffer,
+  tried: Set<number>,
+): void {
+  const port = rotation.pick(tried);
   if (port === null) {
     res.writeHead(502, { 'content-type': 'text/plain' }).end('no node reachable');
     return;
@@ -45,8 +53,8 @@ function forward(req: IncomingMessage, res: ServerResponse, body: Buffer, tried:
   );
   upstream.on('error', (err: NodeJS.ErrnoException) => {
     if (refused(err)) {
-      downUntil.set(port, Date.now() + 1000);
-      forward(req, res, body, tried);
+      rotation.refused(port);
+      forward(rotation, agent, req, res, body, tried);
     } else if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' }).end('bad gateway');
     else res.destroy();
   });
@@ -56,8 +64,14 @@ function forward(req: IncomingMessage, res: ServerResponse, body: Buffer, tried:
   upstream.end(body);
 }
 
-function upgrade(req: IncomingMessage, socket: Socket, head: Buffer, tried: Set<number>): void {
-  const port = pick(tried);
+function upgrade(
+  rotation: Rotation,
+  req: IncomingMessage,
+  socket: Socket,
+  head: Buffer,
+  tried: Set<number>,
+): void {
+  const port = rotation.pick(tried);
   if (port === null) {
     socket.destroy();
     return;
@@ -76,25 +90,65 @@ function upgrade(req: IncomingMessage, socket: Socket, head: Buffer, tried: Set<
   });
   upstream.on('error', (err: NodeJS.ErrnoException) => {
     if (refused(err) && !socket.destroyed) {
-      downUntil.set(port, Date.now() + 1000);
-      upgrade(req, socket, head, tried);
+      rotation.refused(port);
+      upgrade(rotation, req, socket, head, tried);
     } else socket.destroy();
   });
   socket.on('error', () => upstream.destroy());
 }
 
-const server = createServer((req, res) => {
-  // Bodies here are Bayeux batches and publishes: small, read whole so a refused node can be skipped.
-  const chunks: Buffer[] = [];
-  req.on('data', (c: Buffer) => chunks.push(c));
-  req.on('end', () => forward(req, res, Buffer.concat(chunks), new Set()));
-  req.on('error', () => res.destroy());
-});
-server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) =>
-  upgrade(req, socket, head, new Set()),
-);
-server.keepAliveTimeout = 65_000;
-server.listen(0, '127.0.0.1', () => {
-  process.send?.({ type: 'listening', port: (server.address() as { port: number }).port });
-});
-process.on('disconnect', () => process.exit(0));
+/** Asks every node's `/readyz` each `READY_POLL_MS`; a node that does not answer 200 counts as not ready. */
+function watchReadiness(rotation: Rotation): void {
+  const ask = (port: number) =>
+    fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(READY_POLL_MS * 2) })
+      .then(async (r) => {
+        await r.arrayBuffer();
+        rotation.ready(port, r.status === 200);
+      })
+      .catch(() => rotation.ready(port, false));
+  let asking = false;
+  setInterval(() => {
+    if (asking) return;
+    asking = true;
+    void Promise.all(rotation.ports.map(ask)).finally(() => {
+      asking = false;
+    });
+  }, READY_POLL_MS).unref();
+}
+
+function serve(report: (port: number) => void): void {
+  const rotation = new Rotation(ports);
+  const agent = new Agent({ keepAlive: true, maxSockets: 4096 });
+  const server = createServer((req, res) => {
+    // Bodies here are Bayeux batches and publishes: small, read whole so a refused node can be skipped.
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => forward(rotation, agent, req, res, Buffer.concat(chunks), new Set()));
+    req.on('error', () => res.destroy());
+  });
+  server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) =>
+    upgrade(rotation, req, socket, head, new Set()),
+  );
+  server.keepAliveTimeout = 65_000;
+  watchReadiness(rotation);
+  server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, () => {
+    report((server.address() as { port: number }).port);
+  });
+}
+
+if (ports.length > 0) {
+  if (workers > 1 && cluster.isPrimary) {
+    // The primary accepts and hands connections round-robin to the workers (cluster's default on Linux).
+    let reported = false;
+    for (let w = 0; w < workers; w++) {
+      const worker = cluster.fork();
+      worker.on('message', (m: { type?: string; port?: number }) => {
+        if (m.type !== 'listening' || reported) return;
+        reported = true;
+        process.send?.(m);
+      });
+    }
+    cluster.on('exit', () => process.exit(1));
+  } else serve((port) => process.send?.({ type: 'listening', port }));
+  process.on('disconnect', () => process.exit(0));
+}
