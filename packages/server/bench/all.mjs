@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // @ts-check
 // This package's `pnpm bench`: the records benchmark, the history memory benchmark, the
-// backend hooks benchmark, the presence benchmark and the bandwidth benchmark, each handed the flags it knows
+// backend hooks benchmark, the presence benchmark and the bandwidth benchmarks (WebSocket, HTTP, the
+// HTTP codecs), each handed the flags it knows
 // (`--quick` goes to each).
 import { spawnSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
@@ -40,6 +41,8 @@ for (const [script, names] of /** @type {[string, Flag[]][]} */ ([
   ['hooks.mjs', ['quick', 'events', 'subscribes', 'rounds']],
   ['presence.mjs', ['quick', 'clients']],
   ['bandwidth.mjs', ['quick', 'clients', 'seconds', 'idle']],
+  ['http-bandwidth.mjs', ['quick', 'clients', 'seconds']],
+  ['http-codecs.mjs', ['quick']],
 ])) {
   const file = new URL(script, import.meta.url).pathname;
   const { status } = spawnSync(process.execPath, [file, ...flags(names)], { stdio: 'inherit' });

@@ -1,28 +1,32 @@
 #!/usr/bin/env node
 // @ts-check
 // Bandwidth benchmark: deltas (`ext.delta` on subscribe) and permessage-deflate
-// (`--compression`) on two feeds, over raw WebSocket clients, the server `bayou start` in a
-// child process (a fresh one per row):
-//   price: a grid of 10,000 rows /grid/<i>, 30 fields each, 4 of which change per update;
-//          every client watches 1,000 random rows (fan-out about 10);
-//   chat:  100 rooms /room/<i>, messages of a user, a room and a sentence of ~100 chars;
-//          every client is in 10 random rooms (fan-out about 10).
-// For plain / delta / deflate / delta+deflate it reports the bytes on the wire per delivered
-// message (subscribers' sockets, both directions), the server CPU per delivered message at a
-// fixed 20,000 deliveries/s and at saturation (closed loop), and for the idle part the RSS
-// per idle session (10,000 sessions, each handshaken and subscribed) with compression off and
-// on (clients compressing everything they send, as browsers do). With BAYOU_BASELINE=<dir of
-// an older packages/server> the plain rows and the idle part run on that build too.
+// (`--compression`) on the feeds of feeds.mjs (price, chat, ticker), over raw WebSocket
+// clients, the server `bayou start` in a child process (a fresh one per row).
+// For each mode it reports the bytes on the wire per delivered message (subscribers'
+// sockets, both directions), the server CPU per delivered message at a fixed 20,000
+// deliveries/s and at saturation (closed loop), messages per frame and the server's RSS, and
+// for the idle part the RSS per idle session (10,000 sessions, each handshaken and
+// subscribed) with compression off and on (clients compressing everything they send, as
+// browsers do). With BAYOU_BASELINE=<dir of an older packages/server> the plain rows and the
+// idle part run on that build too; with --builds label=dir,... every mode runs on those too.
 //
-// With --rounds N every row runs N times, interleaved, and the summary takes medians.
+// Modes (--modes, comma-separated): plain, delta, deflate, delta+deflate, each optionally
+// with @<threshold> (--compression-threshold) and +acks (clients asking for numbered frames
+// and reporting them as @bayou/client does: its default path). With --rounds N every row
+// runs N times, interleaved, and the summary takes medians. BAYOU_BENCH_FLAGS adds server
+// flags; BAYOU_BENCH_NODE_ARGS node flags (--cpu-prof: the server then ends on SIGTERM).
 //
-//   node packages/server/bench/bandwidth.mjs [--quick] [--clients 100] [--seconds 5] [--idle 10000] [--rounds 1]
-import { spawn } from 'node:child_process';
+//   node packages/server/bench/bandwidth.mjs [--quick] [--clients 100] [--seconds 5] [--idle 10000]
+//     [--rounds 1] [--feeds price,chat] [--modes plain,delta,deflate,delta+deflate]
+//     [--builds label=dir,...] [--no-idle] [--no-saturation]
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
+import { cpuSeconds, rss, startServer } from './bench-server.mjs';
+import { FEED_MAKERS, priceFeed, random, reseed } from './feeds.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const { values } = parseArgs({
@@ -36,6 +40,7 @@ const { values } = parseArgs({
     modes: { type: 'string' },
     'no-idle': { type: 'boolean' },
     'no-saturation': { type: 'boolean' },
+    'only-idle': { type: 'boolean' },
     builds: { type: 'string' },
   },
 });
@@ -45,168 +50,20 @@ const SECONDS = Number(values.seconds ?? (quick ? 2 : 5));
 const IDLE = Number(values.idle ?? (quick ? 1000 : 10_000));
 const ROUNDS = Number(values.rounds ?? 1);
 const FEEDS = (values.feeds ?? 'price,chat').split(',');
-/** Server flags added to every row (BAYOU_BENCH_FLAGS), and node flags (BAYOU_BENCH_NODE_ARGS, e.g. --cpu-prof). */
-const EXTRA_FLAGS = (process.env.BAYOU_BENCH_FLAGS ?? '').split(' ').filter(Boolean);
-const NODE_ARGS = (process.env.BAYOU_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-const ROWS = 10_000;
-const ROWS_PER_CLIENT = 1000;
-const ROOMS = 100;
-const ROOMS_PER_CLIENT = 10;
 const FIXED_RATE = 20_000;
 const OUTSTANDING = 5000;
+/**
+ * Idle sessions opened at once. 200 at once made 15-26% of them answered `402::session_unknown`
+ * on their first connect (main at a39372b too; 20 at once: none): see the server README.
+ */
+const IDLE_WAVE = 50;
 const TICK = 10;
 
 /** @param {number} ms */
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-let seed = 7;
-/** A small seeded generator, so every row runs the same feed. */
-const random = () => {
-  seed = (seed * 1103515245 + 12345) % 2 ** 31;
-  return seed / 2 ** 31;
-};
-
-// ---------------------------------------------------------------------------------------
-// Feeds
-
-/** @typedef {{ name: string, channels: string[], perClient: number, next: (i: number) => unknown }} Feed */
-
-/** @returns {Feed} */
-function priceFeed() {
-  const rows = Array.from({ length: ROWS }, (_, i) => {
-    /** @type {Record<string, unknown>} */
-    const row = {
-      symbol: `SYM${i}`,
-      venue: 'XLON',
-      currency: 'GBP',
-      isin: `GB00${String(i).padStart(8, '0')}`,
-    };
-    for (let f = 0; f < 22; f++) row[`f${f}`] = Math.round(random() * 1e6) / 100;
-    return Object.assign(row, { bid: 100, ask: 100.5, last: 100.2, time: 0 });
-  });
-  return {
-    name: 'price',
-    channels: rows.map((_, i) => `/grid/${i}`),
-    perClient: ROWS_PER_CLIENT,
-    next: (i) => {
-      const row = /** @type {{ bid: number, ask: number, last: number, time: number }} */ (rows[i]);
-      const move = Math.round((random() - 0.5) * 20) / 100;
-      row.bid = Math.round((row.bid + move) * 100) / 100;
-      row.ask = Math.round((row.bid + 0.5) * 100) / 100;
-      row.last = row.bid;
-      row.time = Date.now();
-      return row;
-    },
-  };
-}
-
-const WORDS =
-  'the market opened higher on strong earnings while bonds slipped and traders waited for the central bank decision later today'.split(
-    ' ',
-  );
-
-/** @returns {Feed} */
-function chatFeed() {
-  return {
-    name: 'chat',
-    channels: Array.from({ length: ROOMS }, (_, i) => `/room/${i}`),
-    perClient: ROOMS_PER_CLIENT,
-    next: (i) => {
-      const words = Array.from({ length: 16 }, () => WORDS[Math.floor(random() * WORDS.length)]);
-      return { user: `user${Math.floor(random() * 1000)}`, room: i, text: words.join(' '), time: Date.now() };
-    },
-  };
-}
-
-/**
- * One channel every client follows (a broadcast: the same frame for every session, the case
- * the shared compressed frame is for): a tick of a few fields and a short headline.
- * @returns {Feed}
- */
-function tickerFeed() {
-  let price = 100;
-  return {
-    name: 'ticker',
-    channels: ['/ticker'],
-    perClient: 1,
-    next: () => {
-      price = Math.round((price + (random() - 0.5)) * 100) / 100;
-      const words = Array.from({ length: 8 }, () => WORDS[Math.floor(random() * WORDS.length)]);
-      return {
-        symbol: 'FTSE',
-        price,
-        change: Math.round((price - 100) * 100) / 100,
-        time: Date.now(),
-        note: words.join(' '),
-      };
-    },
-  };
-}
-
-/** @type {Record<string, () => Feed>} */
-const FEED_MAKERS = { price: priceFeed, chat: chatFeed, ticker: tickerFeed };
-
 // ---------------------------------------------------------------------------------------
 // Server
-
-/**
- * `bayou start` of `serverDir` in a child process.
- * @param {string} serverDir
- * @param {string[]} flags
- * @returns {Promise<{ url: string, pid: number, stop: () => void }>}
- */
-function startServer(serverDir, flags) {
-  const child = spawn(
-    process.execPath,
-    [
-      ...NODE_ARGS,
-      resolve(serverDir, 'dist/cli.js'),
-      'start',
-      '--port',
-      '0',
-      '--host',
-      '127.0.0.1',
-      '--log-level',
-      'warn',
-      ...flags,
-      ...EXTRA_FLAGS,
-    ],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-      env: {
-        ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'BAYOU_BASELINE')),
-        BAYOU_MAX_SESSIONS_PER_IP: '0',
-        BAYOU_HANDSHAKE_RATE: '0',
-        BAYOU_PUBLISH_RATE: '0',
-      },
-    },
-  );
-  return new Promise((resolveStart, reject) => {
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
-    child.stdout.on('data', (d) => {
-      const m = /listening on (http:\/\/\S+)/.exec(d.toString());
-      if (m?.[1] && child.pid !== undefined)
-        resolveStart({
-          url: `${m[1].replace(/^http/, 'ws')}/bayeux`,
-          pid: child.pid,
-          // A profiled server exits on its own (SIGTERM) to write its profile.
-          stop: () => child.kill(NODE_ARGS.length > 0 ? 'SIGTERM' : 'SIGKILL'),
-        });
-    });
-  });
-}
-
-/** @param {number} pid CPU seconds (user + system) of the process so far. */
-function cpuSeconds(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-/** @param {number} pid resident memory in bytes. */
-function rss(pid) {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return Number(m?.[1]) * 1024;
-}
 
 // ---------------------------------------------------------------------------------------
 // Clients
@@ -295,7 +152,7 @@ function openClient(url, o) {
           else if (m.successful)
             ws.send(JSON.stringify([{ channel: '/meta/connect', clientId, connectionType: 'websocket' }]));
         } else if (m.channel === '/meta/subscribe') {
-          if (!m.successful) reject(new Error(`subscribe refused: ${m.error}`));
+          if (!m.successful) reject(new Error(`subscribe refused: ${JSON.stringify(m)}`));
           else resolveOpen({ ws, clientId, socket: /** @type {any} */ (ws)._socket });
         } else if (!m.channel.startsWith('/meta/')) {
           delivered++;
@@ -315,7 +172,7 @@ const wireBytes = (clients) =>
 
 /**
  * @param {string} serverDir
- * @param {Feed} feed
+ * @param {import('./feeds.mjs').Feed} feed
  * @param {{ delta: boolean, deflate: boolean, threshold?: string, acks?: boolean }} mode
  */
 async function runRow(serverDir, feed, mode) {
@@ -444,12 +301,13 @@ async function runRow(serverDir, feed, mode) {
 async function idleRow(serverDir, deflate) {
   const server = await startServer(serverDir, deflate ? ['--compression'] : []);
   const clients = [];
+  let failed = 0;
   try {
     await sleep(500);
     const before = rss(server.pid);
-    for (let i = 0; i < IDLE; i += 200) {
+    for (let i = 0; i < IDLE; i += IDLE_WAVE) {
       const wave = [];
-      for (let j = i; j < Math.min(IDLE, i + 200); j++)
+      for (let j = i; j < Math.min(IDLE, i + IDLE_WAVE); j++)
         wave.push(
           openClient(server.url, {
             deflate,
@@ -459,11 +317,19 @@ async function idleRow(serverDir, deflate) {
             onMessage: () => {},
           }),
         );
-      clients.push(...(await Promise.all(wave)));
+      for (const r of await Promise.allSettled(wave)) {
+        if (r.status === 'fulfilled') clients.push(r.value);
+        else failed++;
+      }
     }
     await sleep(2000);
     const negotiated = clients.filter((c) => c.ws.extensions !== '').length;
-    return { perSession: (rss(server.pid) - before) / IDLE, negotiated };
+    return {
+      perSession: (rss(server.pid) - before) / clients.length,
+      negotiated,
+      sessions: clients.length,
+      failed,
+    };
   } finally {
     for (const c of clients) c.ws.terminate();
     server.stop();
@@ -508,13 +374,13 @@ const uptime = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3
 console.log(`bandwidth bench: ${CLIENTS} clients, ${SECONDS} s windows, load average ${uptime()}`);
 /** @type {{ feed: string, mode: string, build: string, r: Awaited<ReturnType<typeof runRow>> }[]} */
 const rows = [];
-for (let round = 1; round <= ROUNDS; round++) {
+for (let round = 1; round <= (values['only-idle'] === true ? 0 : ROUNDS); round++) {
   for (const makeFeed of FEEDS.map((name) => FEED_MAKERS[name] ?? priceFeed)) {
     const feed = makeFeed();
     const runs = builds.flatMap((b) => modes.map((m) => ({ ...m, dir: b.dir, build: b.label })));
     if (baseline) runs.unshift({ ...parseMode('plain'), dir: resolve(baseline), build: 'baseline' });
     for (const m of runs) {
-      seed = 7;
+      reseed();
       const r = await runRow(m.dir, feed, m);
       rows.push({ feed: feed.name, mode: m.name, build: m.build, r });
       console.log(
@@ -550,6 +416,7 @@ const summary = (feed, mode, build) => {
   };
 };
 const first = builds[0]?.label ?? 'this';
+if (values['only-idle'] === true) FEEDS.length = 0;
 console.log(
   `\nmedians of ${ROUNDS} round(s); ratios against ${modes[0]?.name} of the same build (same feed)` +
     (builds.length > 1 ? `, and CPU against the same mode on ${first}:` : ':'),
@@ -586,7 +453,7 @@ for (const i of idle) {
   const r = await idleRow(i.dir, i.deflate);
   idleResults.push(r);
   console.log(
-    `compression ${i.name.padEnd(15)} ${(r.perSession / 1024).toFixed(2)} KB RSS per session (${r.negotiated} negotiated deflate)`,
+    `compression ${i.name.padEnd(15)} ${(r.perSession / 1024).toFixed(2)} KB RSS per session (${r.sessions} sessions, ${r.failed} failed to open, ${r.negotiated} negotiated deflate)`,
   );
 }
 const [on, off] = [idleResults.at(-1), idleResults.at(-2)];
