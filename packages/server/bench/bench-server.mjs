@@ -36,6 +36,8 @@ export function startServer(serverDir, flags) {
         ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'BAYOU_BASELINE')),
         BAYOU_MAX_SESSIONS_PER_IP: '0',
         BAYOU_HANDSHAKE_RATE: '0',
+        // The node's admission gate (1,000 handshakes/s by default) would refuse the idle flood.
+        BAYOU_MAX_HANDSHAKE_RATE: '0',
         BAYOU_PUBLISH_RATE: '0',
       },
     },

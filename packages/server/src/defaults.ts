@@ -35,7 +35,7 @@ const plugin = {
   maxPayloadBytes: PROTOCOL.maxPayloadBytes,
   maxBatchMessages: PROTOCOL.maxBatchMessages,
   compression: false,
-  compressionThreshold: 1024,
+  compressionThreshold: 256,
   maxSubscriptionsPerSession: 1_000,
   maxQueuedMessages: 10_000,
   maxQueuedBytes: 8 * MiB,

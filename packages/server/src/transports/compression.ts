@@ -5,9 +5,10 @@
  *
  * - the server never keeps a compressor per socket. It negotiates
  *   `server_no_context_takeover` (each message compressed on its own) and compresses a
- *   frame with a short-lived zlib stream (window 2^11, memLevel 4, ~20 KiB while it runs);
- *   a frame shared by many sockets (one publication reaching sessions alone in a turn) is
- *   compressed once for all of them;
+ *   frame with the process's one zlib stream, reset per frame (window 2^11, memLevel 4,
+ *   ~20 KiB for the process: `deflater.ts`); a frame shared by many sockets (the same
+ *   messages reaching sessions alike in a turn) is compressed once for all of them, a
+ *   numbered frame's shared head too (`compressedFrameOfParts`);
  * - what clients send is inflated by `ws` with a window of at most 2^11
  *   (`client_max_window_bits=11`; a client that cannot limit its window gets no
  *   compression) and no client context takeover, at most `WS_CONCURRENCY` inflates at
