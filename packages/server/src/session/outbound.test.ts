@@ -233,4 +233,27 @@ describe('Outbound frames', () => {
     expect(parts.map(([h, t]) => h.toString() + t)).toEqual(Array(3).fill(`[${x},${y},"#2"]`));
     expect(parts[0]?.[0]).toBe(parts[2]?.[0]);
   });
+
+  it('hands a compressing carrier the one frame a message reaching many sessions alone has (compressed once)', async () => {
+    vi.useFakeTimers();
+    const { session } = setup();
+    const sent: (Buffer | string)[] = [];
+    const link = (): Carrier => ({
+      kind: WEBSOCKET_CARRIER,
+      compressesShared: true,
+      sendText: (b: Buffer | string) => {
+        sent.push(b);
+        return Buffer.byteLength(b);
+      },
+      bufferedAmount: 0,
+      end: () => undefined,
+    });
+    const sessions = [session(), session(), session()];
+    for (const s of sessions) transition(s, { type: 'bind-carrier', carrier: link(), held: null }, 0, 10_000);
+    for (const s of sessions) s.enqueue('{"channel":"/x","data":1}');
+    await vi.runAllTimersAsync();
+    expect(sent).toHaveLength(3);
+    expect(sent[1]).toBe(sent[0]);
+    expect(sent[2]).toBe(sent[0]);
+  });
 });

@@ -255,6 +255,8 @@ export class Outbound {
    */
   private sendShared(carrier: Carrier, messages: readonly string[], tail: string | undefined): number {
     if (tail === undefined) {
+      // A single message's frame is the one already encoded for it (compressed once, as before).
+      if (messages.length === 1 && messages[0] === this.lastSingle) this.lastWhole ??= this.lastSingleFrame;
       this.lastWhole ??= Buffer.from(`[${messages.join(',')}]`, 'utf8');
       return carrier.sendText(this.lastWhole, messages.length);
     }
