@@ -245,6 +245,7 @@ describe('Outbound frames', () => {
         sent.push(b);
         return Buffer.byteLength(b);
       },
+      answer: () => 0,
       bufferedAmount: 0,
       end: () => undefined,
     });
