@@ -96,6 +96,31 @@ describe('DeltaExtension', () => {
     expect(s.enqueueHooks).toBeNull();
   });
 
+  it('never reads the state of a session without deltas (a real session would create its map)', () => {
+    const ext = new DeltaExtension(replay);
+    let reads = 0;
+    const s = fakeSession();
+    const state = s.extensionState;
+    Object.defineProperty(s, 'extensionState', {
+      get: () => {
+        reads++;
+        return state;
+      },
+    });
+    const plain: Message = { channel: '/meta/subscribe' };
+    ext.beforeSubscribe(s, '/p', plain);
+    ext.outgoing({ channel: '/meta/subscribe', successful: true }, plain, s);
+    ext.unsubscribed(s, '/p');
+    ext.removed(s);
+    expect(reads).toBe(0);
+    // One with deltas does, and lets go of them on removal.
+    ext.beforeSubscribe(s, '/p', asks);
+    expect(reads).toBeGreaterThan(0);
+    ext.removed(s);
+    expect(state.size).toBe(0);
+    expect(ext.channelCount).toBe(0);
+  });
+
   it('leaves other channels to the next hook', () => {
     const ext = new DeltaExtension(replay);
     const s = fakeSession();
