@@ -75,3 +75,24 @@ it('destroys on close the connections that have sent nothing, so the server can 
   // The connection that sent a request is the server's to close, not the guard's.
   expect(served.socket.destroyed).toBe(false);
 });
+
+it('keeps one plain close listener per accepted connection (no `once` wrapper) and counts its close once', async () => {
+  server = createServer((_req, res) => res.end('ok'));
+  const guard = new ConnectionGuard(server, { maxConnections: 0, handshakeTimeout: 0 }, false);
+  const accepted: Socket[] = [];
+  server.on('connection', (socket) => accepted.push(socket));
+  await new Promise<void>((r) => server?.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  const a = await open(port, '127.0.0.1');
+  expect(a.kept).toBe(true);
+  const serverSide = accepted[0] as Socket;
+  // A `once` listener is kept as a wrapper that names the listener it wraps.
+  const wrapped = serverSide.rawListeners('close').filter((l) => 'listener' in l);
+  expect(wrapped).toEqual([]);
+  expect(guard.stats.open).toBe(1);
+  a.socket.destroy();
+  await expect.poll(() => guard.stats.open).toBe(0);
+  serverSide.emit('close', false);
+  expect(guard.stats.open).toBe(0);
+  guard.close();
+});

