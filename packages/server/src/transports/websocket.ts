@@ -23,7 +23,7 @@ import type { OriginGuard } from './origin-guard.js';
 import { pathOf, requestInfo } from './request-info.js';
 import { BATCH_DONE, BATCH_FAILED, runBatch } from './transport.js';
 import type { TransportKernel } from './transport-kernel.js';
-import { releaseInflater, socketOf } from './ws-fast-path.js';
+import { releaseInflater, releaseReceiveQueue, socketOf } from './ws-fast-path.js';
 import { type LinkHost, type WebSocketLink, webSocketLinkClass } from './ws-link.js';
 
 type WebSocketOptions = Pick<
@@ -208,6 +208,7 @@ function rejectUpgrade(socket: Duplex, status: number, text: string): void {
 
 function onSocketMessage(this: WebSocketLink, data: Buffer, isBinary: boolean): void {
   if (this.deflates) releaseInflater(this);
+  releaseReceiveQueue(this);
   const text = isBinary ? '' : data.toString('utf8');
   if (this.tail !== null && this.open === null) {
     const tail: Promise<void> = this.tail

@@ -8,7 +8,14 @@ import { Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
 import { eventually } from '../../../../scripts/eventually.mjs';
-import { SENDER_IDLE, senderIdle, socketOf, type WsInternals } from './ws-fast-path.js';
+import {
+  forgetPeerAddress,
+  releaseReceiveQueue,
+  SENDER_IDLE,
+  senderIdle,
+  socketOf,
+  type WsInternals,
+} from './ws-fast-path.js';
 import { type LinkHost, type WebSocketLink, webSocketLinkClass } from './ws-link.js';
 
 const closers: Array<() => Promise<void>> = [];
@@ -84,5 +91,51 @@ describe('the ws internals of the WebSocket fast path', () => {
     expect(socket.bytesWritten + socket.writableLength - before).toBe(5);
     await until(received, 4);
     expect(received).toEqual(['binary first', 'text [2]', 'text [3]', 'text [4]']);
+  });
+
+  it("lets go of the receiver's grown chunk queue once a message is in, and never of a chunk not yet read", async () => {
+    const { link, client } = await pair();
+    const receiver = (link as unknown as WsInternals)._receiver;
+    expect(Array.isArray(receiver._buffers)).toBe(true);
+    const got: string[] = [];
+    /** What the queue held when each message was handed over, before and after the release. */
+    const queued: Array<[number, boolean]> = [];
+    link.on('message', (data) => {
+      const before = receiver._buffers;
+      releaseReceiveQueue(link);
+      queued.push([before.length, receiver._buffers !== before]);
+      got.push(String(data));
+    });
+    client.send('one');
+    await eventually(() => got.length === 1, 5000, 'the first message');
+    // Nothing left to read: a fresh array took the place of the one that grew.
+    expect(queued[0]).toEqual([0, true]);
+    expect(receiver._buffers).toHaveLength(0);
+    // Two frames in one write (the second still queued when the first is handed over), then
+    // a message larger than one read: every byte arrives, in order.
+    const big = 'x'.repeat(300_000);
+    (client as unknown as WsInternals)._socket.cork();
+    client.send('two');
+    client.send('three');
+    (client as unknown as WsInternals)._socket.uncork();
+    client.send(big);
+    await eventually(() => got.length === 4, 5000, 'four messages');
+    expect(got.slice(1, 3)).toEqual(['two', 'three']);
+    expect(got[3]).toBe(big);
+    expect(queued.some(([length, replaced]) => length > 0 && !replaced)).toBe(true);
+    expect(queued.every(([length, replaced]) => replaced === (length === 0))).toBe(true);
+  });
+
+  it("drops the socket's cached peer address, and Node reads it again when asked", async () => {
+    const { link, client } = await pair();
+    const socket = socketOf(link);
+    const cached = socket as unknown as { _peername?: { port: number } };
+    const port = (client as unknown as WsInternals)._socket.localPort;
+    expect(socket.remotePort).toBe(port);
+    expect(cached._peername?.port).toBe(port);
+    forgetPeerAddress(socket);
+    expect(cached._peername).toBeUndefined();
+    expect(socket.remoteAddress).toBe('127.0.0.1');
+    expect(socket.remotePort).toBe(port);
   });
 });

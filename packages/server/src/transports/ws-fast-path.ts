@@ -14,6 +14,10 @@ export interface WsInternals {
   _socket: Socket;
   /** Negotiated extensions; `permessage-deflate`'s keeps its inflater in `_inflate`. */
   _extensions: { 'permessage-deflate'?: { _inflate: { close(): void } | null } };
+  _receiver: {
+    /** Chunks read from the socket and not yet parsed: pushed on, shifted off. */
+    _buffers: Buffer[];
+  };
   _sender: {
     /** `DEFAULT` (0) while the sender writes at once; else reading a Blob or deflating. */
     _state: number;
@@ -84,4 +88,27 @@ export function releaseInflater(ws: WebSocket): void {
     deflate._inflate.close();
     deflate._inflate = null;
   }
+}
+
+/**
+ * Gives the receiver a fresh, empty chunk queue when the one it has is empty (called from
+ * the `message` handler). `ws` pushes every chunk read from the socket on one array and
+ * shifts it off: after the first message its backing store has room for 17 chunks
+ * (152 bytes) and keeps it for the life of the socket, an idle one included; an empty
+ * array holds no backing store. Only an empty queue is replaced: nothing read is ever
+ * dropped, and the receiver reads the field afresh for every chunk.
+ */
+export function releaseReceiveQueue(ws: WebSocket): void {
+  const receiver = (ws as unknown as WsInternals)._receiver;
+  if (receiver._buffers.length === 0) receiver._buffers = [];
+}
+
+/**
+ * Drops the peer address a `net.Socket` caches (`_peername`, an object of address, family
+ * and port, made the first time `remoteAddress` is read); Node makes it again from the
+ * handle when it is next read, and keeps `{}` once the handle is gone as it does anyway.
+ */
+export function forgetPeerAddress(socket: Socket): void {
+  const cached = socket as unknown as { _peername?: unknown };
+  if (cached._peername !== undefined) cached._peername = undefined;
 }
