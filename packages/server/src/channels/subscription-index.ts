@@ -10,8 +10,18 @@ import type { PublicationDelivery, Session } from '../session/session.js';
 
 const NONE: ReadonlySet<Session> = new Set();
 
+/**
+ * The sessions subscribed to one name, and the name itself: each session keeps this one
+ * string among its subscriptions, not the copy its subscribe message was parsed into.
+ */
+class Subscribers extends Set<Session> {
+  constructor(readonly name: string) {
+    super();
+  }
+}
+
 export class SubscriptionIndex {
-  private readonly byName = new Map<string, Set<Session>>();
+  private readonly byName = new Map<string, Subscribers>();
   private stamp = 0;
 
   /** Returns `true` when this is the first subscriber of `name`. */
@@ -19,11 +29,11 @@ export class SubscriptionIndex {
     let set = this.byName.get(name);
     const first = set === undefined;
     if (set === undefined) {
-      set = new Set();
+      set = new Subscribers(name);
       this.byName.set(name, set);
     }
     set.add(session);
-    session.subscriptions.add(name);
+    session.subscriptions.add(set.name);
     return first;
   }
 

@@ -12,6 +12,7 @@ import type { Publication } from '../engine/engine.js';
 import type { TransportName } from '../types.js';
 import type { Carrier, CarrierKind } from './carrier.js';
 import type { HeldConnect, Lifecycle, SessionState } from './session-lifecycle.js';
+import { SubscriptionSet } from './subscription-set.js';
 
 /** What applications and hooks see of a session. */
 export interface ServerSession {
@@ -115,7 +116,8 @@ export class Session implements ExtensionSession, Lifecycle {
 
   /** The kind of carrier its last connect named (see `carriedBy`). */
   private kind: CarrierKind;
-  readonly subscriptions = new Set<string>();
+  /** Its channels and patterns: one in a field, a `Set` from the second (`subscription-set.ts`). */
+  readonly subscriptions = new SubscriptionSet();
   /** Serialized messages waiting for the next flush; changed only by this class's methods. */
   private pending: string[] = [];
   /**
