@@ -107,7 +107,6 @@ export interface SessionHost {
 
 export class Session implements ExtensionSession, Lifecycle {
   readonly id: string;
-  readonly createdAt = Date.now();
   // Lifecycle fields: written only by `transition()` (session-lifecycle.ts).
   state: SessionState = 'handshaken';
   carrier: Carrier | null = null;

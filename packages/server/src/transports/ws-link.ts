@@ -15,7 +15,7 @@ import { WEBSOCKET_CARRIER } from './carrier-kinds.js';
 import { compressedFrame, compressedFrameOfParts } from './compression.js';
 import { keepAfterHandshake } from './request-info.js';
 import type { TransportKernel } from './transport-kernel.js';
-import { senderIdle, socketOf, textFrame } from './ws-fast-path.js';
+import { forgetPeerAddress, senderIdle, socketOf, textFrame } from './ws-fast-path.js';
 
 /** What every link of one server shares: the kernel and the limits. */
 export interface LinkHost {
@@ -120,6 +120,10 @@ export abstract class WebSocketLink extends WebSocket implements Carrier {
         this.secure = this.summary.secure === true;
         this.summary = NO_REQUEST;
       }
+      // The socket cached its peer's address as an object when the upgrade's IP was read
+      // (56 bytes for as long as it lives); the IP is kept above, and Node reads the
+      // address again should anything ask.
+      forgetPeerAddress(socketOf(this));
       this.trimmed = true;
     }
   }
