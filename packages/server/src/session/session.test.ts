@@ -34,6 +34,26 @@ describe('Session queue bytes', () => {
     expect(session.queuedBytes).toBe(7 + 9 + 8 + 7);
   });
 
+  it('shares one empty queue among idle sessions, and hands every drain an array of its own', () => {
+    const a = host(100, 1_000).session;
+    const b = host(100, 1_000).session;
+    // Nothing queued: both hold the same (frozen) empty array, none of their own.
+    expect(a.queue).toBe(b.queue);
+    expect(Object.isFrozen(a.queue)).toBe(true);
+    const empty = a.drain();
+    empty.push('mine');
+    expect(a.drain()).not.toBe(empty);
+    expect(b.queue).toHaveLength(0);
+    a.insert(0, '{"x":1}');
+    expect(a.queue).toEqual(['{"x":1}']);
+    expect(b.queue).toHaveLength(0);
+    expect(a.drain()).toEqual(['{"x":1}']);
+    expect(a.queue).toBe(b.queue);
+    b.requeue(['{"y":2}']);
+    expect(b.queue).toEqual(['{"y":2}']);
+    expect(a.queue).toHaveLength(0);
+  });
+
   it('asks the host for room once the queue holds maxQueuedBytes, far below maxQueuedMessages', () => {
     const { session, overflows } = host(10_000, 100);
     const message = `"${'x'.repeat(38)}"`; // 40 characters

@@ -105,6 +105,9 @@ export interface SessionHost {
   readonly maxQueuedBytes: number;
 }
 
+/** The queue of every session with nothing queued (frozen: a write to it would be a bug). */
+const NO_MESSAGES = Object.freeze([]) as unknown as string[];
+
 export class Session implements ExtensionSession, Lifecycle {
   readonly id: string;
   // Lifecycle fields: written only by `transition()` (session-lifecycle.ts).
@@ -117,8 +120,11 @@ export class Session implements ExtensionSession, Lifecycle {
   private kind: CarrierKind;
   /** Its channels and patterns: one in a field, a `Set` from the second (`subscription-set.ts`). */
   readonly subscriptions = new SubscriptionSet();
-  /** Serialized messages waiting for the next flush; changed only by this class's methods. */
-  private pending: string[] = [];
+  /**
+   * Serialized messages waiting for the next flush; changed only by this class's methods.
+   * `NO_MESSAGES` (shared) while empty: an idle session holds no array of its own.
+   */
+  private pending: string[] = NO_MESSAGES;
   /**
    * Characters in the queue (a string's length: its bytes when ASCII), kept by every method
    * that changes the queue, for the byte cap; a number add per message.
@@ -261,7 +267,8 @@ export class Session implements ExtensionSession, Lifecycle {
       !host.overflow(this)
     )
       return;
-    this.pending.push(json);
+    if (this.pending === NO_MESSAGES) this.pending = [json];
+    else this.pending.push(json);
     this.pendingBytes += json.length;
     this.flushSoon();
   }
@@ -277,7 +284,9 @@ export class Session implements ExtensionSession, Lifecycle {
   /** Takes everything queued, leaving the queue empty. */
   drain(): string[] {
     const q = this.pending;
-    this.pending = [];
+    // The caller owns what it gets: never the shared empty array.
+    if (q === NO_MESSAGES) return [];
+    this.pending = NO_MESSAGES;
     this.pendingBytes = 0;
     return q;
   }
