@@ -3,16 +3,17 @@
 // `pnpm bench` in this package: the comparison bench (run.mjs, with every argument), the
 // memory-against-Redis engine rows (cluster.mjs --only engines), the rest of the cluster
 // bench (cluster.mjs, with --quick when given) and the SDK's default path (sdk.mjs, with
-// --quick when given), and the streaming transports (streaming.mjs, with --quick when given).
-// `--only run,engines,cluster,sdk,streaming` runs the parts named, in that order
+// --quick when given), the streaming transports (streaming.mjs, with --quick when given),
+// and what an idle session costs next to a bare `ws` server (idle.mjs, with --quick when given).
+// `--only run,engines,cluster,sdk,streaming,idle` runs the parts named, in that order
 // (`pnpm bench --only sdk`); with --only sdk every other argument goes to sdk.mjs.
 // `--help` lists the parts and the benches run on their own; `--only <part> --help` a
 // part's flags. Exits with the first failure.
 import { spawnSync } from 'node:child_process';
 
-/** @typedef {'run' | 'engines' | 'cluster' | 'sdk' | 'streaming'} Part */
+/** @typedef {'run' | 'engines' | 'cluster' | 'sdk' | 'streaming' | 'idle'} Part */
 /** @type {readonly Part[]} */
-const PARTS = ['run', 'engines', 'cluster', 'sdk', 'streaming'];
+const PARTS = ['run', 'engines', 'cluster', 'sdk', 'streaming', 'idle'];
 
 /**
  * Every bench script, with what it measures: the parts of `pnpm bench`, then the ones run alone.
@@ -34,6 +35,10 @@ const BENCHES = [
   [
     'streaming.mjs',
     'part streaming: Bayou HTTP streaming and EventSource against its WebSocket and long-polling and Faye EventSource',
+  ],
+  [
+    'idle.mjs',
+    'part idle: 10,000 idle sessions on Bayou next to a bare ws server: RSS, heap, kernel socket memory and idle CPU per session',
   ],
   ['storm.mjs', 'alone: the connection storm and the restart rows (run.mjs runs them too)'],
   ['handshake-timeline.mjs', 'alone: the phases of one WebSocket open (tcp, upgrade, handshake, subscribe)'],
@@ -68,7 +73,7 @@ if (at >= 0) {
 if (only.length > 1 && (args.includes('--help') || args.includes('-h'))) {
   console.log(
     [
-      'usage: pnpm bench [--only run,engines,cluster,sdk,streaming] [flags of the part]  (--only <part> --help: its flags)',
+      'usage: pnpm bench [--only run,engines,cluster,sdk,streaming,idle] [flags of the part]  (--only <part> --help: its flags)',
       'Every bench of packages/loadtest/bench (run each with `node bench/<script> --help` for its flags):',
       ...BENCHES.map(([script, what]) => `  ${script.padEnd(24)}${what}`),
     ].join('\n'),
@@ -98,6 +103,7 @@ const steps = {
     ]),
   sdk: () => run('./sdk.mjs', alone ? args : quickOnly),
   streaming: () => run('./streaming.mjs', alone ? args : quickOnly),
+  idle: () => run('./idle.mjs', alone ? args : quickOnly),
 };
 for (const part of only) {
   const status = steps[part]();

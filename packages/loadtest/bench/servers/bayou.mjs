@@ -28,7 +28,8 @@ const server = await createServer({
   transports: /** @type {import('@bayou/server').CreateServerOptions['transports']} */ (
     process.env.BENCH_TRANSPORTS?.split(',') ?? ['websocket', 'long-polling']
   ),
-  timeout: 30000,
+  // BENCH_TIMEOUT: the idle bench holds connects for its --period (ms).
+  timeout: Number(process.env.BENCH_TIMEOUT ?? 30000),
   logger: false,
 });
 const base = await server.listen();
