@@ -142,6 +142,26 @@ export interface NodeSettings {
   logDir: string;
 }
 
+/**
+ * The server settings a run passes on to its nodes through the environment (the storm's
+ * before/after: `BAYOU_DRAIN_SPREAD=0`, `BAYOU_MAX_HANDSHAKE_RATE=0`).
+ */
+export const NODE_ENV_PASSED = ['BAYOU_DRAIN_SPREAD', 'BAYOU_MAX_HANDSHAKE_RATE'] as const;
+
+/**
+ * A node's environment: the run's, without `PORT` and the `BAYOU_` settings (the run gives
+ * each node its own), except `NODE_ENV_PASSED`. Until 27 Nov 2026 every `BAYOU_` variable
+ * was dropped, so the storm's "drain at once" runs were paced all the same.
+ */
+export function nodeEnv(given: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(given)) {
+    const passed = (NODE_ENV_PASSED as readonly string[]).includes(k);
+    if (passed || (!k.startsWith('BAYOU_') && k !== 'PORT')) env[k] = v;
+  }
+  return env;
+}
+
 /** One `bayou start --redis` process on a fixed loopback port; `start` again after it died. */
 export class ChaosNode {
   child: ChildProcess | null = null;
@@ -173,8 +193,7 @@ export class ChaosNode {
   }
 
   private async startOnce(): Promise<void> {
-    const env: NodeJS.ProcessEnv = {};
-    for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('BAYOU_') && k !== 'PORT') env[k] = v;
+    const env = nodeEnv(process.env);
     const { redisUrl, prefix, apiKey } = this.settings;
     const args = [bayouBin(), 'start', '--host', '127.0.0.1', '--port', String(this.port)];
     args.push('--redis', redisUrl, '--redis-prefix', prefix, '--api-key', apiKey, '--log-level', 'warn');

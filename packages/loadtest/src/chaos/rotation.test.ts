@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { clientPlan } from './cluster-chaos.js';
+import { nodeEnv } from './cluster-processes.js';
 import { workerShare } from './cluster-workers.js';
 import { Rotation } from './rotation.js';
 
@@ -57,5 +58,19 @@ describe('the client workers share', () => {
   it('leaves no worker empty while there are as many clients as workers', () => {
     const plan = [1, 2, 3, 4, 5];
     expect([0, 1, 2, 3].map((w) => workerShare(plan, 4, w).length).every((n) => n > 0)).toBe(true);
+  });
+});
+
+describe('a chaos node environment', () => {
+  it("passes the storm's server settings on, and no other BAYOU_ variable or PORT", () => {
+    const env = nodeEnv({
+      PATH: '/bin',
+      PORT: '80',
+      BAYOU_PORT: '1',
+      BAYOU_REDIS: 'redis://elsewhere',
+      BAYOU_DRAIN_SPREAD: '0',
+      BAYOU_MAX_HANDSHAKE_RATE: '0',
+    });
+    expect(env).toEqual({ PATH: '/bin', BAYOU_DRAIN_SPREAD: '0', BAYOU_MAX_HANDSHAKE_RATE: '0' });
   });
 });
