@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Backoff } from './backoff.js';
+import { Backoff, Pace } from './backoff.js';
 
 describe('Backoff', () => {
   it('doubles the ceiling of the jitter on every attempt up to the maximum', () => {
@@ -32,5 +32,20 @@ describe('Backoff', () => {
     b.reset();
     expect(b.attempts).toBe(0);
     expect(b.next()).toBe(150);
+  });
+});
+
+describe('Pace: the open timeout', () => {
+  it('doubles with each failed attempt, up to connectDeadline, and starts over with the backoff', () => {
+    const pace = new Pace(500, 20_000);
+    const o = { wsOpenTimeout: 5000, connectDeadline: 30_000 };
+    const seen = [1, 2, 3, 4, 5].map(() => {
+      const t = pace.open(o);
+      pace.next();
+      return t;
+    });
+    expect(seen).toEqual([5000, 10_000, 20_000, 30_000, 30_000]);
+    pace.reset();
+    expect(pace.open(o)).toBe(5000);
   });
 });

@@ -64,6 +64,19 @@ export class Pace {
     return this.since !== 0 && Date.now() - this.since >= this.stableAfter;
   }
 
+  /**
+   * How long an attempt waits for its transport to open: `wsOpenTimeout`, doubled for each
+   * failed attempt since the connection was last stable, up to `connectDeadline`. A fixed
+   * wait shorter than a loaded server takes to upgrade made a crowd's every attempt give up
+   * and try again (a 10,000-client storm: WebSocket-only clients never connected again).
+   */
+  open(o: { wsOpenTimeout: number; connectDeadline: number }): number {
+    return Math.min(
+      o.wsOpenTimeout * 2 ** this.backoff.attempts,
+      Math.max(o.wsOpenTimeout, o.connectDeadline),
+    );
+  }
+
   /** The delay before the next attempt: the backoff's, or `advised` (ms) if longer. */
   next(advised?: number | null): number {
     if (this.stable) this.backoff.reset();

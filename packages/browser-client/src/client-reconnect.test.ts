@@ -35,6 +35,19 @@ describe('transport fallback', () => {
     expect(c.transport).toBe('long-polling');
   });
 
+  it('waits longer for a WebSocket after each open that timed out, up to connectDeadline', async () => {
+    vi.spyOn(Math, 'random').mockReturnValue(0);
+    server.websocketMode = 'hang';
+    const c = client({ transports: [websocket], wsOpenTimeout: 1000, connectDeadline: 4000 });
+    c.connect().catch(() => undefined);
+    await tick(12_000);
+    const first = server.attempts[0]?.at ?? 0;
+    const at = server.attempts.filter((a) => a.kind === 'websocket').map((a) => a.at - first);
+    // Each attempt gives up after 1, 2, 4 s (the ceiling), then waits the backoff (500 ms, no jitter).
+    // A fixed 1 s open timeout would have made 8 attempts by now.
+    expect(at).toEqual([0, 1500, 4000, 8500]);
+  });
+
   it('falls back when the WebSocket opens but delivers nothing within connectTimeout', async () => {
     server.websocketMode = 'blackhole';
     const c = client({ connectTimeout: 3000 });

@@ -207,7 +207,7 @@ export class Connection {
     for (const factory of candidates) {
       const transport = factory.create(this.context);
       try {
-        await transport.open(this.options.wsOpenTimeout);
+        await transport.open(this.pace.open(this.options));
         if (epoch !== this.epoch) return transport.close();
         const newSession = await this.bayeux.establish(transport, () => epoch === this.epoch);
         if (epoch !== this.epoch) return transport.close();

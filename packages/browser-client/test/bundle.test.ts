@@ -14,8 +14,9 @@ import { dist } from './helpers.js';
 // 14,066 bytes). The hooks of the optional parts loaded apart: `sharedConnection` (+182 B,
 // 14,248) and `deltas` (+84 B, 14,332; the decoder itself is @bayou/client/deltas). 14 KB
 // until every failure path went through one backoff honouring `Retry-After` (+204 B:
-// 14,318 -> 14,522).
-const BUDGET = 14.25 * 1024;
+// 14,318 -> 14,522). 14.25 KB until the open timeout grew with failed attempts (+32 B:
+// 14,587 -> 14,619; a storm's WebSocket-only clients otherwise never connected again).
+const BUDGET = 14.3125 * 1024;
 // The shared-connection build (bayou-shared.min.js): the above plus the tab and the hub of
 // `sharedConnection` (≈ 2.7 KB), kept out of the main bundle, which carries only its hook
 // (+182 B with the option's check: 14,066 -> 14,248; the sharedWorker option's default +9 B, the
