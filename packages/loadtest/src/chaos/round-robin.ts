@@ -151,4 +151,6 @@ if (ports.length > 0) {
     cluster.on('exit', () => process.exit(1));
   } else serve((port) => process.send?.({ type: 'listening', port }));
   process.on('disconnect', () => process.exit(0));
+  // A worker's channel to a primary that was stopped first (the run's end): nothing to say.
+  process.on('error', () => process.exit(0));
 }
