@@ -97,15 +97,21 @@ function upgrade(
   socket.on('error', () => upstream.destroy());
 }
 
-/** Asks every node's `/readyz` each `READY_POLL_MS`; a node that does not answer 200 counts as not ready. */
+/**
+ * Asks every node's `/readyz` each `READY_POLL_MS`: one that answers other than 200, or
+ * refuses the connection, counts as not ready; one too busy to answer within 2 s keeps its
+ * state (a loaded node is not a draining one).
+ */
 function watchReadiness(rotation: Rotation): void {
   const ask = (port: number) =>
-    fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(READY_POLL_MS * 2) })
+    fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(2000) })
       .then(async (r) => {
         await r.arrayBuffer();
         rotation.ready(port, r.status === 200);
       })
-      .catch(() => rotation.ready(port, false));
+      .catch((err: Error & { cause?: { code?: string } }) => {
+        if (err.cause?.code === 'ECONNREFUSED') rotation.ready(port, false);
+      });
   let asking = false;
   setInterval(() => {
     if (asking) return;
