@@ -4,9 +4,9 @@
 // WebSocket session costs a server — handshaken, its connect held, subscribed to one
 // channel — next to a bare `ws` server holding the same sockets. Every server of --servers
 // runs in its own process with its own generator process (bench/generators/idle-clients.mjs),
-// all side by side: --sessions / 2 are opened, then the rest, and each process's heap (after
-// two forced GCs) and RSS are read at both counts (marginal: the slope between them; all-in:
-// everything over the sessions). The kernel's memory for the server's sockets is read from
+// all side by side: the sessions are opened in four steps and each process's heap (after
+// two forced GCs) and RSS are read after each (marginal: the least-squares slope over the
+// last three; all-in: everything over the sessions). The kernel's memory for the server's sockets is read from
 // `ss -tm` (their buffers) and /proc/net/sockstat (the machine's TCP pages, both ends and
 // whatever else runs); then every session is held --period ms and the CPU each server and
 // each generator spent meanwhile (utime + stime from /proc/<pid>/stat) is divided by sessions
@@ -153,35 +153,46 @@ function ask(child, message, type) {
 }
 
 /**
- * One row up to its held window: server and generator started, half the sessions opened
- * and the server's memory read, then the rest and again.
+ * One row up to its held window: server and generator started, then the sessions opened in
+ * four steps (a quarter of --sessions each), the server's memory read after each.
  * @param {Row} row
  */
 async function prepare(row) {
   const server = await startServer(row.server, [], { BENCH_TIMEOUT: String(flags.period) });
   const gen = await startGenerator(row, server.url);
   const empty = await server.memory();
-  const half = Math.floor(flags.sessions / 2);
-  const a = await ask(gen, { type: 'open', total: half }, 'opened');
-  await sleep(500);
-  const atHalf = await server.memory();
-  const b = await ask(gen, { type: 'open', total: flags.sessions }, 'opened');
-  await sleep(500);
-  const atFull = await server.memory();
+  /** @type {{ sessions: number, rss: number, heapUsed: number }[]} */
+  const steps = [];
+  let opened = { connected: 0, failed: 0 };
+  for (let step = 1; step <= 4; step++) {
+    opened = await ask(gen, { type: 'open', total: Math.round((flags.sessions * step) / 4) }, 'opened');
+    await sleep(300);
+    steps.push({ sessions: opened.connected, ...(await server.memory()) });
+  }
   const kernel = serverSocketMemory(Number(new URL(server.url).port));
-  log(`  ${row.key}: ${b.connected} sessions open (${b.failed} failed)`);
-  return {
-    row,
-    server,
-    gen,
-    empty,
-    half: a.connected,
-    atHalf,
-    full: b.connected,
-    atFull,
-    kernel,
-    failed: b.failed,
-  };
+  log(`  ${row.key}: ${opened.connected} sessions open (${opened.failed} failed)`);
+  const atFull = /** @type {{ sessions: number, rss: number, heapUsed: number }} */ (steps[3]);
+  return { row, server, gen, empty, steps, full: opened.connected, atFull, kernel, failed: opened.failed };
+}
+
+/**
+ * Bytes per session: the least-squares slope of `key` over the last three steps (from a
+ * quarter of the sessions on: the first quarter also pays for the process's own growth).
+ * RSS grows by whole heap pages, so one pair of readings can be off by a page or two.
+ * @param {{ sessions: number, rss: number, heapUsed: number }[]} steps
+ * @param {'rss' | 'heapUsed'} key
+ */
+function slope(steps, key) {
+  const points = steps.slice(1);
+  const mx = points.reduce((a, p) => a + p.sessions, 0) / points.length;
+  const my = points.reduce((a, p) => a + p[key], 0) / points.length;
+  let num = 0;
+  let den = 0;
+  for (const p of points) {
+    num += (p.sessions - mx) * (p[key] - my);
+    den += (p.sessions - mx) ** 2;
+  }
+  return den === 0 ? Number.NaN : num / den;
 }
 
 /**
@@ -227,7 +238,6 @@ await Promise.all(
 const slab = slabPerSocket();
 const results = prepared.map((p, i) => {
   const n = p.full;
-  const dn = Math.max(1, p.full - p.half);
   const c0 = /** @type {{ server: number, gen: number }} */ (cpu0[i]);
   const c1 = /** @type {{ server: number, gen: number }} */ (cpu1[i]);
   return {
@@ -236,16 +246,18 @@ const results = prepared.map((p, i) => {
     sessions: n,
     failed: p.failed,
     lost: n - (held[i]?.connected ?? 0),
-    rssMarginal: (p.atFull.rss - p.atHalf.rss) / dn,
+    rssMarginal: slope(p.steps, 'rss'),
     rssAllIn: p.atFull.rss / n,
     rssFromEmpty: (p.atFull.rss - p.empty.rss) / n,
-    heapMarginal: (p.atFull.heapUsed - p.atHalf.heapUsed) / dn,
+    heapMarginal: slope(p.steps, 'heapUsed'),
     heapFromEmpty: (p.atFull.heapUsed - p.empty.heapUsed) / n,
     kernelBuffers: p.kernel.bytes / Math.max(1, p.kernel.sockets),
     kernelSockets: p.kernel.sockets,
     serverCpuUsPerConnSec: ((c1.server - c0.server) * 1e6) / (n * seconds),
     genCpuUsPerConnSec: ((c1.gen - c0.gen) * 1e6) / (n * seconds),
     rssTotal: p.atFull.rss,
+    rssEmpty: p.empty.rss,
+    heapEmpty: p.empty.heapUsed,
   };
 });
 const floor = results.find((r) => r.key.startsWith('ws-'));
