@@ -257,6 +257,7 @@ const results = prepared.map((p, i) => {
     genCpuUsPerConnSec: ((c1.gen - c0.gen) * 1e6) / (n * seconds),
     rssTotal: p.atFull.rss,
     rssEmpty: p.empty.rss,
+    steps: p.steps,
     heapEmpty: p.empty.heapUsed,
   };
 });
