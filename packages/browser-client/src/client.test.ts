@@ -41,7 +41,7 @@ describe('connecting', () => {
       token: 't1',
       ack: true,
       replay: true,
-      bayou: { ackFrames: true, records: true, compact: true },
+      bayou: { ackFrames: true, records: true, compact: true, heartbeat: true },
     });
     expect(exts.at(-1)).toMatchObject({ token: `t${exts.length}` });
     expect(exts.length).toBeGreaterThan(1);

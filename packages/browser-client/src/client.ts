@@ -100,7 +100,7 @@ export class BayouClient {
     );
     if (this.deltas) this.dispatcher.extensions.push(this.deltas);
     // Records ride on ordinary subscriptions; the codec negotiates and decodes them.
-    const codec = new RecordCodec(this.options.compactRecords);
+    const codec = new RecordCodec();
     this.dispatcher.extensions.push(codec);
     this.records = new Records(codec, {
       subscribe: (channel, handler) => this.subscribe(channel, handler),

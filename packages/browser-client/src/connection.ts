@@ -261,6 +261,9 @@ export class Connection {
     this.active = transport;
     this.replies = 0;
     this.watchdog.stop();
+    // A heartbeat session's WebSocket hears `[]` every `heartbeat` ms: a link is silent
+    // only after one is missed by a quarter of the interval.
+    this.watchdog.limit = Math.max(this.options.deadLinkTimeout, this.bayeux.heartbeat * 2.5);
     if (this.watched(transport)) this.watchdog.start();
     if (previous !== transport.name) this.hooks.onTransport(transport.name, previous, reason);
   }

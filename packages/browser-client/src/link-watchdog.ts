@@ -18,7 +18,8 @@ export class LinkWatchdog {
   private lastHeard = 0;
   private renewedAt = 0;
   private timer: ReturnType<typeof setTimeout> | undefined;
-  private readonly limit: number;
+  /** The time within which a silent link is given up (may change between links). */
+  limit: number;
   private readonly hooks: WatchdogHooks;
 
   constructor(limit: number, hooks: WatchdogHooks) {

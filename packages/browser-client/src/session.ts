@@ -3,7 +3,17 @@
  * messages (with a refreshed token and the ack extension's mark) and the server's advice.
  * Which transport carries them, and what to do when one fails, is the connection's business.
  */
-import { BAYEUX_VERSION, EXT_ACK, EXT_AUTH, META_CONNECT, META_HANDSHAKE } from '@bayou/protocol';
+import {
+  BAYEUX_VERSION,
+  BAYOU_EXT,
+  EXT_ACK,
+  EXT_AUTH,
+  EXT_COMPACT,
+  EXT_HEARTBEAT,
+  EXT_RECORDS,
+  META_CONNECT,
+  META_HANDSHAKE,
+} from '@bayou/protocol';
 import type { AckMark } from './ack.js';
 import { isFinalHandshakeRefusal, Refusal, reconnectAdvice, stopError } from './advice.js';
 import type { Dispatcher } from './dispatcher.js';
@@ -14,7 +24,7 @@ import type { TransportSelector } from './transport-selector.js';
 import type { Transport } from './transports/transport.js';
 import type { Advice, Message } from './types.js';
 
-export type SessionOptions = Pick<ResolvedOptions, 'handshake' | 'connectTimeout'>;
+export type SessionOptions = Pick<ResolvedOptions, 'handshake' | 'connectTimeout' | 'compactRecords'>;
 
 export class BayeuxSession {
   /** The session id, once handshaken; `null` makes the next `establish` handshake. */
@@ -26,6 +36,12 @@ export class BayeuxSession {
   private unannounced = false;
   /** The server's latest advice: how long it holds a connect, how long to wait between them. */
   readonly advice = { timeout: 30000, interval: 0 };
+  /**
+   * The server's heartbeat interval (ms) when it granted the session the idle heartbeat
+   * (`ext.bayou.heartbeat`), else 0: on a WebSocket it then sends `[]` that often, and
+   * holds each connect as long as its advice says.
+   */
+  heartbeat = 0;
 
   constructor(
     private readonly options: SessionOptions,
@@ -71,12 +87,24 @@ export class BayeuxSession {
       supportedConnectionTypes: this.selector.names,
       advice: { timeout: 60000, interval: 0 },
     };
-    if (ext) message.ext = { ...ext };
+    // Bayou's features: records (tagged, compact if wanted) and the idle heartbeat (the
+    // server's pings instead of a connect every few seconds on an idle WebSocket).
+    message.ext = {
+      ...ext,
+      [BAYOU_EXT]: {
+        ...(ext?.[BAYOU_EXT] as object),
+        [EXT_RECORDS]: true,
+        [EXT_COMPACT]: this.options.compactRecords,
+        [EXT_HEARTBEAT]: true,
+      },
+    };
     const reply = await this.dispatcher.request(transport, message, this.options.connectTimeout);
     if (!reply.successful || typeof reply.clientId !== 'string') {
       throw isFinalHandshakeRefusal(reply) ? stopError(reply) : new Refusal(reply);
     }
     this.clientId = reply.clientId;
+    this.heartbeat =
+      Number((reply.ext?.[BAYOU_EXT] as Record<string, unknown> | undefined)?.[EXT_HEARTBEAT]) || 0;
     this.unannounced = true;
     this.selector.serverOffers(reply.supportedConnectionTypes);
     this.takeAdvice(reply.advice);

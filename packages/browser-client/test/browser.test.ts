@@ -243,8 +243,11 @@ describe('in headless Chromium', () => {
     // within 2 s (with ack frames on, deliveries no longer answer it), the next connect is
     // swallowed, and a maxInterval of 3 s ends the session well before the client gives the
     // link up; the replay extension then recovers the stream (a history large enough).
-    const serverOptions = { maxInterval: 30_000 };
-    const expiring = { historySize: 2000, timeout: 2_000, maxInterval: 3_000 };
+    // The idle heartbeat every 4 s keeps the watchdog at its 20 s (2.5 × 4 s is less); with
+    // the default 30 s the client would give a silent link up within 67.5 s instead. In the
+    // expiring case the server closes the silent socket after two unanswered heartbeats.
+    const serverOptions = { maxInterval: 30_000, heartbeatInterval: 4_000 };
+    const expiring = { historySize: 2000, timeout: 2_000, maxInterval: 3_000, heartbeatInterval: 4_000 };
 
     it.each([
       ['goes into a black hole (acks)', 'blackhole', serverOptions, false],
@@ -273,7 +276,13 @@ describe('in headless Chromium', () => {
     );
 
     it('8. a WebSocket that answers one probe then goes silent', async () => {
-      const { server, proxy, page } = await setup('refuse-upgrade', serverOptions);
+      // Without the heartbeat: it would close the silent socket first (after two unanswered
+      // pings), this proxy would pass that close on, and the client would take it for an
+      // ordinary cut and try WebSocket again instead of setting it aside (server README).
+      const { server, proxy, page } = await setup('refuse-upgrade', {
+        ...serverOptions,
+        heartbeatInterval: 0,
+      });
       await start(page, { minProbeDelay: 500 });
       expect(await transport(page)).toBe('streaming');
       await subscribe(page, '/feed');

@@ -15,7 +15,10 @@ import { dist } from './helpers.js';
 // 14,248) and `deltas` (+84 B, 14,332; the decoder itself is @bayou/client/deltas). 14 KB
 // until every failure path went through one backoff honouring `Retry-After` (+204 B:
 // 14,318 -> 14,522). 14.25 KB until the open timeout grew with failed attempts (+32 B:
-// 14,587 -> 14,619; a storm's WebSocket-only clients otherwise never connected again).
+// 14,587 -> 14,619; a storm's WebSocket-only clients otherwise never connected again). The
+// idle heartbeat (asked in the handshake, its interval read from the reply, the dead-link
+// watchdog stretched to it: +43 B) paid for by dropping @bayou/protocol's unused `DEFAULTS`
+// and demo pattern from the bundle (-70 B).
 const BUDGET = 14.3125 * 1024;
 // The shared-connection build (bayou-shared.min.js): the above plus the tab and the hub of
 // `sharedConnection` (≈ 2.7 KB), kept out of the main bundle, which carries only its hook

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { EXT_TRACEPARENT, isTraceparent } from './bayou-ext.js';
+import {
+  DEFAULTS,
+  DEMO_PRICES_PATTERN,
+  DEMO_PRICES_PREFIX,
+  EXT_HEARTBEAT,
+  EXT_TRACEPARENT,
+  isTraceparent,
+} from './bayou-ext.js';
 
 describe('isTraceparent', () => {
   const id = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -25,5 +32,13 @@ describe('isTraceparent', () => {
       { traceparent: `00-${id}-${parent}-01` },
     ])
       expect(isTraceparent(bad)).toBe(false);
+  });
+});
+
+describe('constants written out for bundles', () => {
+  it('spell what they are derived from', () => {
+    expect(DEMO_PRICES_PATTERN).toBe(`${DEMO_PRICES_PREFIX}*`);
+    expect(DEFAULTS.maxPayloadBytes).toBe(64 * 1024);
+    expect(EXT_HEARTBEAT).toBe('heartbeat');
   });
 });

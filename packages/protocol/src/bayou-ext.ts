@@ -10,6 +10,18 @@ export const BAYOU_EXT = 'bayou';
 export const EXT_RECORDS = 'records';
 /** `ext.bayou.compact`: the client takes compact record encoding on `COMPACT_RECORD_CHANNEL`. */
 export const EXT_COMPACT = 'compact';
+/**
+ * `ext.bayou.heartbeat`: the cheap idle heartbeat of a WebSocket session. A handshake with
+ * `ext.bayou.heartbeat: true` asks for it; a server that grants it answers
+ * `ext.bayou.heartbeat: <ms>` (its ping interval). While such a session is carried by a
+ * WebSocket, the server sends every `<ms>` a protocol-level ping (RFC 6455 §5.5.2, answered
+ * by the browser or `ws` without the client's code) followed by an empty Bayeux array `[]`
+ * (a frame the client's code sees, so it can tell a silent link), and holds its
+ * `/meta/connect` much longer than `timeout` (the connect replies advise how long). A socket
+ * that sends nothing back between two pings is closed. A client that does not ask, or a
+ * server that does not answer, keeps the plain held-connect cycle.
+ */
+export const EXT_HEARTBEAT = 'heartbeat';
 /** Subscribe `ext` key holding record options: `ext.record = { fields?, maxFrequency? }`. */
 export const EXT_RECORD_REQUEST = 'record';
 /** Message `ext` key telling a snapshot (`'s'`) from a delta (`'d'`) for tagged record subscribers. */
@@ -100,8 +112,12 @@ export interface StreamPosition {
 
 /** The prefix of the demo price feed's record subjects: `/demo/prices/<SYMBOL>`. */
 export const DEMO_PRICES_PREFIX = '/demo/prices/';
-/** The demo price feed's record subjects as a channel pattern. */
-export const DEMO_PRICES_PATTERN = `${DEMO_PRICES_PREFIX}*`;
+/**
+ * The demo price feed's record subjects as a channel pattern: `DEMO_PRICES_PREFIX` and `*`,
+ * written out so that a bundle using none of it drops it (a template is kept as a possible
+ * side effect).
+ */
+export const DEMO_PRICES_PATTERN = '/demo/prices/*';
 /** How many demo symbols can exist: three letters, `AAA` to `ZZZ`. */
 export const DEMO_SYMBOL_COUNT = 17_576;
 /** `AAA`, `AAB`, … in order: the demo symbol of index `i` (0-based). */
@@ -122,8 +138,8 @@ export const DEFAULTS = Object.freeze({
   timeout: 30_000,
   /** ms a session without a connect lives on. */
   maxInterval: 10_000,
-  /** Largest frame or body, bytes. */
-  maxPayloadBytes: 64 * 1024,
+  /** Largest frame or body, bytes (64 KiB; a literal, so a bundle that reads none of these drops them). */
+  maxPayloadBytes: 65_536,
   /** Most messages in one frame or request. */
   maxBatchMessages: 1_000,
 });

@@ -285,6 +285,8 @@ function metricsOf(
       refused: () => guard.stats.refused,
       silentClosed: () => guard.stats.silentClosed,
       handshakeTimeouts: () => ws?.handshakeTimeouts ?? 0,
+      heartbeatSockets: () => ws?.pings?.size ?? 0,
+      heartbeatTimeouts: () => ws?.heartbeatTimeouts ?? 0,
     },
   };
   return createMetrics(

@@ -40,6 +40,10 @@ const plugin = {
   maxQueuedMessages: 10_000,
   maxQueuedBytes: 8 * MiB,
   handshakeTimeout: 10_000,
+  /** ms between the pings of a WebSocket whose session negotiated the heartbeat (`0` = no heartbeat). */
+  heartbeatInterval: 30_000,
+  /** ms a heartbeat session's `/meta/connect` is held on its WebSocket (instead of `timeout`). */
+  heartbeatTimeout: 300_000,
   /** A paced drain's window (ms): sessions end spread over it at shutdown (`0` = at once). */
   drainSpread: 5_000,
   /** Handshakes a node admits a second (`0` = no limit); past it, retry advice. */
@@ -157,6 +161,8 @@ export const NUMBER_RANGES: Readonly<Record<PluginNumber | 'maxConnections', Num
   maxQueuedMessages: count,
   maxQueuedBytes: count,
   handshakeTimeout: ms,
+  heartbeatInterval: ms,
+  heartbeatTimeout: ms,
   drainSpread: ms,
   maxHandshakeRate: count,
   maxConnections: count,

@@ -129,6 +129,20 @@ export interface BayouOptions {
    */
   handshakeTimeout?: number;
   /**
+   * The idle heartbeat of WebSocket sessions that negotiate it (`ext.bayou.heartbeat`, as
+   * `@bayou/client` does): ms between the protocol-level pings (each followed by an empty
+   * `[]` frame the client sees) that one shared wheel sends such a socket, spread over the
+   * interval. A socket that sends back nothing between two pings is closed, and its session
+   * expires `maxInterval` later. CometD's and Faye's clients never ask: nothing changes for
+   * them. `0` = no heartbeat (every session keeps the held-connect cycle). Default `30000`.
+   */
+  heartbeatInterval?: number;
+  /**
+   * ms a heartbeat session's `/meta/connect` is held on its WebSocket (its connect replies
+   * advise it as `timeout`): the pings keep it alive meanwhile. Default `300000`.
+   */
+  heartbeatTimeout?: number;
+  /**
    * ms over which a paced drain (`bayou start` on SIGTERM, `createServer`'s `close()`,
    * `app.bayouDrain()`) ends this node's sessions, after `/readyz` turned 503: in a random
    * order, each advised to handshake again after a random interval of up to a second, so

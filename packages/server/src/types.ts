@@ -43,6 +43,12 @@ export interface CarrierKind {
    * browser's per-origin connection slots.
    */
   readonly browserBound: boolean;
+  /**
+   * Its link answers protocol-level pings (a WebSocket): a session that negotiated the
+   * heartbeat (`ext.bayou.heartbeat`) is kept alive on it by the server's pings, and its
+   * connect is held `heartbeatTimeout` instead of `timeout`.
+   */
+  readonly pings: boolean;
 }
 
 /** A connection type's kind by the name a client gives (`undefined` for one no transport declares). */

@@ -2,17 +2,16 @@ import { describe, expect, it } from 'vitest';
 import { RecordCodec } from './record-codec.js';
 
 describe('RecordCodec', () => {
-  it('asks for records in the handshake and forgets aliases with each new handshake', () => {
-    const codec = new RecordCodec(true);
-    const out = codec.outgoing({ channel: '/meta/handshake', ext: { token: 't' } });
-    expect(out?.ext).toEqual({ token: 't', bayou: { records: true, compact: true } });
+  it('forgets aliases with each new handshake', () => {
+    const codec = new RecordCodec();
+    codec.outgoing({ channel: '/meta/handshake', ext: { token: 't' } });
     codec.incoming({ channel: '/~r', data: [0, { 0: 1 }, 's', { 0: 'bid' }, '/fx/A'] });
     codec.outgoing({ channel: '/meta/handshake' });
     expect(codec.incoming({ channel: '/~r', data: [0, { 0: 2 }, 'd'] })).toBeNull();
   });
 
   it('decodes compact snapshots and deltas into ordinary record messages', () => {
-    const codec = new RecordCodec(true);
+    const codec = new RecordCodec();
     expect(
       codec.incoming({ channel: '/~r', data: [3, { 0: 1.1, 1: 1.2 }, 's', { 0: 'bid', 1: 'ask' }, '/fx/A'] }),
     ).toEqual({
@@ -28,7 +27,7 @@ describe('RecordCodec', () => {
   });
 
   it('adds a subscription request to the subscribe message of its subject only', () => {
-    const codec = new RecordCodec(false);
+    const codec = new RecordCodec();
     codec.requests.set('/fx/A', { fields: ['bid'], maxFrequency: 2 });
     expect(codec.outgoing({ channel: '/meta/subscribe', subscription: '/fx/A' })?.ext).toEqual({
       record: { fields: ['bid'], maxFrequency: 2 },

@@ -6,12 +6,9 @@
  * before they reach the subscriptions.
  */
 import {
-  BAYOU_EXT,
   COMPACT_RECORD_CHANNEL,
-  EXT_COMPACT,
   EXT_RECORD_KIND,
   EXT_RECORD_REQUEST,
-  EXT_RECORDS,
   META_HANDSHAKE,
   META_SUBSCRIBE,
 } from '@bayou/protocol';
@@ -32,19 +29,12 @@ export class RecordCodec implements Extension {
   /** What each record subject's subscribe message asks for. */
   readonly requests = new Map<string, RecordOptions>();
 
-  constructor(private readonly compact: boolean) {}
-
   outgoing(message: Message): Message | null {
     if (message.channel === META_HANDSHAKE) {
-      // Aliases and ids belong to a server session: start afresh with each handshake.
+      // Aliases and ids belong to a server session: start afresh with each handshake (which
+      // asks for records in `ext.bayou`, see `session.ts`).
       this.subjects.clear();
       this.names.clear();
-      const bayou = {
-        ...(message.ext?.[BAYOU_EXT] as object | undefined),
-        [EXT_RECORDS]: true,
-        [EXT_COMPACT]: this.compact,
-      };
-      return { ...message, ext: { ...message.ext, [BAYOU_EXT]: bayou } };
     }
     if (message.channel === META_SUBSCRIBE && typeof message.subscription === 'string') {
       const request = this.requests.get(message.subscription);

@@ -40,7 +40,7 @@ export class SharedTab {
   private readonly seen = new Map<string, Map<string, Position>>();
   private readonly calls = new Map<number, PendingCall>();
   private readonly extensions: Extension[] = [];
-  private readonly codec = new RecordCodec(true);
+  private readonly codec = new RecordCodec();
   private readonly records: Records;
   private nextCall = 0;
   private batchDepth = 0;

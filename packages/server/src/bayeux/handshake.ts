@@ -1,5 +1,5 @@
 /** `/meta/handshake`: version and connection types, the `authenticate` hook, a new session. */
-import { BAYEUX_VERSION, formatError, type Message } from '@bayou/protocol';
+import { BAYEUX_VERSION, BAYOU_EXT, EXT_HEARTBEAT, formatError, type Message } from '@bayou/protocol';
 import { andThen, guard, type HookOutcome } from '../kernel/hooks.js';
 import type { BatchContext } from './batch-context.js';
 import type { KernelApi } from './kernel-api.js';
@@ -75,13 +75,29 @@ function accept(k: HandshakeKernel, message: Message, ctx: BatchContext, auth: A
     refuse(k, ctx, message, formatError('internalError'), RETRY);
     return;
   }
-  const fields = {
+  const fields: Record<string, unknown> = {
     version: BAYEUX_VERSION,
     supportedConnectionTypes: transports,
     clientId: session.id,
     successful: true,
     advice: { reconnect: 'retry', interval, timeout },
   };
+  if (grantsHeartbeat(k.options, message)) {
+    session.heartbeat = true;
+    fields.ext = { [BAYOU_EXT]: { [EXT_HEARTBEAT]: k.options.heartbeatInterval } };
+  }
   k.stats.handshakeDone('accepted');
   k.reply(ctx, session, message, fields, 0);
+}
+
+/**
+ * Whether the session of `message` gets the idle heartbeat: it asks (`ext.bayou.heartbeat:
+ * true`), the heartbeat is on and WebSockets are served (only a WebSocket pings).
+ */
+function grantsHeartbeat(options: HandshakeKernel['options'], message: Message): boolean {
+  if (options.heartbeatInterval <= 0 || !options.transports.includes('websocket')) return false;
+  const bayou = message.ext?.[BAYOU_EXT];
+  return (
+    typeof bayou === 'object' && bayou !== null && (bayou as Record<string, unknown>)[EXT_HEARTBEAT] === true
+  );
 }

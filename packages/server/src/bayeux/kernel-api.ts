@@ -19,6 +19,7 @@ export type HandlerOptions = Pick<
   | 'transports'
   | 'interval'
   | 'timeout'
+  | 'heartbeatInterval'
   | 'authenticate'
   | 'canSubscribe'
   | 'canPublish'

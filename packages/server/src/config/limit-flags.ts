@@ -77,6 +77,20 @@ export const LIMIT_FLAGS: readonly FlagSpec[] = [
     defaultOptions.handshakeTimeout,
   ),
   intFlag(
+    'heartbeat-interval',
+    'heartbeatInterval',
+    '<ms>',
+    'ping a WebSocket whose session negotiated the heartbeat (@bayou/client) this often; close it when nothing came back between two pings (0 = no heartbeat)',
+    defaultOptions.heartbeatInterval,
+  ),
+  intFlag(
+    'heartbeat-timeout',
+    'heartbeatTimeout',
+    '<ms>',
+    "how long a heartbeat session's /meta/connect is held on its WebSocket (instead of --timeout)",
+    defaultOptions.heartbeatTimeout,
+  ),
+  intFlag(
     'drain-spread',
     'drainSpread',
     '<ms>',

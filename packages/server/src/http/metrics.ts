@@ -36,6 +36,9 @@ export interface SecurityCounts {
     refused(): number;
     silentClosed(): number;
     handshakeTimeouts(): number;
+    /** WebSockets on the heartbeat wheel, and those it closed for answering nothing. */
+    heartbeatSockets(): number;
+    heartbeatTimeouts(): number;
   };
 }
 
@@ -140,29 +143,7 @@ function securityMetrics(registry: Registry, security: SecurityCounts): void {
       this.set(security.trackedIps());
     },
   });
-  const conn = security.connections;
-  if (conn !== undefined) {
-    new Gauge({
-      name: 'bayou_connections_open',
-      help: 'Connections (sockets) this process holds open, counted against maxConnections',
-      registers: [registry],
-      collect() {
-        this.set(conn.open());
-      },
-    });
-    totalCounter(
-      registry,
-      'bayou_connections_refused_total',
-      'Connections refused: answered 503 past maxConnections, or closed at accept past maxConnectionsPerIp',
-      conn.refused,
-    );
-    totalCounter(
-      registry,
-      'bayou_connections_timed_out_total',
-      'Connections closed after handshakeTimeout: silent ones, and WebSockets without a Bayeux handshake',
-      () => conn.silentClosed() + conn.handshakeTimeouts(),
-    );
-  }
+  if (security.connections !== undefined) connectionMetrics(registry, security.connections);
   const auth = security.auth;
   if (auth !== null) {
     totalCounter(
@@ -190,6 +171,44 @@ function securityMetrics(registry: Registry, security: SecurityCounts): void {
       () => auth.browserMismatch,
     );
   }
+}
+
+/** The connection guard's, the WebSocket handshake deadline's and the heartbeat's counts. */
+function connectionMetrics(registry: Registry, conn: NonNullable<SecurityCounts['connections']>): void {
+  new Gauge({
+    name: 'bayou_connections_open',
+    help: 'Connections (sockets) this process holds open, counted against maxConnections',
+    registers: [registry],
+    collect() {
+      this.set(conn.open());
+    },
+  });
+  totalCounter(
+    registry,
+    'bayou_connections_refused_total',
+    'Connections refused: answered 503 past maxConnections, or closed at accept past maxConnectionsPerIp',
+    conn.refused,
+  );
+  totalCounter(
+    registry,
+    'bayou_connections_timed_out_total',
+    'Connections closed after handshakeTimeout: silent ones, and WebSockets without a Bayeux handshake',
+    () => conn.silentClosed() + conn.handshakeTimeouts(),
+  );
+  new Gauge({
+    name: 'bayou_heartbeat_sockets',
+    help: 'WebSockets of heartbeat sessions, pinged once per heartbeatInterval',
+    registers: [registry],
+    collect() {
+      this.set(conn.heartbeatSockets());
+    },
+  });
+  totalCounter(
+    registry,
+    'bayou_heartbeat_timeouts_total',
+    'WebSockets of heartbeat sessions closed for sending nothing back between two pings',
+    conn.heartbeatTimeouts,
+  );
 }
 
 /**

@@ -24,7 +24,13 @@ import { STREAM_FRAMING } from '../transports/stream-link.js';
 
 export type ConnectOptions = Pick<
   ResolvedOptions,
-  'timeout' | 'interval' | 'maxInterval' | 'maxSessionsPerBrowser' | 'multiSessionInterval' | 'streamMaxBytes'
+  | 'timeout'
+  | 'interval'
+  | 'maxInterval'
+  | 'maxSessionsPerBrowser'
+  | 'multiSessionInterval'
+  | 'streamMaxBytes'
+  | 'heartbeatTimeout'
 >;
 
 export class Connects {
@@ -32,6 +38,9 @@ export class Connects {
   readonly advice: string;
   private readonly multipleClientsAdvice: string;
   private readonly adviceFields: Record<string, unknown>;
+  /** The advice of a heartbeat session on a carrier that pings: `timeout` is `heartbeatTimeout`. */
+  private readonly heartbeatAdvice: string;
+  private readonly heartbeatFields: Record<string, unknown>;
   private readonly browserPolls: BrowserSlots;
   /** The advice for a connect sent aside of its stream (Faye's EventSource) while one is open, and while none is. */
   private readonly asideAdvice: string;
@@ -48,6 +57,8 @@ export class Connects {
   ) {
     this.adviceFields = { reconnect: 'retry', interval: options.interval, timeout: options.timeout };
     this.advice = JSON.stringify(this.adviceFields);
+    this.heartbeatFields = { ...this.adviceFields, timeout: options.heartbeatTimeout };
+    this.heartbeatAdvice = JSON.stringify(this.heartbeatFields);
     this.multipleClientsAdvice = JSON.stringify({
       reconnect: 'retry',
       interval: options.multiSessionInterval,
@@ -108,7 +119,9 @@ export class Connects {
     const clientTimeout = (message.advice as { timeout?: unknown } | undefined)?.timeout;
     // A stream's opening connect is answered at once, ahead of what is queued.
     const stream = ctx.carrier?.kind.keepsSession === true;
-    let advice: string | null = first || clientTimeout === 0 || stream ? this.advice : null;
+    const beats = pinged(session, ctx.carrier);
+    let advice: string | null =
+      first || clientTimeout === 0 || stream ? (beats ? this.heartbeatAdvice : this.advice) : null;
     // The browser's slot this connect holds, if it counts: a long-poll of the browser's own
     // over HTTP/1.1 (over HTTP/2 a browser's long-polls share one connection: no per-origin
     // limit to spare), not a relayed stream's.
@@ -136,7 +149,7 @@ export class Connects {
     // Only the id is kept while the connect is held: the reply is built when it completes.
     const held = {
       id: message.id,
-      deadline: now + this.options.timeout,
+      deadline: now + (beats ? this.options.heartbeatTimeout : this.options.timeout),
       poll: ctx.poll,
       browserId: slot,
     };
@@ -158,11 +171,16 @@ export class Connects {
    * advice of a failed connect, while CometD refuses `handshake` advice on a successful one.
    */
   complete(session: Session, advice?: Record<string, unknown>, withMessages = true, error?: string): void {
+    const beats = pinged(session, session.carrier);
     const held = transition(session, { type: 'release' }, Date.now(), this.options.maxInterval);
     if (held === null) return;
     if (held.browserId !== null) this.browserPolls.release(held.browserId);
     const adviceJson =
-      advice === undefined ? this.advice : JSON.stringify({ ...this.adviceFields, ...advice });
+      advice === undefined
+        ? beats
+          ? this.heartbeatAdvice
+          : this.advice
+        : JSON.stringify({ ...(beats ? this.heartbeatFields : this.adviceFields), ...advice });
     // The carrier the connect is held on: its long-poll, or the carrier that pushes.
     const on = held.poll ?? session.carrier;
     if (on === null) return;
@@ -256,6 +274,11 @@ export class Connects {
 }
 
 const RELAY_ENDED = '{"reconnect":"none"}';
+
+/** Whether `session` is kept alive by the pings of `carrier`: it negotiated the heartbeat, and the carrier pings. */
+function pinged(session: Session, carrier: Carrier | null): boolean {
+  return session.heartbeat && carrier?.kind.pings === true;
+}
 
 function zeroTimeout(message: Message): boolean {
   return (message.advice as { timeout?: unknown } | undefined)?.timeout === 0;

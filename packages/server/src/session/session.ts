@@ -132,6 +132,11 @@ export class Session implements ExtensionSession, Lifecycle {
   private pendingBytes = 0;
   /** Whether a connect was ever seen (the first one is answered at once). */
   connected = false;
+  /**
+   * Whether its handshake negotiated the idle heartbeat (`ext.bayou.heartbeat`): on a
+   * carrier that pings, the server's pings keep it alive and its connect is held longer.
+   */
+  heartbeat = false;
   /** Browser id from the `BAYEUX_BROWSER` cookie, for long-polling. */
   browserId: string | null = null;
   private authClaims: Readonly<Record<string, unknown>> | null = null;

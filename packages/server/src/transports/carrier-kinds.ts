@@ -15,6 +15,7 @@ export const WEBSOCKET_CARRIER: CarrierKind = Object.freeze({
   numberedFrames: true,
   opensWithConnect: true,
   browserBound: false,
+  pings: true,
 });
 
 /** A POST answered once: deliveries leave in the answer to a held connect. */
@@ -26,6 +27,7 @@ export const LONG_POLLING_CARRIER: CarrierKind = Object.freeze({
   numberedFrames: false,
   opensWithConnect: true,
   browserBound: true,
+  pings: false,
 });
 
 /**
@@ -40,6 +42,7 @@ export const STREAMING_CARRIER: CarrierKind = Object.freeze({
   numberedFrames: true,
   opensWithConnect: true,
   browserBound: true,
+  pings: false,
 });
 
 /** Faye's EventSource: a held `GET <path>/<clientId>`; its connects come on POSTs, answered at once. */
@@ -51,6 +54,7 @@ export const EVENT_SOURCE_CARRIER: CarrierKind = Object.freeze({
   numberedFrames: false,
   opensWithConnect: false,
   browserBound: false,
+  pings: false,
 });
 
 const BY_NAME: ReadonlyMap<unknown, CarrierKind> = new Map(

@@ -20,6 +20,7 @@ import { boundDeflateOffers, perMessageDeflate } from './compression.js';
 import { CLOSES_PER_SWEEP, DeadlineQueue } from './deadline-queue.js';
 import { readCookie } from './http-request.js';
 import type { OriginGuard } from './origin-guard.js';
+import { PingWheel } from './ping-wheel.js';
 import { pathOf, requestInfo } from './request-info.js';
 import { BATCH_DONE, BATCH_FAILED, runBatch } from './transport.js';
 import type { TransportKernel } from './transport-kernel.js';
@@ -37,6 +38,7 @@ type WebSocketOptions = Pick<
   | 'maxConnections'
   | 'compression'
   | 'compressionThreshold'
+  | 'heartbeatInterval'
 >;
 
 /** Close code and reason of a WebSocket that completed no Bayeux handshake in time. */
@@ -67,6 +69,10 @@ export class WebSocketTransport {
   readonly wss: WebSocketServer;
   /** Sockets closed for completing no handshake within `handshakeTimeout`. */
   handshakeTimeouts = 0;
+  /** Sockets of heartbeat sessions closed for sending nothing back between two heartbeats. */
+  heartbeatTimeouts = 0;
+  /** The links of heartbeat sessions, each visited once per `heartbeatInterval` (`null`: heartbeat off). */
+  readonly pings: PingWheel<WebSocketLink> | null;
   private readonly host: LinkHost;
   /** Links still to complete a handshake, in the order they opened. */
   private readonly awaiting: DeadlineQueue<WebSocketLink> | null;
@@ -80,11 +86,16 @@ export class WebSocketTransport {
     private readonly options: WebSocketOptions,
     private readonly origins: OriginGuard,
   ) {
+    this.pings =
+      options.heartbeatInterval > 0
+        ? new PingWheel<WebSocketLink>(options.heartbeatInterval, (link) => this.heartbeat(link))
+        : null;
     this.host = {
       kernel,
       maxBatchMessages: options.maxBatchMessages,
       keepHeaders: options.authenticate !== undefined,
       deflateThreshold: options.compressionThreshold,
+      pings: this.pings,
     };
     this.wss = new WebSocketServer({
       WebSocket: webSocketLinkClass(this.host),
@@ -122,6 +133,19 @@ export class WebSocketTransport {
       },
       CLOSES_PER_SWEEP,
     );
+  }
+
+  /**
+   * The heartbeat wheel's visit of `link`: a ping and `[]`, or, when the client sent nothing
+   * back since the last ones, the end of the socket (destroyed: a dead link would not read a
+   * close frame), whose sessions then expire `maxInterval` later as after any close.
+   */
+  private heartbeat(link: WebSocketLink): boolean {
+    if (link.readyState !== WebSocket.OPEN) return false;
+    if (link.beat()) return true;
+    this.heartbeatTimeouts++;
+    link.terminate();
+    return false;
   }
 
   get connections(): number {
@@ -193,6 +217,7 @@ export class WebSocketTransport {
   async close(): Promise<void> {
     this.app.server.off('upgrade', this.onUpgrade);
     this.awaiting?.clear();
+    this.pings?.clear();
     for (const ws of this.wss.clients) ws.terminate();
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
   }

@@ -13,6 +13,7 @@ import type { Session } from '../session/session.js';
 import type { CarrierKind, RequestInfo } from '../types.js';
 import { WEBSOCKET_CARRIER } from './carrier-kinds.js';
 import { compressedFrame, compressedFrameOfParts } from './compression.js';
+import type { PingWheel } from './ping-wheel.js';
 import { keepAfterHandshake } from './request-info.js';
 import type { TransportKernel } from './transport-kernel.js';
 import { forgetPeerAddress, senderIdle, socketOf, textFrame } from './ws-fast-path.js';
@@ -25,6 +26,8 @@ export interface LinkHost {
   readonly keepHeaders: boolean;
   /** Payloads of at least this many bytes are compressed on sockets that negotiated it. */
   readonly deflateThreshold: number;
+  /** The heartbeat wheel of links carrying a heartbeat session (`null`: heartbeat off). */
+  readonly pings: PingWheel<WebSocketLink> | null;
 }
 
 const NO_SESSIONS: Session[] = [];
@@ -40,6 +43,14 @@ const NO_REQUEST: RequestInfo = Object.freeze({
 
 /** Uncompressed: `ws` would otherwise keep a compressor for the socket. */
 const AS_TEXT = Object.freeze({ binary: false, compress: false });
+
+/**
+ * One heartbeat, in one write: a ping with no payload (`0x89 0x00`, unmasked as a server's
+ * frames are), then a text frame holding an empty Bayeux array, `[]`, which the client's
+ * code sees (a browser answers the ping without telling it).
+ */
+const HEARTBEAT = Buffer.from([0x89, 0x00, 0x81, 0x02, 0x5b, 0x5d]);
+const EMPTY_BATCH = '[]';
 
 let lastPayload: Buffer | null = null;
 let lastFrame: Buffer = Buffer.alloc(0);
@@ -70,6 +81,10 @@ export abstract class WebSocketLink extends WebSocket implements Carrier {
   open: { answered: Promise<void>; ctx: PipelineState } | null = null;
   /** Whether the client negotiated `permessage-deflate`. */
   private deflate = false;
+  /** Its place on the heartbeat wheel (`-1`: not on it); written by the wheel. */
+  wheelSpot = -1;
+  /** The socket's `bytesRead` at the last heartbeat (`-1`: none sent yet). */
+  private heardAt = -1;
 
   /** What the kernel knows of it: its kind's capabilities (on the prototype: nothing per link). */
   get kind(): CarrierKind {
@@ -109,6 +124,8 @@ export abstract class WebSocketLink extends WebSocket implements Carrier {
       // Most links carry one session: keep the array exactly that small.
       this.bound = this.bound.length === 0 ? [s] : [...this.bound, s];
     }
+    const pings = this.host.pings;
+    if (pings !== null && this.wheelSpot === -1 && sessions.some((s) => s.heartbeat)) pings.add(this);
     if (sessions.length > 0 && !this.trimmed) {
       // Only `authenticate` reads the headers, for later handshakes on this socket; the
       // limits need the client's IP.
@@ -140,10 +157,30 @@ export abstract class WebSocketLink extends WebSocket implements Carrier {
     return false;
   }
 
-  /** The socket closed: its sessions let go of it. */
+  /** The socket closed: its sessions let go of it, the heartbeat wheel too. */
   closed(): void {
+    this.host.pings?.remove(this);
     for (const s of this.bound) this.host.kernel.connects.carrierClosed(s, this);
     this.bound = NO_SESSIONS;
+  }
+
+  /**
+   * One heartbeat (the wheel's visit): `false` when the client sent nothing at all since the
+   * last one — not even the pong every WebSocket client answers a ping with — so the link is
+   * dead. Else a ping and `[]` go out. Any byte received counts, so nothing per pong is
+   * listened to: a pong is read and dropped by `ws`, never reaching the Bayeux layer.
+   */
+  beat(): boolean {
+    const socket = socketOf(this);
+    const read = socket.bytesRead;
+    if (read === this.heardAt) return false;
+    this.heardAt = read;
+    if (senderIdle(this)) socket.write(HEARTBEAT);
+    else {
+      this.ping();
+      this.send(EMPTY_BATCH, AS_TEXT);
+    }
+    return true;
   }
 
   end(code: number, reason: string): void {
