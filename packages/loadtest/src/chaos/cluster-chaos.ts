@@ -14,7 +14,7 @@ import { startBalancer } from './cluster-balancer.js';
 import type { WorkerClient, WorkerResult } from './cluster-messages.js';
 import { ChaosNode, ChaosRedis, freePort, randomKey, stopAll } from './cluster-processes.js';
 import { ClientWorkers } from './cluster-workers.js';
-import { type StormKind, type StormReport, stormNode, stormReport } from './storm.js';
+import { drainSpreadOf, type StormKind, type StormReport, stormNode, stormReport } from './storm.js';
 
 export interface ClusterChaosOptions {
   /** Nodes in the cluster. */
@@ -256,8 +256,17 @@ async function stream(o: ClusterChaosOptions, c: Cluster, began: number): Promis
       })),
     seconds: (performance.now() - began) / 1000,
   });
+  const spread = drainSpreadOf(process.env);
   if (o.storm !== 'none' && stormAt > 0)
-    result.storm = stormReport(parts, o.storm, stormAt, t0, result.recoveries, events[0]?.downMs ?? 0);
+    result.storm = stormReport(
+      parts,
+      o.storm,
+      stormAt,
+      t0,
+      result.recoveries,
+      events[0]?.downMs ?? 0,
+      spread,
+    );
   return result;
 }
 

@@ -62,7 +62,7 @@ function stormLines(st: NonNullable<ClusterChaosResult['storm']>): string[] {
   return [
     `  storm: node0 ${st.kind === 'kill' ? 'SIGKILLed' : 'drained (SIGTERM)'} at ${st.at.toFixed(1)} s, ${n(st.moved)} clients moved, the node exited after ${s(st.exitMs)}`,
     `    handshakes accepted per second (s from the signal: count) ${hs}; peak ${n(st.handshakesPeak)}/s`,
-    `    every moved client receiving again after ${s(st.everyClientBackMs)}${st.kind === 'drain' ? ` (target ≤ drainSpread + 5 s: ${ok(st.targets.longestWait)})` : ''}`,
+    `    every moved client receiving again after ${s(st.everyClientBackMs)}${st.kind === 'drain' ? ` (target ≤ drainSpread ${s(st.spreadMs)} + 5 s: ${ok(st.targets.longestWait)})` : ''}`,
     `    stayers' p99 ${st.stormP99} ms during the storm against ${st.quietP99} ms in the quiet 10 s before (target ≤ 2×: ${ok(st.targets.stayersP99)})`,
   ];
 }

@@ -41,7 +41,9 @@ export class ClientWorkers {
       );
       this.children.push(child);
       child.on('message', (m: FromWorker) => this.receive(w, m));
-      child.once('exit', (code, signal) => {
+      // 'close', not 'exit': a worker's last message (its result, large at 10,000 clients) can
+      // still be in the channel when 'exit' comes, and the run then failed it as never reported.
+      child.once('close', (code, signal) => {
         if (this.results.length < count && this.failure === null)
           this.fail(new Error(`client worker ${w} exited (${signal ?? code}) before reporting`));
       });

@@ -3,6 +3,7 @@ import { clientPlan } from './cluster-chaos.js';
 import { nodeEnv } from './cluster-processes.js';
 import { workerShare } from './cluster-workers.js';
 import { Rotation } from './rotation.js';
+import { drainSpreadOf, stormReport } from './storm.js';
 
 describe('the chaos balancer rotation', () => {
   it('takes the nodes in turn', () => {
@@ -72,5 +73,18 @@ describe('a chaos node environment', () => {
       BAYOU_MAX_HANDSHAKE_RATE: '0',
     });
     expect(env).toEqual({ PATH: '/bin', BAYOU_DRAIN_SPREAD: '0', BAYOU_MAX_HANDSHAKE_RATE: '0' });
+  });
+});
+
+describe("the storm's wait target", () => {
+  it("follows the nodes' drainSpread as the run passes it on", () => {
+    expect(drainSpreadOf({})).toBe(5000);
+    expect(drainSpreadOf({ BAYOU_DRAIN_SPREAD: '0' })).toBe(0);
+    expect(drainSpreadOf({ BAYOU_DRAIN_SPREAD: '20s' })).toBe(20_000);
+    const back = (ms: number, spread: number) =>
+      stormReport([], 'drain', 1000, 0, [ms], 0, spread).targets.longestWait;
+    expect(back(9000, 5000)).toBe(true);
+    expect(back(11_000, 5000)).toBe(false);
+    expect(back(11_000, 20_000)).toBe(true);
   });
 });

@@ -5,6 +5,8 @@
  * around it, the time until every moved client received again, and the latency p99 of the
  * clients that stayed, during the storm against the quiet 10 s before it.
  */
+
+import { parseDuration } from '../option-values.js';
 import type { ToWorker, WorkerResult } from './cluster-messages.js';
 import type { ChaosNode } from './cluster-processes.js';
 
@@ -32,6 +34,13 @@ export const STORM_FLAGS = [
 
 /** The server's default `drainSpread` (ms): a drained client may wait that long plus 5 s. */
 export const DRAIN_SPREAD_MS = 5000;
+
+/** The nodes' `drainSpread` (ms): `BAYOU_DRAIN_SPREAD` as the run passes it on, else the default. */
+export function drainSpreadOf(env: NodeJS.ProcessEnv): number {
+  const given = env.BAYOU_DRAIN_SPREAD;
+  if (given === undefined || given.trim() === '') return DRAIN_SPREAD_MS;
+  return parseDuration(given);
+}
 /** The quiet window before the storm, ms. */
 const QUIET_MS = 10_000;
 
@@ -51,6 +60,8 @@ export interface StormReport {
   /** Stayers' latency p99, ms: the 10 s before, and during the storm's window. */
   quietP99: number;
   stormP99: number;
+  /** The nodes' drainSpread, ms (the wait target is it plus 5 s). */
+  spreadMs: number;
   /** Pass/fail: stayers' p99 ≤ 2× quiet; with a drain, no client waits past drainSpread + 5 s. */
   targets: { stayersP99: boolean; longestWait: boolean };
 }
@@ -94,6 +105,7 @@ export function stormReport(
   t0: number,
   recoveries: readonly number[],
   exitMs: number,
+  spreadMs = DRAIN_SPREAD_MS,
 ): StormReport {
   const back = Math.max(1000, recoveries.at(-1) ?? 0);
   const quiet = new Map<number, number>();
@@ -125,9 +137,10 @@ export function stormReport(
     everyClientBackMs: recoveries.at(-1) ?? 0,
     quietP99,
     stormP99,
+    spreadMs,
     targets: {
       stayersP99: stormP99 <= 2 * Math.max(quietP99, 1),
-      longestWait: kind === 'kill' || (recoveries.at(-1) ?? 0) <= DRAIN_SPREAD_MS + 5000,
+      longestWait: kind === 'kill' || (recoveries.at(-1) ?? 0) <= spreadMs + 5000,
     },
   };
 }
