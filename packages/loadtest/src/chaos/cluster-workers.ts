@@ -41,8 +41,8 @@ export class ClientWorkers {
       );
       this.children.push(child);
       child.on('message', (m: FromWorker) => this.receive(w, m));
-      // 'close', not 'exit': a worker's last message (its result, large at 10,000 clients) can
-      // still be in the channel when 'exit' comes, and the run then failed it as never reported.
+      // 'close', not 'exit': a worker's last message (its result, large at 10,000 clients) may
+      // still be in the channel when 'exit' comes (two 10,000-client runs failed a worker so).
       child.once('close', (code, signal) => {
         if (this.results.length < count && this.failure === null)
           this.fail(new Error(`client worker ${w} exited (${signal ?? code}) before reporting`));
