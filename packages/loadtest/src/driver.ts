@@ -4,7 +4,7 @@
  * Deliveries are reported through one sink function, not per-client callbacks.
  */
 
-import { BAYOU_EXT, EXT_RECORDS, type Message } from '@bayou/protocol';
+import { BAYOU_EXT, EXT_HEARTBEAT, EXT_RECORDS, type Message } from '@bayou/protocol';
 
 /** Called for every delivered test message: its id and its (intended) send time in ms. */
 export type DeliverySink = (id: number, sentAt: number) => void;
@@ -20,13 +20,17 @@ export interface RecordSink {
 
 /**
  * The `,"ext":{…}` part of the handshake: `--handshake-ext` (e.g. a token), plus Bayou's
- * tagged records when `records` is set. Empty when there is neither.
+ * tagged records when `records` is set and its idle heartbeat when `heartbeat` is (as
+ * `@bayou/client` asks). Empty when there is none of them.
  */
-export function handshakeExt(options: Pick<DriverOptions, 'records' | 'handshakeExt'>): string {
+export function handshakeExt(options: Pick<DriverOptions, 'records' | 'handshakeExt' | 'heartbeat'>): string {
   const ext: Record<string, unknown> = { ...(options.handshakeExt ?? {}) };
-  if (options.records) {
+  const ours: Record<string, unknown> = {};
+  if (options.records) ours[EXT_RECORDS] = true;
+  if (options.heartbeat) ours[EXT_HEARTBEAT] = true;
+  if (Object.keys(ours).length > 0) {
     const bayou = ext[BAYOU_EXT];
-    ext[BAYOU_EXT] = { ...(typeof bayou === 'object' && bayou !== null ? bayou : {}), [EXT_RECORDS]: true };
+    ext[BAYOU_EXT] = { ...(typeof bayou === 'object' && bayou !== null ? bayou : {}), ...ours };
   }
   return Object.keys(ext).length === 0 ? '' : `,"ext":${JSON.stringify(ext)}`;
 }
@@ -42,6 +46,12 @@ export interface DriverOptions {
   handshakeExt?: Readonly<Record<string, unknown>> | null;
   /** WebSocket clients offer `permessage-deflate` (with `client_max_window_bits`, as browsers do). */
   compression?: boolean;
+  /**
+   * Handshakes ask for Bayou's idle heartbeat (`ext.bayou.heartbeat`), as `@bayou/client`
+   * does: a Bayou server then pings an idle WebSocket (answered by `ws`) and sends `[]`
+   * instead of answering its held connect every `timeout`.
+   */
+  heartbeat?: boolean;
   sink: DeliverySink;
   /** When set, every non-meta message goes here instead of `sink`, and the handshake asks for tagged records. */
   records?: RecordSink;

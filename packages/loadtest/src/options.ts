@@ -101,6 +101,8 @@ export interface LoadtestOptions {
   channelPrefix: string;
   /** WebSocket clients offer `permessage-deflate` (as browsers do). */
   compression: boolean;
+  /** Every handshake asks for Bayou's idle heartbeat (`ext.bayou.heartbeat`), as `@bayou/client` does. */
+  heartbeat: boolean;
 }
 
 type Kind = 'int' | 'ms' | 'string' | 'choice' | 'addresses' | 'bool' | 'header' | 'json' | 'prefix';
@@ -153,6 +155,7 @@ export const DEFAULTS: Readonly<LoadtestOptions> = Object.freeze({
   token: '',
   channelPrefix: '',
   compression: false,
+  heartbeat: true,
 });
 
 export const OPTION_SPECS: readonly OptionSpec[] = [
@@ -235,6 +238,11 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
   { key: 'html', kind: 'string', help: 'write a self-contained HTML report with charts' },
   { key: 'progress', kind: 'bool', help: 'live progress line (--no-progress to hide)' },
   { key: 'compression', kind: 'bool', help: 'WebSocket clients offer permessage-deflate, as browsers do' },
+  {
+    key: 'heartbeat',
+    kind: 'bool',
+    help: "handshakes ask for Bayou's idle heartbeat, as @bayou/client does (--no-heartbeat: the plain held-connect cycle)",
+  },
   {
     key: 'headers',
     kind: 'header',

@@ -35,6 +35,7 @@ export async function runPart(
     headers: headerMap(options.headers),
     handshakeExt: options.handshakeExt,
     compression: options.compression,
+    heartbeat: options.heartbeat,
     sink: (id, sentAt) => stats.onDeliver(id, sentAt, now()),
     records: demo,
     onFrame: () => {
