@@ -135,7 +135,7 @@ export async function composeNode(app: FastifyInstance, opts: BayouPluginOptions
       clearInterval(securitySweep);
       connections.stop();
       await node.drainForShutdown();
-      http?.drain();
+      await http?.drain();
       streams?.hub.close();
       ws?.closeAll(1001, 'server shutting down');
     },

@@ -88,6 +88,8 @@ export type RemovalReason =
   | 'timeout'
   | 'slow-consumer'
   | 'shutdown'
+  /** Handed over to another node by a drain (issue #35): it carries on there. */
+  | 'handover'
   | 'error'
   /** Its token expired and was not refreshed (the auth extension). */
   | 'token-expired';

@@ -101,6 +101,13 @@ export interface Extension {
   beforeEnqueue?: EnqueueHook['beforeEnqueue'];
   /** A session ended. */
   removed?(session: ExtensionSession): void;
+  /**
+   * A draining node hands `session` over to another node (issue #35): the extension's
+   * per-session state as plain JSON, or `undefined` for none. Given back to `adopt` there.
+   */
+  handOver?(session: ExtensionSession): unknown;
+  /** `session` was adopted from a draining node: `state` is what `handOver` gave there. */
+  adopt?(session: ExtensionSession, state: unknown): void;
 }
 
 /** Thrown to the caller when an extension itself fails: the message gets a 500 reply. */
@@ -261,6 +268,22 @@ export class ExtensionPipeline {
 
   removed(session: ExtensionSession): void {
     for (const e of this.list) e.removed?.(session);
+  }
+
+  /** Each extension's state of `session` to hand over, by extension name. */
+  handOver(session: ExtensionSession): Record<string, unknown> {
+    const states: Record<string, unknown> = {};
+    for (const e of this.list) {
+      const state = e.handOver?.(session);
+      if (state !== undefined) states[e.name] = state;
+    }
+    return states;
+  }
+
+  /** Gives each extension its state of an adopted session back (`handOver` on the node that drained). */
+  adopt(session: ExtensionSession, states: Record<string, unknown>): void {
+    for (const e of this.list)
+      if (e.adopt !== undefined && e.name in states) e.adopt(session, states[e.name]);
   }
 }
 

@@ -12,6 +12,23 @@ import type { PollRequest } from '../transports/poll-request.js';
 import type { TransportKernel } from '../transports/transport-kernel.js';
 import type { RequestInfo } from '../types.js';
 
+/**
+ * The answer of a node to a batch forwarded for a session it handed over at its drain: the
+ * forwarding node then claims the session, or finds its adopter (`SessionHandovers`).
+ */
+export const MOVED = 421;
+/** Hops a batch may take after its owner said `MOVED` (a race between two adopters ends quickly). */
+const MAX_HOPS = 3;
+const ENGINE_LOST = Symbol('engine lost');
+/** How long a shutdown waits for the connects it relays to be answered by their nodes. */
+const RELEASE_WAIT_MS = 1000;
+
+/** A batch relayed to another node: where it is now, and its end. */
+interface Relay {
+  target: string;
+  readonly clientId: unknown;
+  done: Promise<void>;
+}
 const SHUTTING_DOWN = '{"error":"server shutting down: send the request again"}';
 const ENGINE_AWAY = '{"error":"the engine is unavailable: send the request again"}';
 
@@ -20,8 +37,8 @@ export type RunPoll = (poll: PollRequest) => void;
 
 /** The sending side: relays batches to their owner node, and answers them at shutdown. */
 export class PollForwarder {
-  /** Batches relayed to their owner node and not yet answered. */
-  private readonly relays = new Set<HttpReply>();
+  /** Batches relayed to their owner node and not yet answered: where to, and when done. */
+  private readonly relays = new Map<HttpReply, Relay>();
 
   constructor(
     private readonly kernel: TransportKernel,
@@ -30,64 +47,118 @@ export class PollForwarder {
 
   /** The node owning the session the batch names, when that is not this one. */
   ownerOf(poll: PollRequest): string | null {
-    return this.kernel.cluster.ownedElsewhere((poll.messages[0] as { clientId?: unknown } | null)?.clientId);
+    return this.kernel.cluster.ownedElsewhere(clientIdOf(poll));
   }
 
   /** Hands the batch to `owner`; a dead owner's sessions are unknown here. */
   forward(owner: string, poll: PollRequest): void {
     const reply = poll.reply;
-    this.relays.add(reply);
-    void this.relay(owner, poll).finally(() => this.relays.delete(reply));
+    const relay: Relay = { target: owner, clientId: clientIdOf(poll), done: Promise.resolve() };
+    this.relays.set(reply, relay);
+    relay.done = this.relay(relay, poll).finally(() => this.relays.delete(reply));
   }
 
   /**
-   * Shutdown: answers the batches relayed to other nodes with 503 at once (their clients
-   * send them again elsewhere, the ack extension resending what was in flight), so no
-   * connect held on another node keeps this one from closing.
+   * Shutdown: asks each node holding a connect relayed from here to answer it now, and relays
+   * those answers (up to `RELEASE_WAIT_MS`): an answer that came after the client was told
+   * 503 would be lost to a client without the ack extension (Faye). What is left is answered
+   * 503 (the client sends it again elsewhere), so no connect held on another node keeps this
+   * one from closing.
    */
-  drain(): void {
-    for (const relay of this.relays) if (!relay.sent) relay.send(503, SHUTTING_DOWN);
+  async drain(): Promise<void> {
+    const waiting = [...this.relays.entries()].filter(([reply]) => !reply.sent);
+    if (waiting.length > 0) {
+      const released = waiting.map(([, relay]) =>
+        typeof relay.clientId === 'string'
+          ? this.kernel.cluster.release(relay.target, relay.clientId).then(
+              () => relay.done,
+              () => undefined,
+            )
+          : undefined,
+      );
+      let timer: NodeJS.Timeout | undefined;
+      const bound = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, RELEASE_WAIT_MS);
+      });
+      await Promise.race([Promise.all(released), bound]).finally(() => clearTimeout(timer));
+    }
+    for (const reply of this.relays.keys()) if (!reply.sent) reply.send(503, SHUTTING_DOWN);
     this.relays.clear();
   }
 
-  private async relay(owner: string, poll: PollRequest): Promise<void> {
+  private send(target: string, poll: PollRequest): Promise<ForwardResponse> {
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(poll.info.headers)) {
+      if (typeof value === 'string') headers[name] = value;
+    }
+    return this.kernel.cluster.forward(target, {
+      body: poll.text,
+      url: poll.info.url,
+      headers,
+      // The client's IP as this node saw it (trustProxy applied), for the owner's limits.
+      remoteAddress: poll.info.ip ?? poll.info.remoteAddress,
+      browserId: poll.browserId,
+    });
+  }
+
+  private async relay(relay: Relay, poll: PollRequest): Promise<void> {
     const { kernel, run } = this;
     const reply = poll.reply;
     const local = (): void => {
       if (!reply.sent) run(poll);
     };
-    try {
-      if (!(await kernel.cluster.isAlive(owner))) return local();
-      const headers: Record<string, string> = {};
-      for (const [name, value] of Object.entries(poll.info.headers)) {
-        if (typeof value === 'string') headers[name] = value;
-      }
-      const answer = await kernel.cluster.forward(owner, {
-        body: poll.text,
-        url: poll.info.url,
-        headers,
-        // The client's IP as this node saw it (trustProxy applied), for the owner's limits.
-        remoteAddress: poll.info.ip ?? poll.info.remoteAddress,
-        browserId: poll.browserId,
-      });
+    for (let hop = 0; hop <= MAX_HOPS; hop++) {
+      const answer = await this.attempt(relay.target, poll);
+      if (answer === ENGINE_LOST) return;
       // Unless shutdown answered first: then the owner's ack extension resends what this carried.
-      if (!reply.sent) reply.send(answer.status, answer.body);
+      if (answer !== null && answer.status !== MOVED) {
+        if (!reply.sent) reply.send(answer.status, answer.body);
+        return;
+      }
+      // Its node is gone, failed, or handed the session over: adopted here, or its adopter's.
+      const located = await Promise.resolve(
+        kernel.cluster.locate(clientIdOf(poll), LONG_POLLING_CARRIER),
+      ).catch(() => 'here' as const);
+      if (located === 'here') return local();
+      relay.target = located.node;
+    }
+    local();
+  }
+
+  /**
+   * The answer of `target` to the batch; `null` when it is not alive or failed to answer
+   * (the caller looks for the session elsewhere), `ENGINE_LOST` when Redis went away
+   * meanwhile (the batch was answered 503).
+   */
+  private async attempt(
+    target: string,
+    poll: PollRequest,
+  ): Promise<ForwardResponse | null | typeof ENGINE_LOST> {
+    const { kernel } = this;
+    try {
+      if (!(await kernel.cluster.isAlive(target))) return null;
+      return await this.send(target, poll);
     } catch (err) {
       if (!kernel.cluster.engineReady()) {
         // Redis is away, not (as far as anyone knows) the owner: answering here would tell the
         // client its living session is unknown (402), and a subscribe in the batch would fail
         // on a fresh session too. 503: the client sends the batch again on the same session.
         kernel.log.warn(
-          { err, owner },
+          { err, owner: target },
           'forwarding a long-poll failed while the engine is away; answering 503',
         );
-        if (!reply.sent) reply.send(503, ENGINE_AWAY);
-        return;
+        if (!poll.reply.sent) poll.reply.send(503, ENGINE_AWAY);
+        return ENGINE_LOST;
       }
-      kernel.log.warn({ err, owner }, 'forwarding a long-poll failed; answering here');
-      local();
+      kernel.log.warn({ err, owner: target }, 'forwarding a long-poll failed; answering here');
+      return null;
     }
   }
+}
+
+/** The clientId the first message of a batch names. */
+function clientIdOf(poll: PollRequest): unknown {
+  return (poll.messages[0] as { clientId?: unknown } | null)?.clientId;
 }
 
 /** The answer to a forwarded batch, relayed to the node that received it. */
@@ -111,11 +182,16 @@ export function runForwarded(
   request: ForwardRequest,
   maxBatchMessages: number,
   run: RunPoll,
+  handedOver: (clientId: unknown) => boolean = () => false,
 ): Promise<ForwardResponse> {
   return new Promise((resolve) => {
     const decoded = decodeBatch(request.body);
     if (!decoded.ok || decoded.messages.length > maxBatchMessages) {
       resolve({ status: 400, body: JSON.stringify({ error: 'invalid batch' }) });
+      return;
+    }
+    if (handedOver((decoded.messages[0] as { clientId?: unknown } | null)?.clientId)) {
+      resolve({ status: MOVED, body: '' });
       return;
     }
     const info: RequestInfo = {

@@ -207,6 +207,23 @@ export interface SessionDirectory {
   nodes(): Promise<string[]>;
 }
 
+/**
+ * Sessions handed over by a draining node (issue #35): a serialized session record kept
+ * for a while under its clientId, claimed by exactly one node, and which node adopted it.
+ */
+export interface SessionHandover {
+  /** Keeps `record` for `clientId` for `ttlMs` (a draining node, for another to adopt). */
+  put(clientId: string, record: string, ttlMs: number): Promise<void>;
+  /**
+   * Claims the record of `clientId` for this node, in one atomic step: `{ record }` when it
+   * was there (no other node can claim it again; this node is now its adopter, for
+   * `ownerTtlMs`), `{ owner }` when another node adopted it before, `null` for neither.
+   */
+  claim(clientId: string, ownerTtlMs: number): Promise<{ record: string } | { owner: string } | null>;
+  /** The adopted session ended on this node: forget that this node adopted it. */
+  release(clientId: string): Promise<void>;
+}
+
 export interface Leases {
   /** Takes the lease `name` for this node for `ttlMs`; `false` when another node holds it. */
   acquire(name: string, ttlMs: number): Promise<boolean>;
@@ -258,6 +275,8 @@ export interface Engine {
   readonly history: History;
   readonly presence: Presence;
   readonly directory: SessionDirectory;
+  /** Sessions handed over between nodes; absent on an engine that keeps none (one node). */
+  readonly handover?: SessionHandover;
   readonly leases: Leases;
   /**
    * How many channels keep history here, and how many were dropped; only an engine that

@@ -34,6 +34,13 @@ interface Batch {
   readonly messages: readonly string[];
 }
 
+/** An `AckState` as handed over between nodes. */
+interface AckSnapshot {
+  readonly batch: number;
+  readonly frames: boolean;
+  readonly unacked: [number, readonly string[]][];
+}
+
 /** One session's acknowledgement state. */
 export class AckState {
   /** The number of the last batch sent. */
@@ -98,6 +105,33 @@ export class AckState {
     const frames = this.resending;
     this.resending = null;
     return frames;
+  }
+
+  /**
+   * What another node needs to carry on (a drain hands the session over): the next batch
+   * number — one past this one, since the reply that ends the session here takes this
+   * node's next — whether frames are numbered, and what is not acknowledged yet.
+   */
+  toJSON(): AckSnapshot {
+    return {
+      batch: this.batch + 1,
+      frames: this.frames,
+      unacked: this.unacked.map((b) => [b.batch, b.messages]),
+    };
+  }
+
+  /** The state another node handed over (`toJSON`), or `undefined` when `data` is not one. */
+  static from(data: unknown): AckState | undefined {
+    const d = data as Partial<AckSnapshot> | null;
+    if (typeof d !== 'object' || d === null || typeof d.batch !== 'number' || !Array.isArray(d.unacked))
+      return undefined;
+    const state = new AckState(d.frames === true);
+    state.batch = d.batch;
+    for (const [batch, messages] of d.unacked) {
+      state.unacked.push({ batch, messages });
+      state.held += messages.length;
+    }
+    return state;
   }
 
   /** Numbers the next reply's batch, remembering its messages until acknowledged. */
@@ -228,6 +262,15 @@ export class AckExtension implements Extension, FrameNumbering {
     if (frames) {
       reply.ext = { ...reply.ext, [EXT_ACK]: { enabled: true, batch: 0, frames: true } };
     } else reply.ext = { ...reply.ext, [EXT_ACK]: { enabled: true, batch: 0 } };
+  }
+
+  handOver(session: ExtensionSession): unknown {
+    return this.stateOf(session)?.toJSON();
+  }
+
+  adopt(session: ExtensionSession, data: unknown): void {
+    const state = AckState.from(data);
+    if (state !== undefined) session.extensionState.set(this, state);
   }
 
   /**

@@ -56,6 +56,12 @@ interface ReplayState {
    * session subscribed to; removed on unsubscribe.
    */
   readonly floors: Map<string, StreamPosition>;
+  /**
+   * Whether deliveries carry their positions (`ext.replay`): the session negotiated replay.
+   * A session adopted from a draining node without it recovers through this hook too
+   * (`recoverFor`), its messages unchanged.
+   */
+  readonly positions: boolean;
 }
 
 export class ReplayExtension implements Extension {
@@ -68,9 +74,7 @@ export class ReplayExtension implements Extension {
     if (session === null || reply.successful !== true) return;
     if (request.channel === META_HANDSHAKE) {
       if (request.ext?.[EXT_REPLAY] !== true) return;
-      const state: ReplayState = { prepared: new Map(), holding: new Map(), floors: new Map() };
-      session.extensionState.set(this, state);
-      session.addEnqueueHook(this);
+      this.install(session, true);
       reply.ext = { ...reply.ext, [EXT_REPLAY]: true };
       return;
     }
@@ -88,9 +92,33 @@ export class ReplayExtension implements Extension {
     if (Object.keys(info).length > 0) reply.ext = { ...reply.ext, [EXT_REPLAY]: info };
   }
 
+  private install(session: ExtensionSession, positions: boolean): void {
+    const state: ReplayState = { prepared: new Map(), holding: new Map(), floors: new Map(), positions };
+    session.extensionState.set(this, state);
+    session.addEnqueueHook(this);
+  }
+
+  /** Whether `session` negotiated replay, for a drain handing it over. */
+  handOver(session: ExtensionSession): unknown {
+    return this.stateOf(session)?.positions === true ? true : undefined;
+  }
+
+  adopt(session: ExtensionSession, negotiated: unknown): void {
+    if (negotiated === true) this.install(session, true);
+  }
+
+  /**
+   * `session` was adopted from a draining node and recovers what it missed meanwhile through
+   * its resubscriptions (`ext.replay` positions in them), as a resubscribing client would:
+   * one that did not negotiate replay gets the same holding and floors, without positions.
+   */
+  recoverFor(session: ExtensionSession): void {
+    if (this.stateOf(session) === undefined) this.install(session, false);
+  }
+
   /** Positions every delivery; takes those on a held channel; drops late copies of recovered ones. */
   beforeEnqueue(session: ExtensionSession, delivery: PublicationDelivery): string | null | undefined {
-    const { holding, floors } = session.extensionState.get(this) as ReplayState;
+    const { holding, floors, positions } = session.extensionState.get(this) as ReplayState;
     const publication = delivery.publication;
     const held = holding.size === 0 ? undefined : holding.get(publication.channel);
     if (held !== undefined) {
@@ -99,7 +127,7 @@ export class ReplayExtension implements Extension {
     }
     if (publication.position === null) return undefined;
     if (floors.size > 0 && belowFloor(floors, publication.channel, publication.position)) return null;
-    return delivery.once(this, withPosition);
+    return positions ? delivery.once(this, withPosition) : undefined;
   }
 
   beforeSubscribe(session: ExtensionSession, channel: string): void {
@@ -156,14 +184,14 @@ export class ReplayExtension implements Extension {
     state.holding.delete(channel);
     let last: StreamPosition | null = null;
     if (p?.recovery.recovered === true) {
-      for (const pub of p.recovery.publications) deliver(session, pub);
+      for (const pub of p.recovery.publications) deliver(session, pub, state.positions);
       last = p.recovery.position;
     }
     for (const pub of held ?? []) {
       // Already sent from history (same epoch, not after the recovered position): a duplicate.
       const pos = pub.position;
       if (last !== null && pos !== null && pos.epoch === last.epoch && pos.offset <= last.offset) continue;
-      deliver(session, pub);
+      deliver(session, pub, state.positions);
     }
     if (last !== null) state.floors.set(channel, last);
     else state.floors.delete(channel);
@@ -177,7 +205,7 @@ export class ReplayExtension implements Extension {
    * have no way to hear it. Returns whether the session was told.
    */
   gap(session: ExtensionSession, subscription: string): boolean {
-    if (this.stateOf(session) === undefined) return false;
+    if (this.stateOf(session)?.positions !== true) return false;
     const ext = JSON.stringify({ [EXT_REPLAY]: { [subscription]: { recovered: false } } });
     session.enqueue(`{"channel":${JSON.stringify(GAP_CHANNEL)},"ext":${ext}}`);
     return true;
@@ -224,8 +252,8 @@ export function belowFloor(
   return false;
 }
 
-function deliver(session: ExtensionSession, pub: Publication): void {
-  session.enqueue(pub.position === null ? pub.payload : withPosition(pub));
+function deliver(session: ExtensionSession, pub: Publication, positions: boolean): void {
+  session.enqueue(pub.position === null || !positions ? pub.payload : withPosition(pub));
 }
 
 /** The position a subscribe's `ext.replay` gives for `channel`, or `null`. */

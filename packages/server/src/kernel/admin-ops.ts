@@ -49,7 +49,20 @@ export class AdminOps {
         return this.disconnect(request.target);
       case 'unsubscribe':
         return this.unsubscribe(request.target, request.channel);
+      case 'release':
+        return this.release(request.clientId);
     }
+  }
+
+  /**
+   * Answers the held long-poll of a session now, with what is queued: the node relaying that
+   * poll from its client shuts down and waits for the answer rather than lose it.
+   */
+  private release(clientId: string): number {
+    const session = this.k.findSession(clientId);
+    if (session?.held?.poll == null) return 0;
+    this.k.connects.complete(session);
+    return 1;
   }
 
   /** Whether `clientId` was ended by the API lately: its client must not come back. */

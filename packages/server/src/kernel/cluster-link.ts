@@ -4,8 +4,10 @@
  * per-node inbox channels that carry direct deliveries and control requests.
  */
 import { type Engine, type MaybePromise, NODE_INBOX_PREFIX } from '../engine/engine.js';
+import type { CarrierKind } from '../session/carrier.js';
 import { ownerOf } from '../session/session-registry.js';
 import type { ForwardRequest, ForwardResponse, NodeLink } from './node-link.js';
+import type { Located, SessionHandovers } from './session-handover.js';
 
 export class ClusterLink {
   /** The broker channel that carries direct deliveries to this node's sessions. */
@@ -16,6 +18,10 @@ export class ClusterLink {
     private readonly engine: Pick<Engine, 'directory' | 'ready'>,
     /** Reached through a closure: the link is built with the node's operations. */
     private readonly link: () => NodeLink,
+    /** Whether a session of that clientId lives here (one adopted from another node does). */
+    private readonly local: (clientId: string) => boolean = () => false,
+    /** Sessions handed over at drains, reached through a closure (built with the sessions). */
+    private readonly handovers: () => SessionHandovers | null = () => null,
   ) {
     this.inbox = inboxOf(nodeId);
   }
@@ -24,7 +30,20 @@ export class ClusterLink {
   ownedElsewhere(clientId: unknown): string | null {
     if (typeof clientId !== 'string') return null;
     const owner = ownerOf(clientId);
-    return owner !== null && owner !== this.nodeId ? owner : null;
+    return owner !== null && owner !== this.nodeId && !this.local(clientId) ? owner : null;
+  }
+
+  /**
+   * A session whose node is gone or handed it over: `here` once adopted here (or unknown
+   * anywhere), or the node that adopted it. Always `here` without handovers.
+   */
+  locate(clientId: unknown, kind: CarrierKind): MaybePromise<Located> {
+    return this.handovers()?.locate(clientId, kind) ?? 'here';
+  }
+
+  /** Whether this node handed that session over (a forwarded batch for it is answered `MOVED`). */
+  handedOver(clientId: unknown): boolean {
+    return this.handovers()?.handedOver(clientId) === true;
   }
 
   /** Whether that node is alive (its sessions can be reached by forwarding). */
@@ -35,6 +54,11 @@ export class ClusterLink {
   /** Hands a long-poll batch to its session's owner over the node-to-node layer. */
   forward(nodeId: string, request: ForwardRequest): Promise<ForwardResponse> {
     return this.link().forward(nodeId, request);
+  }
+
+  /** Asks `nodeId` to answer the held long-poll of `clientId` now (this node, relaying it, shuts down). */
+  release(nodeId: string, clientId: string): Promise<unknown> {
+    return this.link().ask(nodeId, { op: 'release', clientId });
   }
 
   /** Whether the engine can serve now (Redis reachable): a forward that failed without it says nothing of the owner. */

@@ -46,6 +46,7 @@ import { PresenceTracker } from './presence-tracker.js';
 import { Publisher } from './publisher.js';
 import { ServiceRegistry } from './service-registry.js';
 import { SessionEnds } from './session-ends.js';
+import { SessionHandovers } from './session-handover.js';
 import { Subscriptions } from './subscriptions.js';
 
 /** One node, built: its facade, its kernel (for the transports), its operator surface. */
@@ -98,6 +99,7 @@ export function createNode(
   const base = buildBase(options, log, engine, {
     findSession: (clientId) => sessions.findSession(clientId),
     link: () => operator.control,
+    handovers: () => handovers,
   });
   const app = new BayouApp(
     appPort(
@@ -124,13 +126,14 @@ export function createNode(
   );
   const { index, records, providers, extensions, broker } = { ...base, broker: engine.broker };
   const subscriptions = new Subscriptions(index, records, providers, broker, extensions, guards, occupancy);
-  const sessions = buildSessions(base, { guards, presence, subscriptions });
+  const sessions = buildSessions(base, { guards, presence, subscriptions, handovers: () => handovers });
   for (const extension of [...sessions.protocol, ...builtIn]) extensions.add(extension);
   const channels = new ChannelOps(subscriptions, presence, records, extensions);
+  const handovers = buildHandovers(base, sessions, channels);
   const kernel = new Kernel({
     ...base,
     ...sessions,
-    ...{ app, guards, channels },
+    ...{ app, guards, channels, handovers },
     sessions: { find: sessions.findSession, remove: (s, reason) => sessions.ends.removeSession(s, reason) },
     kicked: (clientId) => operator.admin.kicked(clientId),
   });
@@ -153,9 +156,11 @@ export function createNode(
         for (const session of index.sessionsOf(name)) if (sessions.replay.gap(session, name)) told++;
         return told;
       };
+      // With handovers, the last position of each channel is kept for the sessions handed over.
+      const delivering = handovers?.tracking(index) ?? index;
       await engine.start(
         new NodeInbound({
-          ...{ cluster, control, records, index, presence, findSession, forwarded, log },
+          ...{ cluster, control, records, index: delivering, presence, findSession, forwarded, log },
           ...{ stats, tracing, gap },
         }),
       );
@@ -185,13 +190,18 @@ function buildBase(
   options: ResolvedOptions,
   log: FastifyBaseLogger,
   engine: Engine,
-  later: { findSession: (clientId: unknown) => Session | undefined; link: () => NodeLink },
+  later: {
+    findSession: (clientId: unknown) => Session | undefined;
+    link: () => NodeLink;
+    handovers: () => SessionHandovers | null;
+  },
 ): Base {
   const { findSession } = later;
   const nodeId = randomBytes(6).toString('base64url');
   const stats = new KernelStats();
   const taps = new NodeTaps(new Admission(options.maxHandshakeRate));
-  const cluster = new ClusterLink(nodeId, engine, later.link);
+  const local = (clientId: string) => findSession(clientId) !== undefined;
+  const cluster = new ClusterLink(nodeId, engine, later.link, local, later.handovers);
   const history = new HistoryRules(options);
   const records = new RecordStore(new Map(options.records.map((p) => [p.pattern, p])));
   const providers = new ProviderRegistry(
@@ -242,7 +252,12 @@ interface Sessions {
 
 function buildSessions(
   base: Base,
-  more: { guards: Guards; presence: PresenceTracker; subscriptions: Subscriptions },
+  more: {
+    guards: Guards;
+    presence: PresenceTracker;
+    subscriptions: Subscriptions;
+    handovers: () => SessionHandovers | null;
+  },
 ): Sessions {
   const { options, log, stats, extensions } = base;
   // A session's host ends it, and ending it reaches the registry that made it: closures close the loop.
@@ -276,6 +291,15 @@ function buildSessions(
     return session?.state === 'removed' ? undefined : session;
   };
   return { registry, ends, outbound, connects, replay, protocol, findSession };
+}
+
+/** Sessions handed over at drains, on an engine shared by several nodes (`null` otherwise). */
+function buildHandovers(base: Base, sessions: Sessions, channels: ChannelOps): SessionHandovers | null {
+  const { engine, log, extensions, index } = base;
+  const { registry, connects, outbound, replay } = sessions;
+  const remove = (s: Session) => sessions.ends.removeSession(s, 'handover');
+  const parts = { engine, log, extensions, index, registry, connects, outbound, replay, channels, remove };
+  return SessionHandovers.create({ ...parts, maxInterval: base.options.maxInterval }, base.nodeId);
 }
 
 /** The server API's side of the node: its own operations, the path between nodes, and what operators may call. */

@@ -19,6 +19,7 @@ export class KernelStats {
     timeout: 0,
     'slow-consumer': 0,
     shutdown: 0,
+    handover: 0,
     error: 0,
     'token-expired': 0,
   };

@@ -33,6 +33,7 @@ import type { KernelStats } from './kernel-stats.js';
 import type { NodeTaps } from './node-taps.js';
 import type { Publisher } from './publisher.js';
 import type { ServiceRegistry } from './service-registry.js';
+import type { SessionHandovers } from './session-handover.js';
 
 /** What the composition root hands the kernel. */
 export interface KernelParts {
@@ -54,7 +55,12 @@ export interface KernelParts {
   readonly sessions: SessionAccess;
   /** Whether the server API ended this clientId (its client is told not to come back). */
   kicked(clientId: unknown): boolean;
+  /** Sessions handed over between nodes at a drain (`null` on one node). */
+  readonly handovers: SessionHandovers | null;
 }
+
+/** Advice to a client whose session this node handed over: the same session, on another node. */
+const HANDED_OVER = Object.freeze({ reconnect: 'retry', interval: 0 });
 
 export class Kernel implements KernelApi, TransportKernel {
   readonly options: ResolvedOptions;
@@ -73,6 +79,7 @@ export class Kernel implements KernelApi, TransportKernel {
   readonly #registry: SessionRegistry;
   readonly #extensions: ExtensionPipeline;
   readonly #kicked: (clientId: unknown) => boolean;
+  readonly #handovers: SessionHandovers | null;
 
   constructor(parts: KernelParts) {
     this.options = parts.options;
@@ -91,11 +98,19 @@ export class Kernel implements KernelApi, TransportKernel {
     this.#registry = parts.registry;
     this.#extensions = parts.extensions;
     this.#kicked = parts.kicked;
+    this.#handovers = parts.handovers;
     // Nothing is written into the kernel after this: collaborators come in above, once.
     Object.freeze(this);
   }
 
   handleBatch(messages: unknown[], ctx: BatchContext, scanForProto: boolean): void | Promise<void> {
+    // A session another node handed over is adopted here first (a claim in the engine).
+    const handovers = this.#handovers;
+    if (handovers !== null) {
+      const located = handovers.locate((messages[0] as { clientId?: unknown } | null)?.clientId, ctx.kind);
+      if (located instanceof Promise)
+        return located.then(() => processBatch(this, messages, ctx, scanForProto));
+    }
     return processBatch(this, messages, ctx, scanForProto);
   }
 
@@ -105,6 +120,15 @@ export class Kernel implements KernelApi, TransportKernel {
     if (session !== undefined && session.state !== 'removed') {
       ctx.session = session;
       return session;
+    }
+    if (this.#handovers?.handedOver(message.clientId) === true) {
+      // Handed over while this node drains: its client reconnects with it elsewhere.
+      this.reply(ctx, null, message, {
+        successful: false,
+        error: formatError('nodeBusy'),
+        advice: HANDED_OVER,
+      });
+      return undefined;
     }
     this.reply(ctx, null, message, {
       successful: false,

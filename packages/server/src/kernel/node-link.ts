@@ -54,7 +54,9 @@ export type ControlOp =
   | { op: 'stats' }
   | { op: 'channels'; limit: number }
   | { op: 'disconnect'; target: Target }
-  | { op: 'unsubscribe'; target: Target; channel: string };
+  | { op: 'unsubscribe'; target: Target; channel: string }
+  /** Answer the held long-poll of a session now (the node relaying it shuts down). */
+  | { op: 'release'; clientId: string };
 
 /** What travels between nodes: an operation, or a forwarded batch. */
 export type NodeRequest = ControlOp | { op: 'forward'; request: ForwardRequest };

@@ -16,6 +16,7 @@ import type { Connects } from './connects.js';
 import type { Guards } from './guards.js';
 import type { KernelStats } from './kernel-stats.js';
 import type { PresenceTracker } from './presence-tracker.js';
+import type { SessionHandovers } from './session-handover.js';
 import type { Subscriptions } from './subscriptions.js';
 
 /** Advice to a session that ended: handshake again (after a shutdown, at once). */
@@ -40,6 +41,8 @@ export interface SessionEndsParts {
   readonly presence: PresenceTracker;
   readonly extensions: ExtensionPipeline;
   readonly guards: Guards;
+  /** Hands sessions over to other nodes at a drain (an engine shared by several nodes), else `null`. */
+  readonly handovers: () => SessionHandovers | null;
 }
 
 export class SessionEnds implements SessionHost, SweepHandler {
@@ -86,6 +89,7 @@ export class SessionEnds implements SessionHost, SweepHandler {
       this.p.subscriptions.drop(session, name);
     }
     session.drain();
+    if (reason !== 'handover') this.p.handovers()?.ended(session);
     this.p.extensions.removed(session);
     this.p.guards.emitSafe((e) => e.emit('session:removed', session as ServerSession, reason));
   }
@@ -140,7 +144,9 @@ export class SessionEnds implements SessionHost, SweepHandler {
    * answered `402::session_unknown` with `reconnect: handshake`, so its client handshakes
    * again on another node and resubscribes from the last position it received. What it had
    * not received yet was published through the engine: with history on the channel (shared
-   * in Redis), the replay extension sends it again; with the memory engine it is lost.
+   * in Redis), the replay extension sends it again; with the memory engine it is lost. On an
+   * engine several nodes share, each session is handed over instead (`session-handover.ts`):
+   * its client carries on with the same clientId on another node (advice `retry`).
    *
    * With a `spread` (ms, `drainSpread`) the sessions end in a random order spread evenly
    * over a window — `spread`, or less for a few sessions (one every `DRAIN_STEP_MS` at
@@ -154,9 +160,13 @@ export class SessionEnds implements SessionHost, SweepHandler {
     registry.stopSweeping();
     const sessions = [...registry.values()];
     const window = Math.min(spread, sessions.length * DRAIN_STEP_MS);
+    const handing: Promise<void>[] = [];
     if (window < DRAIN_MIN_WINDOW_MS) {
-      for (const session of sessions) this.removeSession(session, 'shutdown');
-      return Promise.resolve();
+      for (const session of sessions) {
+        if (this.p.handovers() === null) this.removeSession(session, 'shutdown');
+        else handing.push(this.handOver(session, 0));
+      }
+      return Promise.all(handing).then(() => undefined);
     }
     for (let i = sessions.length - 1; i > 0; i--) {
       const j = Math.floor(random() * (i + 1));
@@ -168,14 +178,30 @@ export class SessionEnds implements SessionHost, SweepHandler {
     return new Promise((resolve) => {
       const step = (): void => {
         const due = Math.min(sessions.length, Math.ceil(((Date.now() - start) / window) * sessions.length));
-        while (ended < due) this.endPaced(sessions[ended++] as Session, 1 + Math.floor(random() * jitter));
+        while (ended < due) {
+          const session = sessions[ended++] as Session;
+          const interval = 1 + Math.floor(random() * jitter);
+          if (this.p.handovers() === null) this.endPaced(session, interval);
+          else handing.push(this.handOver(session, interval));
+        }
         if (ended < sessions.length) return;
         clearInterval(timer);
-        resolve();
+        void Promise.all(handing).then(() => resolve());
       };
       const timer = setInterval(step, DRAIN_STEP_MS);
       step();
     });
+  }
+
+  /**
+   * Hands `session` over to whichever node its client reconnects to (its held connect told
+   * to `retry` after `interval` ms, `session-handover.ts`); ended as before when the engine
+   * could not take its record.
+   */
+  private async handOver(session: Session, interval: number): Promise<void> {
+    const handovers = this.p.handovers() as SessionHandovers;
+    if (await handovers.handOver(session, interval)) return;
+    this.endPaced(session, interval);
   }
 
   private endPaced(session: Session, interval: number): void {

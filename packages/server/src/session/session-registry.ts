@@ -42,6 +42,13 @@ export class SessionRegistry {
     return session;
   }
 
+  /** A session another node handed over (issue #35), under its own clientId. */
+  adopt(id: string, kind: CarrierKind, now = Date.now()): Session {
+    const session = new Session(id, kind, this.host, now + this.maxInterval);
+    this.sessions.set(id, session);
+    return session;
+  }
+
   get(id: unknown): Session | undefined {
     return typeof id === 'string' ? this.sessions.get(id) : undefined;
   }

@@ -39,8 +39,8 @@ export interface HttpTransport {
   accepts(subpath: string): boolean;
   /** Answers the POST, now or later, through `post.reply`. */
   serve(post: HttpPost): void;
-  /** Shutdown: answers at once what is held for other nodes (see `cluster/poll-forwarding.ts`). */
-  drain(): void;
+  /** Shutdown: answers what is held for other nodes (see `cluster/poll-forwarding.ts`). */
+  drain(): void | Promise<void>;
 }
 
 /** What the plugin registers. */
@@ -49,7 +49,7 @@ export interface HttpEndpoint {
   routes(scope: FastifyInstance): Promise<void>;
   /** Serves a POST from the raw request, without Fastify (see `http/direct-endpoint.ts`). */
   serveDirect(req: IncomingMessage, res: ServerResponse, ip: string | undefined, secure: boolean): void;
-  drain(): void;
+  drain(): Promise<void>;
 }
 
 /** Transports are asked in order: put the catch-all (long-polling) last. */
@@ -183,8 +183,8 @@ class Endpoint implements HttpEndpoint {
     }
   }
 
-  drain(): void {
-    for (const transport of this.transports) transport.drain();
+  async drain(): Promise<void> {
+    await Promise.all(this.transports.map((transport) => transport.drain()));
   }
 }
 

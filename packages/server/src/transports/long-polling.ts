@@ -107,7 +107,8 @@ export function createLongPolling(kernel: TransportKernel, options: LongPollOpti
   const forwarder = new PollForwarder(kernel, run);
   const browserIds = new RandomIds(12);
   return {
-    forwarded: (request) => runForwarded(request, options.maxBatchMessages, run),
+    forwarded: (request) =>
+      runForwarded(request, options.maxBatchMessages, run, (id) => kernel.cluster.handedOver(id)),
     accepts: () => true,
     serve(post: HttpPost): void {
       const poll = pollRequest(LONG_POLLING_CARRIER, post, options.maxBatchMessages, browserIds);

@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { BatchContext } from '../bayeux/batch-context.js';
 import type { MaybePromise } from '../engine/engine.js';
 import type { ForwardRequest, ForwardResponse } from '../kernel/node-link.js';
-import type { Carrier } from '../session/carrier.js';
+import type { Carrier, CarrierKind } from '../session/carrier.js';
 import type { Session } from '../session/session.js';
 import type { PendingPoll } from '../session/session-lifecycle.js';
 
@@ -36,4 +36,10 @@ export interface ClusterView {
   forward(nodeId: string, request: ForwardRequest): Promise<ForwardResponse>;
   /** Whether the engine can serve now (Redis reachable): a forward that failed without it says nothing of the owner. */
   engineReady(): boolean;
+  /** A session handed over at a drain: adopted here (`here`, or unknown), or the node that adopted it. */
+  locate(clientId: unknown, kind: CarrierKind): MaybePromise<'here' | { readonly node: string }>;
+  /** Asks `nodeId` to answer the held long-poll of `clientId` now (this node shuts down). */
+  release(nodeId: string, clientId: string): Promise<unknown>;
+  /** Whether this node handed that session over. */
+  handedOver(clientId: unknown): boolean;
 }

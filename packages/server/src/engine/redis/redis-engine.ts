@@ -15,6 +15,7 @@ import { RedisBroker, RedisHistory } from './redis-broker.js';
 import { connect, createClient, describeRedis, isReady } from './redis-connections.js';
 import type { RedisCore } from './redis-core.js';
 import { RedisDirectory } from './redis-directory.js';
+import { RedisHandover } from './redis-handover.js';
 import { RedisHistoryBound } from './redis-history-bound.js';
 import { RedisKeys } from './redis-keys.js';
 import { RedisLeases } from './redis-leases.js';
@@ -44,6 +45,7 @@ export class RedisEngine implements Engine, RedisCore {
   readonly presence: RedisPresence;
   readonly directory: RedisDirectory;
   readonly leases: RedisLeases;
+  readonly handover: RedisHandover;
   /** @internal The cap on channels with history keys this node wrote. */
   readonly historyBound: RedisHistoryBound;
   /** @internal Probes of the subscriber connection (`redis-probe.ts`). */
@@ -88,6 +90,7 @@ export class RedisEngine implements Engine, RedisCore {
     this.presence = new RedisPresence(this);
     this.directory = new RedisDirectory(this);
     this.leases = new RedisLeases(this);
+    this.handover = new RedisHandover(this);
     this.historyBound = new RedisHistoryBound(this);
     this.probe = new DeliveryProbe(this.probeHost(), this.options.probeIntervalMs);
   }

@@ -20,6 +20,8 @@
  *   <p>{ctl}:occupiers  set: nodes that occupy channels (swept when they die)
  *   <p>{node:<id>}:occupies  set: the channels node <id> occupies
  *   <p>{node:<id>}:probe  pub/sub name of node <id>'s delivery probes
+ *   <p>{session:<clientId>}:handover  string: a session handed over at a drain   PX maxInterval
+ *   <p>{session:<clientId>}:owner  string: the nodeId that adopted it      PX a day, or until it ends
  *   <p>{node:<id>}:presence  hash: "<clientId> <channel>" → JSON [nodeId, info, user] of the
  *                       members node <id> joined, so whoever finds it dead reports them left
  */
@@ -68,6 +70,12 @@ export class RedisKeys {
   /** The pub/sub name node <id> sends its delivery probes to (`redis-probe.ts`). */
   probe(nodeId: string): string {
     return `${this.prefix}{node:${nodeId}}:probe`;
+  }
+  handover(clientId: string): string {
+    return `${this.prefix}{session:${clientId}}:handover`;
+  }
+  sessionOwner(clientId: string): string {
+    return `${this.prefix}{session:${clientId}}:owner`;
   }
   nodePresence(nodeId: string): string {
     return `${this.prefix}{node:${nodeId}}:presence`;

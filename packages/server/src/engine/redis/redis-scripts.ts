@@ -132,6 +132,21 @@ export const RELEASE = script(`if redis.call('GET', KEYS[1]) == ARGV[1] then red
 return 1`);
 
 /**
+ * A node claims a handed-over session. KEYS: the session's record, its adopter. ARGV:
+ * nodeId, the adopter's ttlMs. Returns {1, record} (taken: deleted, the adopter written),
+ * {2, adopter} when another node took it before, {0} for neither.
+ */
+export const CLAIM_SESSION = script(`local record = redis.call('GET', KEYS[1])
+if record then
+  redis.call('DEL', KEYS[1])
+  redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
+  return {1, record}
+end
+local owner = redis.call('GET', KEYS[2])
+if owner then return {2, owner} end
+return {0}`);
+
+/**
  * A node occupies a channel. KEYS: the channel's set of occupying nodes. ARGV: nodeId.
  * Returns 1 when the set was empty before (the channel became occupied), else 0: one
  * atomic step, so of nodes racing exactly one sees the transition.

@@ -1,0 +1,259 @@
+/**
+ * Sessions that survive their node's drain (issue #35). A draining node hands each session
+ * over through the engine (`Engine.handover`): its record — subscriptions, what was queued,
+ * the extensions' state (ack's batch number and unacknowledged batches, replay), the browser
+ * binding, auth, the handshake's `ext` — is written for `maxInterval`, then its held connect
+ * is answered with `reconnect: retry` (no handshake) and its WebSocket closed. The node a
+ * client reconnects to with that clientId claims the record (one atomic step: two nodes
+ * cannot both adopt it), rebuilds the session under the same clientId, resubscribes it and
+ * serves it; other nodes forward its long-polls to the adopter as to any owner.
+ *
+ * Nothing published meanwhile is lost: the record keeps, for each concrete channel, the
+ * position of the last message this node queued to the session (every publication on a
+ * channel reaches every subscriber of a node, in order), and the adopter resubscribes
+ * through the replay extension from that position — history fills the gap, live messages
+ * are held meanwhile, late copies dropped (`ReplayExtension.recoverFor`).
+ */
+import { EXT_REPLAY, META_SUBSCRIBE, type Message, parseChannel } from '@bayou/protocol';
+import type { FastifyBaseLogger } from 'fastify';
+import type { ExtensionPipeline } from '../bayeux/extensions.js';
+import type { Engine, MaybePromise, Publication, SessionHandover, StreamPosition } from '../engine/engine.js';
+import type { ReplayExtension } from '../extensions/replay-extension.js';
+import type { CarrierKind } from '../session/carrier.js';
+import type { DeliveryMode, Session } from '../session/session.js';
+import { ownerOf, type SessionRegistry } from '../session/session-registry.js';
+import type { Connects } from './connects.js';
+
+/** How long a node is named the adopter of a session (deleted sooner when the session ends there). */
+const ADOPTER_TTL_MS = 24 * 3600_000;
+/** Channels whose last position is kept before those without subscribers here are dropped. */
+const MAX_TRACKED_CHANNELS = 10_000;
+
+/** What a draining node writes for a session. */
+interface SessionRecord {
+  readonly v: 1;
+  readonly id: string;
+  readonly browserId: string | null;
+  readonly auth: Record<string, unknown> | null;
+  readonly handshakeExt: Record<string, unknown> | undefined;
+  readonly data: Record<string, unknown>;
+  readonly connected: boolean;
+  readonly mode: DeliveryMode;
+  readonly subscriptions: string[];
+  /** By concrete channel: the last position queued to the session here. */
+  readonly positions: Record<string, StreamPosition>;
+  readonly queue: string[];
+  readonly ext: Record<string, unknown>;
+}
+
+export interface HandoverParts {
+  readonly engine: Engine;
+  readonly log: FastifyBaseLogger;
+  readonly maxInterval: number;
+  readonly registry: SessionRegistry;
+  readonly connects: Pick<Connects, 'complete'>;
+  readonly outbound: { flush(session: Session): void };
+  /** Ends a session handed over (`SessionEnds.removeSession` with reason `handover`). */
+  readonly remove: (session: Session) => void;
+  /** The kernel's subscribe (presence, records), its follow-up once the reply would be out, unsubscribe. */
+  readonly channels: {
+    subscribe(session: Session, name: string, message: Message): MaybePromise<string | undefined>;
+    subscribed(session: Session, name: string): void;
+    unsubscribe(session: Session, name: string): void;
+  };
+  readonly extensions: ExtensionPipeline;
+  readonly replay: ReplayExtension;
+  /** Subscribers of a channel on this node. */
+  readonly index: { subscriberCount(channel: string): number };
+}
+
+/** Where a request for a session not on this node goes: here (adopted, or unknown) or to its adopter. */
+export type Located = 'here' | { readonly node: string };
+
+export class SessionHandovers {
+  /** Sessions this node handed over (it drains: bounded by what it had, gone when it exits). */
+  private readonly moved = new Set<string>();
+  /** Sessions this node adopted: their adopter key is deleted when they end here. */
+  private readonly adopted = new Set<string>();
+  /** Claims in flight, so two requests of one session claim once. */
+  private readonly claiming = new Map<string, Promise<Located>>();
+  /** The last position this node delivered per channel (channels with subscribers here). */
+  private readonly last = new Map<string, StreamPosition>();
+  private readonly store: SessionHandover;
+
+  constructor(
+    private readonly p: HandoverParts,
+    readonly nodeId: string,
+  ) {
+    this.store = p.engine.handover as SessionHandover;
+  }
+
+  /** A handover engine shared by several nodes, or `null` (one node: nothing to hand over to). */
+  static create(p: HandoverParts, nodeId: string): SessionHandovers | null {
+    if (p.engine.handover === undefined || !p.engine.capabilities.multiNode) return null;
+    return new SessionHandovers(p, nodeId);
+  }
+
+  /** `index`, keeping each channel's last position as publications pass to its subscribers. */
+  tracking(index: { deliver(publication: Publication): number }): {
+    deliver(publication: Publication): number;
+  } {
+    return {
+      deliver: (publication) => {
+        this.seen(publication);
+        return index.deliver(publication);
+      },
+    };
+  }
+
+  /** A publication reached this node's subscribers: its channel's last position. */
+  seen(publication: Publication): void {
+    const position = publication.position;
+    if (position === null || this.p.index.subscriberCount(publication.channel) === 0) return;
+    this.last.set(publication.channel, position);
+    if (this.last.size <= MAX_TRACKED_CHANNELS) return;
+    for (const channel of this.last.keys())
+      if (this.p.index.subscriberCount(channel) === 0) this.last.delete(channel);
+  }
+
+  /** Whether this node handed the session over (a request for it goes to its adopter). */
+  handedOver(clientId: unknown): boolean {
+    return typeof clientId === 'string' && this.moved.has(clientId);
+  }
+
+  /**
+   * Hands `session` over: its record written, its deliveries here stopped, its held connect
+   * answered `reconnect: retry` after `interval` ms, its WebSocket closed. `false` when the
+   * record could not be written: the caller ends the session as before (handshake advice).
+   */
+  async handOver(session: Session, interval: number): Promise<boolean> {
+    if (session.state === 'removed') return true;
+    const record = this.snapshot(session);
+    for (const name of [...session.subscriptions]) this.p.channels.unsubscribe(session, name);
+    try {
+      await this.store.put(session.id, JSON.stringify(record), this.p.maxInterval);
+    } catch (err) {
+      this.p.log.warn({ err, clientId: session.id }, 'session handover failed; ending it');
+      session.requeue(record.queue);
+      return false;
+    }
+    // From now on a request for it is told to go elsewhere (until now this node still held it:
+    // a connect that came meanwhile is answered below, `retry`, as the held one).
+    this.moved.add(session.id);
+    if (gone(session)) return true;
+    const carrier = session.carrier;
+    if (session.held !== null) {
+      this.p.connects.complete(session, { reconnect: 'retry', interval }, false);
+      if (carrier !== null) this.p.outbound.flush(session);
+    }
+    if (!gone(session)) this.p.remove(session);
+    carrier?.end(1001, 'server shutting down');
+    return true;
+  }
+
+  /**
+   * A request names `clientId`, not a session of this node: claims its handed-over record
+   * (the session is then adopted here), or finds the node that adopted it. `here` when it
+   * was adopted here or is unknown anywhere (the kernel then answers as for any unknown one).
+   */
+  locate(clientId: unknown, kind: CarrierKind): Promise<Located> | Located {
+    if (typeof clientId !== 'string' || ownerOf(clientId) === null) return 'here';
+    if (this.moved.has(clientId) || this.p.registry.get(clientId) !== undefined) return 'here';
+    let claim = this.claiming.get(clientId);
+    if (claim === undefined) {
+      claim = this.claim(clientId, kind).finally(() => this.claiming.delete(clientId));
+      this.claiming.set(clientId, claim);
+    }
+    return claim;
+  }
+
+  /** A session ended here: when this node had adopted it, it is no one's any more. */
+  ended(session: Session): void {
+    if (!this.adopted.delete(session.id)) return;
+    void this.store.release(session.id).catch(() => undefined);
+  }
+
+  private async claim(clientId: string, kind: CarrierKind): Promise<Located> {
+    let found: Awaited<ReturnType<SessionHandover['claim']>>;
+    try {
+      found = await this.store.claim(clientId, ADOPTER_TTL_MS);
+    } catch (err) {
+      this.p.log.warn({ err, clientId }, 'looking up a handed-over session failed');
+      return 'here';
+    }
+    if (found === null) return 'here';
+    if ('owner' in found) return found.owner === this.nodeId ? 'here' : { node: found.owner };
+    await this.adopt(JSON.parse(found.record) as SessionRecord, kind);
+    return 'here';
+  }
+
+  private snapshot(session: Session): SessionRecord {
+    const positions: Record<string, StreamPosition> = {};
+    for (const name of session.subscriptions) {
+      const position = this.last.get(name);
+      if (position !== undefined) positions[name] = position;
+    }
+    let data: Record<string, unknown> = {};
+    try {
+      data = JSON.parse(JSON.stringify(session.data)) as Record<string, unknown>;
+    } catch {
+      // Application data that is not JSON stays behind.
+    }
+    return {
+      v: 1,
+      id: session.id,
+      browserId: session.browserId,
+      auth: session.auth === null ? null : { ...session.auth },
+      handshakeExt: session.handshakeExt,
+      data,
+      connected: session.connected,
+      mode: session.deliveryMode,
+      subscriptions: [...session.subscriptions],
+      positions,
+      queue: session.drain(),
+      ext: this.p.extensions.handOver(session),
+    };
+  }
+
+  /** Rebuilds a handed-over session here and resubscribes it from its positions. */
+  private async adopt(record: SessionRecord, kind: CarrierKind): Promise<void> {
+    const session = this.p.registry.adopt(record.id, kind);
+    this.adopted.add(record.id);
+    session.browserId = record.browserId;
+    session.handshakeExt = record.handshakeExt;
+    session.setAuth(record.auth);
+    Object.assign(session.data, record.data);
+    session.connected = record.connected;
+    session.requestDelivery(record.mode);
+    this.p.extensions.adopt(session, record.ext);
+    this.p.replay.recoverFor(session);
+    session.requeue(record.queue);
+    await Promise.all(
+      record.subscriptions.map((name) => this.resubscribe(session, name, record.positions[name])),
+    );
+  }
+
+  private async resubscribe(
+    session: Session,
+    name: string,
+    position: StreamPosition | undefined,
+  ): Promise<void> {
+    const message: Message = { channel: META_SUBSCRIBE, clientId: session.id, subscription: name };
+    if (position !== undefined && parseChannel(name)?.wildcard === null)
+      message.ext = { [EXT_REPLAY]: { [name]: position } };
+    const error = await this.p.channels.subscribe(session, name, message);
+    if (error !== undefined) {
+      this.p.log.warn(
+        { clientId: session.id, channel: name, error },
+        'an adopted session could not resubscribe',
+      );
+      return;
+    }
+    this.p.channels.subscribed(session, name);
+  }
+}
+
+/** Whether `session` ended (read again after an await: the narrowing of before does not hold). */
+function gone(session: Session): boolean {
+  return session.state === 'removed';
+}
