@@ -114,7 +114,11 @@ class Watched {
     this.lastAny = Date.now();
     delivered++;
     const id = this.client.clientId;
-    if (this.down !== null && id !== null && id !== this.down.clientId) {
+    // Back: on a new session (a handshake elsewhere), or on the same one handed over to another
+    // node at a drain (server #35), with a message published after its node went down.
+    const back =
+      id !== null && (id !== this.down?.clientId || (typeof t === 'number' && t > (this.down?.at ?? 0)));
+    if (this.down !== null && back) {
       const ms = Date.now() - this.down.at;
       recoveries.push(ms);
       if (this.spec.transport === 'long-polling') recoveriesLongPolling.push(ms);
