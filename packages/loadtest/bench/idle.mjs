@@ -12,8 +12,10 @@
 // each generator spent meanwhile (utime + stime from /proc/<pid>/stat) is divided by sessions
 // and seconds. Bayou's rows hold a connect --period ms (its `timeout`): a session opened
 // during the ramp has its held connect answered, and a new one sent, exactly once in that
-// window (the ramp being shorter than the period). The default 15 s keeps the bench well
-// under a minute and counts that keep-alive twice as often as Bayou's default 30 s does;
+// window (the ramp being shorter than the period); a session that negotiated the heartbeat
+// is pinged every --period ms instead (`heartbeatInterval`), once in the window, and its
+// connect, held `heartbeatTimeout` (300 s), not at all. The default 15 s keeps the bench
+// short and counts that keep-alive twice as often as Bayou's default 30 s does;
 // `--period 30000` measures the defaults.
 import { execFileSync, fork } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -27,7 +29,7 @@ import { cpuSplit, isServerName, SERVERS, startServer } from './lib.mjs';
 const DEFAULTS = {
   sessions: 10000,
   period: 15000,
-  servers: 'ws-batched,bayou',
+  servers: 'ws-batched,bayou,bayou+heartbeat',
   localAddresses: '127.0.0.2-127.0.0.9',
   json: '',
   quick: false,
@@ -158,7 +160,11 @@ function ask(child, message, type) {
  * @param {Row} row
  */
 async function prepare(row) {
-  const server = await startServer(row.server, [], { BENCH_TIMEOUT: String(flags.period) });
+  const period = String(flags.period);
+  const server = await startServer(row.server, [], {
+    BENCH_TIMEOUT: period,
+    ...(row.ext ? { BENCH_HEARTBEAT_INTERVAL: period } : {}),
+  });
   const gen = await startGenerator(row, server.url);
   const empty = await server.memory();
   /** @type {{ sessions: number, rss: number, heapUsed: number }[]} */
@@ -202,7 +208,7 @@ function slope(steps, key) {
 function cpuOf(server, gen) {
   const s = cpuSplit(server.pid);
   const g = cpuSplit(/** @type {number} */ (gen.pid));
-  return { server: s.user + s.system, gen: g.user + g.system };
+  return { server: s.user + s.system, serverSystem: s.system, gen: g.user + g.system };
 }
 
 const rows = flags.servers.split(',').map((k) => {
@@ -238,8 +244,8 @@ await Promise.all(
 const slab = slabPerSocket();
 const results = prepared.map((p, i) => {
   const n = p.full;
-  const c0 = /** @type {{ server: number, gen: number }} */ (cpu0[i]);
-  const c1 = /** @type {{ server: number, gen: number }} */ (cpu1[i]);
+  const c0 = /** @type {ReturnType<typeof cpuOf>} */ (cpu0[i]);
+  const c1 = /** @type {ReturnType<typeof cpuOf>} */ (cpu1[i]);
   return {
     key: p.row.key,
     label: p.row.label,
@@ -254,6 +260,7 @@ const results = prepared.map((p, i) => {
     kernelBuffers: p.kernel.bytes / Math.max(1, p.kernel.sockets),
     kernelSockets: p.kernel.sockets,
     serverCpuUsPerConnSec: ((c1.server - c0.server) * 1e6) / (n * seconds),
+    serverSystemUsPerConnSec: ((c1.serverSystem - c0.serverSystem) * 1e6) / (n * seconds),
     genCpuUsPerConnSec: ((c1.gen - c0.gen) * 1e6) / (n * seconds),
     rssTotal: p.atFull.rss,
     rssEmpty: p.empty.rss,

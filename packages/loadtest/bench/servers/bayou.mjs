@@ -30,6 +30,11 @@ const server = await createServer({
   ),
   // BENCH_TIMEOUT: the idle bench holds connects for its --period (ms).
   timeout: Number(process.env.BENCH_TIMEOUT ?? 30000),
+  // BENCH_HEARTBEAT_INTERVAL: and pings heartbeat sessions that often (a build without the
+  // heartbeat is never given the option).
+  ...(process.env.BENCH_HEARTBEAT_INTERVAL
+    ? { heartbeatInterval: Number(process.env.BENCH_HEARTBEAT_INTERVAL) }
+    : {}),
   logger: false,
 });
 const base = await server.listen();
