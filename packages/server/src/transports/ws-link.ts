@@ -30,7 +30,7 @@ export interface LinkHost {
   readonly pings: PingWheel<WebSocketLink> | null;
 }
 
-const NO_SESSIONS: Session[] = [];
+const NO_SESSIONS: readonly Session[] = Object.freeze([]);
 
 /** A link's request before its upgrade is known, and once trimmed away. */
 const NO_REQUEST: RequestInfo = Object.freeze({
@@ -70,7 +70,11 @@ export abstract class WebSocketLink extends WebSocket implements Carrier {
   /** The client's IP once `request` is trimmed away (the socket holds the string anyway). */
   private ip: string | undefined = undefined;
   private secure = false;
-  private bound: Session[] = NO_SESSIONS;
+  /**
+   * Its sessions: the one most links carry, in the field itself (an array of one cost 56
+   * bytes a link), an array once a second joins, `null` for none.
+   */
+  private bound: Session | readonly Session[] | null = null;
   /** Whether `request` was already cut down to what later handshakes may need. */
   private trimmed = false;
   /** Found without a live session at the last handshake-timeout check (it had one before). */
@@ -93,7 +97,8 @@ export abstract class WebSocketLink extends WebSocket implements Carrier {
 
   /** The sessions it carries (ended ones are forgotten at the handshake-timeout check). */
   get sessions(): readonly Session[] {
-    return this.bound;
+    const bound = this.bound;
+    return bound === null ? NO_SESSIONS : isMany(bound) ? bound : [bound];
   }
 
   /** The upgrade completed: what hooks see of its request, and whether it deflates. */
@@ -120,9 +125,11 @@ export abstract class WebSocketLink extends WebSocket implements Carrier {
   /** A batch bound `sessions` to it: tracked; the request trimmed after the first. */
   track(sessions: readonly Session[]): void {
     for (const s of sessions) {
-      if (this.bound.includes(s)) continue;
-      // Most links carry one session: keep the array exactly that small.
-      this.bound = this.bound.length === 0 ? [s] : [...this.bound, s];
+      const bound = this.bound;
+      if (bound === null) this.bound = s;
+      else if (!isMany(bound)) {
+        if (bound !== s) this.bound = [bound, s];
+      } else if (!bound.includes(s)) this.bound = [...bound, s];
     }
     const pings = this.host.pings;
     if (pings !== null && this.wheelSpot === -1 && sessions.some((s) => s.heartbeat)) pings.add(this);
@@ -160,8 +167,11 @@ export abstract class WebSocketLink extends WebSocket implements Carrier {
   /** The socket closed: its sessions let go of it, the heartbeat wheel too. */
   closed(): void {
     this.host.pings?.remove(this);
-    for (const s of this.bound) this.host.kernel.connects.carrierClosed(s, this);
-    this.bound = NO_SESSIONS;
+    const bound = this.bound;
+    this.bound = null;
+    if (bound === null) return;
+    if (!isMany(bound)) this.host.kernel.connects.carrierClosed(bound, this);
+    else for (const s of bound) this.host.kernel.connects.carrierClosed(s, this);
   }
 
   /**
@@ -242,14 +252,22 @@ export abstract class WebSocketLink extends WebSocket implements Carrier {
   }
 
   private keepLiveSessions(): boolean {
-    const sessions = this.bound;
-    let live = 0;
-    for (let i = 0; i < sessions.length; i++) if (livesOn(sessions[i] as Session, this)) live++;
-    if (live < sessions.length)
-      this.bound = live === 0 ? NO_SESSIONS : sessions.filter((s) => livesOn(s, this));
-    return live > 0;
+    const bound = this.bound;
+    if (bound === null) return false;
+    if (!isMany(bound)) {
+      if (livesOn(bound, this)) return true;
+      this.bound = null;
+      return false;
+    }
+    const live = bound.filter((s) => livesOn(s, this));
+    if (live.length < bound.length)
+      this.bound = live.length === 0 ? null : live.length === 1 ? (live[0] as Session) : live;
+    return live.length > 0;
   }
 }
+
+/** Whether a link's `bound` holds several sessions (an array) rather than one. */
+const isMany = (bound: Session | readonly Session[]): bound is readonly Session[] => Array.isArray(bound);
 
 /** Whether `session` lives on `link`: not ended, and not moved to another carrier since. */
 const livesOn = (session: Session, link: WebSocketLink): boolean =>
