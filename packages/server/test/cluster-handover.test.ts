@@ -3,8 +3,9 @@
  * Redis behind the round-robin balancer (no affinity), each in turn drained (the in-process
  * `close()` that SIGTERM runs: the paced drain, then the rest) and started again on its port,
  * while a fourth node outside the balancer publishes a numbered stream. Subscribers: CometD
- * with its ack extension and `@bayou/client`, each over WebSocket and long-polling, and Faye
- * over long-polling (its WebSocket needs affinity: server README).
+ * with its ack extension, Faye and `@bayou/client`, each over WebSocket and long-polling
+ * (Faye opens its WebSocket after a handshake over HTTP: the node it lands on takes the
+ * session over from its owner, as a drain hands it over).
  * A draining node hands its sessions over through Redis; each client reconnects with its
  * clientId wherever the balancer sends it, and the node there adopts the session: every
  * accepted message reaches every client exactly once, and no client handshakes again.
@@ -58,9 +59,11 @@ interface Subscriber {
   readonly name: string;
   readonly received: number[];
   handshakes: number;
+  /** Its meta replies (Faye over WebSocket), for a failure's message. */
+  readonly log: string[];
 }
 
-const subscriber = (name: string): Subscriber => ({ name, received: [], handshakes: 0 });
+const subscriber = (name: string): Subscriber => ({ name, received: [], handshakes: 0, log: [] });
 const numberOf = (data: unknown): number => (data as { n: number }).n;
 
 async function cometdSubscriber(url: string, transport: Transport): Promise<Subscriber> {
@@ -85,6 +88,8 @@ async function fayeSubscriber(url: string, transport: Transport): Promise<Subscr
   client.addExtension({
     incoming(message, callback) {
       if (message.channel === '/meta/handshake' && message.successful === true) s.handshakes++;
+      if (message.channel.startsWith('/meta/') && transport === 'websocket')
+        s.log.push(`${Date.now() % 100000} ${JSON.stringify(message).slice(0, 200)}`);
       callback(message);
     },
   });
@@ -122,7 +127,7 @@ function describeOf(s: Subscriber, n: number): string {
   const got = new Set(s.received);
   const missing = Array.from({ length: n }, (_, i) => i).filter((i) => !got.has(i));
   const dups = s.received.length - got.size;
-  return `${s.name}: ${s.received.length} received, ${dups} duplicates, ${s.handshakes} handshakes, missing ${missing.slice(0, 20).join(',')}`;
+  return `${s.log.slice(-25).join('\n')}\n${s.name}: ${s.received.length} received, ${dups} duplicates, ${s.handshakes} handshakes, missing ${missing.slice(0, 20).join(',')}`;
 }
 
 describe('sessions handed over at a drain (rolling restart of three nodes on Redis)', () => {
@@ -156,11 +161,9 @@ describe('sessions handed over at a drain (rolling restart of three nodes on Red
     const subs: Subscriber[] = [];
     for (const transport of TRANSPORTS) {
       subs.push(await cometdSubscriber(url, transport));
+      subs.push(await fayeSubscriber(url, transport));
       subs.push(await bayouSubscriber(url, transport));
     }
-    // Faye over long-polling only: its WebSocket, opened after a handshake over HTTP, lands on
-    // another node than its session's behind a balancer without affinity (README).
-    subs.push(await fayeSubscriber(url, 'long-polling'));
     const stream = numberedStream((data) => Promise.resolve(publisher.bayou.publish('/numbered', data)));
     await eventually(() => {
       for (const s of subs) expect(s.received.length, describeOf(s, stream.sent)).toBeGreaterThan(3);

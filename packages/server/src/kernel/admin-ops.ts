@@ -17,6 +17,8 @@ export interface AdminKernel {
   readonly outbound: { flush(session: Session): void };
   findSession(clientId: unknown): Session | undefined;
   removeSession(session: Session, reason: RemovalReason): void;
+  /** Hands a session of this node over to another (`SessionEnds.handOverNow`). */
+  handOver(clientId: string): Promise<boolean>;
   unsubscribe(session: Session, name: string): void;
   emitSafe(run: (events: EventSink) => void): boolean;
 }
@@ -35,7 +37,9 @@ export class AdminOps {
     private readonly rememberMs: number,
   ) {}
 
-  run(request: Exclude<ControlOp, { op: 'stats' }>): NodeInfo | [string, number][] | number {
+  run(
+    request: Exclude<ControlOp, { op: 'stats' }>,
+  ): NodeInfo | [string, number][] | number | Promise<boolean> {
     switch (request.op) {
       case 'info':
         return {
@@ -51,6 +55,8 @@ export class AdminOps {
         return this.unsubscribe(request.target, request.channel);
       case 'release':
         return this.release(request.clientId);
+      case 'handover':
+        return this.k.handOver(request.clientId);
     }
   }
 

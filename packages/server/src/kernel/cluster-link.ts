@@ -61,6 +61,11 @@ export class ClusterLink {
     return this.link().ask(nodeId, { op: 'release', clientId });
   }
 
+  /** Asks `nodeId` to hand the session of `clientId` over now (a WebSocket for it opened here). */
+  takeOver(nodeId: string, clientId: string): Promise<unknown> {
+    return this.link().ask(nodeId, { op: 'handover', clientId });
+  }
+
   /** Whether the engine can serve now (Redis reachable): a forward that failed without it says nothing of the owner. */
   engineReady(): boolean {
     return this.engine.ready();

@@ -295,11 +295,12 @@ function buildSessions(
 
 /** Sessions handed over at drains, on an engine shared by several nodes (`null` otherwise). */
 function buildHandovers(base: Base, sessions: Sessions, channels: ChannelOps): SessionHandovers | null {
-  const { engine, log, extensions, index } = base;
+  const { engine, log, extensions, index, cluster } = base;
   const { registry, connects, outbound, replay } = sessions;
+  const parts = { engine, log, extensions, index, registry, connects, outbound, replay, channels, cluster };
+
   const remove = (s: Session) => sessions.ends.removeSession(s, 'handover');
-  const parts = { engine, log, extensions, index, registry, connects, outbound, replay, channels, remove };
-  return SessionHandovers.create({ ...parts, maxInterval: base.options.maxInterval }, base.nodeId);
+  return SessionHandovers.create({ ...parts, remove, maxInterval: base.options.maxInterval }, base.nodeId);
 }
 
 /** The server API's side of the node: its own operations, the path between nodes, and what operators may call. */
@@ -320,6 +321,7 @@ function buildOperator(
       ...{ registry: sessions.registry, connects: sessions.connects, outbound: sessions.outbound },
       findSession: sessions.findSession,
       removeSession: (s, reason) => sessions.ends.removeSession(s, reason),
+      handOver: (clientId) => sessions.ends.handOverNow(clientId),
       emitSafe: (run) => guards.emitSafe(run),
     },
     options.maxInterval + options.timeout,

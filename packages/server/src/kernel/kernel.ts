@@ -128,6 +128,11 @@ export class Kernel implements KernelApi, TransportKernel {
         error: formatError('nodeBusy'),
         advice: HANDED_OVER,
       });
+      // A WebSocket stays open to this node only for that session: closed, its client opens
+      // one elsewhere (after this reply went out) instead of retrying here.
+      const carrier = ctx.carrier;
+      if (carrier !== null && !carrier.kind.keepsSession)
+        setImmediate(() => carrier.end(1001, 'session handed over'));
       return undefined;
     }
     this.reply(ctx, null, message, {

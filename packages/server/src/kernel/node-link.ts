@@ -56,7 +56,9 @@ export type ControlOp =
   | { op: 'disconnect'; target: Target }
   | { op: 'unsubscribe'; target: Target; channel: string }
   /** Answer the held long-poll of a session now (the node relaying it shuts down). */
-  | { op: 'release'; clientId: string };
+  | { op: 'release'; clientId: string }
+  /** Hand a session over now (a WebSocket for it opened on the asking node). */
+  | { op: 'handover'; clientId: string };
 
 /** What travels between nodes: an operation, or a forwarded batch. */
 export type NodeRequest = ControlOp | { op: 'forward'; request: ForwardRequest };

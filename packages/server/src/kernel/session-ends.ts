@@ -198,6 +198,17 @@ export class SessionEnds implements SessionHost, SweepHandler {
    * to `retry` after `interval` ms, `session-handover.ts`); ended as before when the engine
    * could not take its record.
    */
+  /**
+   * Hands the session of `clientId` over now (another node has a WebSocket for it: a
+   * WebSocket is served where it is open); `false` when there is none here or no handovers.
+   */
+  async handOverNow(clientId: string): Promise<boolean> {
+    const session = this.p.registry().get(clientId);
+    const handovers = this.p.handovers();
+    if (session === undefined || session.state === 'removed' || handovers === null) return false;
+    return handovers.handOver(session, 0);
+  }
+
   private async handOver(session: Session, interval: number): Promise<void> {
     const handovers = this.p.handovers() as SessionHandovers;
     if (await handovers.handOver(session, interval)) return;

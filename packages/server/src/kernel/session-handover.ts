@@ -65,6 +65,11 @@ export interface HandoverParts {
   readonly replay: ReplayExtension;
   /** Subscribers of a channel on this node. */
   readonly index: { subscriberCount(channel: string): number };
+  /** The other nodes: whether one is alive, and asking one to hand a session over now. */
+  readonly cluster: {
+    isAlive(nodeId: string): MaybePromise<boolean>;
+    takeOver(nodeId: string, clientId: string): Promise<unknown>;
+  };
 }
 
 /** Where a request for a session not on this node goes: here (adopted, or unknown) or to its adopter. */
@@ -177,6 +182,14 @@ export class SessionHandovers {
     let found: Awaited<ReturnType<SessionHandover['claim']>>;
     try {
       found = await this.store.claim(clientId, ADOPTER_TTL_MS);
+      // A WebSocket is served where it is open, not forwarded: a session its live owner still
+      // holds (Faye opens its WebSocket after a handshake over HTTP, which a balancer without
+      // affinity sends elsewhere) is taken over, as a drain would hand it over.
+      const owner = ownerOf(clientId) as string;
+      if (found === null && forwardless(kind) && (await this.p.cluster.isAlive(owner))) {
+        if ((await this.p.cluster.takeOver(owner, clientId)) === true)
+          found = await this.store.claim(clientId, ADOPTER_TTL_MS);
+      }
     } catch (err) {
       this.p.log.warn({ err, clientId }, 'looking up a handed-over session failed');
       return 'here';
@@ -256,4 +269,9 @@ export class SessionHandovers {
 /** Whether `session` ended (read again after an await: the narrowing of before does not hold). */
 function gone(session: Session): boolean {
   return session.state === 'removed';
+}
+
+/** Whether batches on a carrier of `kind` cannot be forwarded to another node (a WebSocket: it pushes both ways, on its own socket). */
+function forwardless(kind: CarrierKind): boolean {
+  return kind.pushes && !kind.unidirectional && !kind.keepsSession;
 }
