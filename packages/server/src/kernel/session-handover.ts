@@ -76,8 +76,12 @@ export interface HandoverParts {
 export type Located = 'here' | { readonly node: string };
 
 export class SessionHandovers {
-  /** Sessions this node handed over (it drains: bounded by what it had, gone when it exits). */
-  private readonly moved = new Set<string>();
+  /**
+   * Sessions this node handed over, and until when a request for one is told to go elsewhere
+   * (`maxInterval`: its client came back well before, or its record expired), oldest first:
+   * forgotten as newer ones come in (a node that takes sessions over lives on).
+   */
+  private readonly moved = new Map<string, number>();
   /** Sessions this node adopted: their adopter key is deleted when they end here. */
   private readonly adopted = new Set<string>();
   /** Claims in flight, so two requests of one session claim once. */
@@ -122,8 +126,29 @@ export class SessionHandovers {
   }
 
   /** Whether this node handed the session over (a request for it goes to its adopter). */
-  handedOver(clientId: unknown): boolean {
-    return typeof clientId === 'string' && this.moved.has(clientId);
+  handedOver(clientId: unknown, now = Date.now()): boolean {
+    if (typeof clientId !== 'string') return false;
+    const until = this.moved.get(clientId);
+    return until !== undefined && until > now;
+  }
+
+  /** How many handed-over clientIds are remembered (for tests of their eviction). */
+  get remembered(): number {
+    return this.moved.size;
+  }
+
+  /** How many channels' last positions are kept (for tests of their eviction). */
+  get tracked(): number {
+    return this.last.size;
+  }
+
+  private remember(clientId: string, now: number): void {
+    for (const [id, until] of this.moved) {
+      if (until > now) break;
+      this.moved.delete(id);
+    }
+    this.moved.delete(clientId);
+    this.moved.set(clientId, now + this.p.maxInterval);
   }
 
   /**
@@ -144,7 +169,7 @@ export class SessionHandovers {
     }
     // From now on a request for it is told to go elsewhere (until now this node still held it:
     // a connect that came meanwhile is answered below, `retry`, as the held one).
-    this.moved.add(session.id);
+    this.remember(session.id, Date.now());
     if (gone(session)) return true;
     const carrier = session.carrier;
     if (session.held !== null) {
@@ -163,7 +188,7 @@ export class SessionHandovers {
    */
   locate(clientId: unknown, kind: CarrierKind): Promise<Located> | Located {
     if (typeof clientId !== 'string' || ownerOf(clientId) === null) return 'here';
-    if (this.moved.has(clientId) || this.p.registry.get(clientId) !== undefined) return 'here';
+    if (this.handedOver(clientId) || this.p.registry.get(clientId) !== undefined) return 'here';
     let claim = this.claiming.get(clientId);
     if (claim === undefined) {
       claim = this.claim(clientId, kind).finally(() => this.claiming.delete(clientId));

@@ -1,0 +1,90 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ExtensionPipeline } from '../bayeux/extensions.js';
+import type { Engine, SessionHandover } from '../engine/engine.js';
+import type { ReplayExtension } from '../extensions/replay-extension.js';
+import type { Session, SessionHost } from '../session/session.js';
+import { SessionRegistry } from '../session/session-registry.js';
+import { LONG_POLLING_CARRIER } from '../transports/carrier-kinds.js';
+import { type HandoverParts, SessionHandovers } from './session-handover.js';
+
+const MAX_INTERVAL = 1000;
+
+/** Handovers over a store that takes every record, with `subscribed` channels having subscribers. */
+function handovers(subscribed: Set<string>): {
+  h: SessionHandovers;
+  registry: SessionRegistry;
+  records: Map<string, string>;
+} {
+  const records = new Map<string, string>();
+  const store: SessionHandover = {
+    put: async (id, record) => {
+      records.set(id, record);
+    },
+    claim: async () => null,
+    release: async () => undefined,
+  };
+  const host: SessionHost = {
+    scheduleFlush: () => undefined,
+    overflow: () => true,
+    maxQueuedMessages: 100,
+    maxQueuedBytes: Number.POSITIVE_INFINITY,
+  };
+  const registry = new SessionRegistry(host, MAX_INTERVAL, 'n1');
+  const parts: HandoverParts = {
+    engine: { handover: store, capabilities: { multiNode: true, backend: null } } as unknown as Engine,
+    log: { warn: () => undefined } as unknown as FastifyBaseLogger,
+    maxInterval: MAX_INTERVAL,
+    registry,
+    connects: { complete: () => undefined },
+    outbound: { flush: () => undefined },
+    remove: (s: Session) => {
+      registry.delete(s);
+    },
+    channels: { subscribe: () => undefined, subscribed: () => undefined, unsubscribe: () => undefined },
+    extensions: new ExtensionPipeline(),
+    replay: { recoverFor: () => undefined } as unknown as ReplayExtension,
+    index: { subscriberCount: (channel) => (subscribed.has(channel) ? 1 : 0) },
+    cluster: { isAlive: () => true, takeOver: async () => false },
+  };
+  return { h: SessionHandovers.create(parts, 'n1') as SessionHandovers, registry, records };
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('SessionHandovers', () => {
+  it('keeps the last position only of channels with subscribers here, and drops those left without past 10,000', () => {
+    const subscribed = new Set<string>();
+    const { h } = handovers(subscribed);
+    h.seen({ channel: '/nobody', payload: '{}', position: { offset: 1, epoch: 'e' } });
+    expect(h.tracked).toBe(0);
+    for (let i = 0; i < 10_000; i++) subscribed.add(`/c/${i}`);
+    for (let i = 0; i < 10_000; i++)
+      h.seen({ channel: `/c/${i}`, payload: '{}', position: { offset: 1, epoch: 'e' } });
+    expect(h.tracked).toBe(10_000);
+    // All but two lost their subscribers here: the next channel past the cap drops them.
+    subscribed.clear();
+    subscribed.add('/c/1').add('/c/2').add('/new');
+    h.seen({ channel: '/new', payload: '{}', position: { offset: 1, epoch: 'e' } });
+    expect(h.tracked).toBe(3);
+  });
+
+  it('forgets a handed-over clientId after maxInterval, as newer ones are handed over', async () => {
+    vi.useFakeTimers({ now: 1_000_000, toFake: ['Date'] });
+    const { h, registry, records } = handovers(new Set());
+    const first = registry.create(LONG_POLLING_CARRIER);
+    expect(await h.handOver(first, 0)).toBe(true);
+    expect(records.has(first.id)).toBe(true);
+    expect(registry.get(first.id)).toBeUndefined();
+    expect(h.handedOver(first.id)).toBe(true);
+    expect(h.remembered).toBe(1);
+    vi.setSystemTime(1_000_000 + MAX_INTERVAL + 1);
+    expect(h.handedOver(first.id)).toBe(false);
+    const second = registry.create(LONG_POLLING_CARRIER);
+    await h.handOver(second, 0);
+    expect(h.remembered).toBe(1);
+    expect(h.handedOver(second.id)).toBe(true);
+  });
+});
