@@ -1,7 +1,8 @@
 /**
  * Sessions that survive their node's drain (issue #35 item 0): three nodes on one real
- * Redis behind the round-robin balancer (no affinity), each in turn drained (the in-process
- * `close()` that SIGTERM runs: the paced drain, then the rest) and started again on its port,
+ * Redis behind the round-robin balancer (no affinity), each in turn drained — in process
+ * (`close()`, which SIGTERM runs: the paced drain, then the rest), then as real `bayou start`
+ * processes sent SIGTERM — and started again on its port,
  * while a fourth node outside the balancer publishes a numbered stream. Subscribers: CometD
  * with its ack extension, Faye and `@bayou/client`, each over WebSocket and long-polling
  * (Faye opens its WebSocket after a handshake over HTTP: the node it lands on takes the
@@ -16,9 +17,11 @@ import Faye from 'faye';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { type BayouServer, type CreateServerOptions, createServer } from '../src/index.js';
+import { type BayouProcess, startBayou } from './bayou-process.js';
 import { disconnectAll, eventually, numberedStream, redisPerFile, requireRedis } from './cluster-helpers.js';
 import { cometdOver, disconnect, handshake, subscribe } from './cometd-helpers.js';
 import { TRANSPORTS, type Transport, within } from './interop-helpers.js';
+import { freePort } from './programs.js';
 import { RoundRobinBalancer } from './round-robin-balancer.js';
 
 requireRedis('sessions handed over at a drain');
@@ -43,6 +46,7 @@ const bayouClients: BayouClient[] = [];
 const cometds: CometD[] = [];
 const fayes: FayeClient[] = [];
 let balancer: RoundRobinBalancer | null = null;
+const processes: BayouProcess[] = [];
 
 afterEach(async () => {
   for (const c of cometds.splice(0)) await disconnect(c);
@@ -52,6 +56,7 @@ afterEach(async () => {
   await balancer?.close();
   balancer = null;
   for (const s of servers.splice(0)) await s.close().catch(() => undefined);
+  for (const p of processes.splice(0)) if (p.child.exitCode === null) p.child.kill('SIGKILL');
 });
 
 /** One subscriber: what it received, and how many handshakes it made. */
@@ -130,8 +135,55 @@ function describeOf(s: Subscriber, n: number): string {
   return `${s.log.slice(-25).join('\n')}\n${s.name}: ${s.received.length} received, ${dups} duplicates, ${s.handshakes} handshakes, missing ${missing.slice(0, 20).join(',')}`;
 }
 
+/**
+ * A rolling restart behind the round-robin balancer: six subscribers (CometD with its ack
+ * extension, Faye, `@bayou/client`, each over WebSocket and long-polling) on a numbered
+ * stream published by `publisher` (outside the balancer); `drain(i)` takes node i out of the
+ * balancer, drains it and starts it again. Every message once, one handshake per client.
+ */
+async function rollingRestart(
+  ports: number[],
+  publisher: BayouServer,
+  drain: (i: number) => Promise<void>,
+): Promise<void> {
+  const rr = await RoundRobinBalancer.start(ports.map((port, i) => ({ name: `node${i}`, port })));
+  balancer = rr;
+  const url = `${rr.base}/bayeux`;
+  const subs: Subscriber[] = [];
+  for (const transport of TRANSPORTS) {
+    subs.push(await cometdSubscriber(url, transport));
+    subs.push(await fayeSubscriber(url, transport));
+    subs.push(await bayouSubscriber(url, transport));
+  }
+  const stream = numberedStream((data) => Promise.resolve(publisher.bayou.publish('/numbered', data)));
+  await eventually(() => {
+    for (const s of subs) expect(s.received.length, describeOf(s, stream.sent)).toBeGreaterThan(3);
+  }, 10_000);
+  for (let i = 0; i < ports.length; i++) {
+    rr.remove(`node${i}`);
+    await drain(i);
+    rr.restore(`node${i}`);
+    const mark = stream.sent;
+    await eventually(() => {
+      for (const s of subs) expect(Math.max(...s.received), describeOf(s, mark)).toBeGreaterThanOrEqual(mark);
+    }, 10_000);
+  }
+  const n = await stream.stop();
+  await eventually(() => {
+    for (const s of subs) expect(new Set(s.received).size, describeOf(s, n)).toBe(n);
+  }, 10_000);
+  const expected = Array.from({ length: n }, (_, i) => i);
+  for (const s of subs) {
+    expect(s.handshakes, describeOf(s, n)).toBe(1);
+    expect(
+      [...s.received].sort((a, b) => a - b),
+      describeOf(s, n),
+    ).toEqual(expected);
+  }
+}
+
 describe('sessions handed over at a drain (rolling restart of three nodes on Redis)', () => {
-  it('every CometD (ack), Faye and @bayou/client subscriber gets every message once, with no new handshake', async () => {
+  it('in process: every CometD (ack), Faye and @bayou/client subscriber gets every message once, with no new handshake', async () => {
     const keyPrefix = `handover-${process.pid}:`;
     const options = (port: number): CreateServerOptions => ({
       host: '127.0.0.1',
@@ -153,53 +205,45 @@ describe('sessions handed over at a drain (rolling restart of three nodes on Red
       ports.push(Number(new URL(await server.listen()).port));
       nodes.push(server);
     }
-    balancer = await RoundRobinBalancer.start(ports.map((port, i) => ({ name: `node${i}`, port })));
-    const url = `${balancer.base}/bayeux`;
     const publisher = await createServer(options(0));
     servers.push(publisher);
-
-    const subs: Subscriber[] = [];
-    for (const transport of TRANSPORTS) {
-      subs.push(await cometdSubscriber(url, transport));
-      subs.push(await fayeSubscriber(url, transport));
-      subs.push(await bayouSubscriber(url, transport));
-    }
-    const stream = numberedStream((data) => Promise.resolve(publisher.bayou.publish('/numbered', data)));
-    await eventually(() => {
-      for (const s of subs) expect(s.received.length, describeOf(s, stream.sent)).toBeGreaterThan(3);
-    }, 10_000);
-
     let handedOver = 0;
-    for (let i = 0; i < 3; i++) {
+    await rollingRestart(ports, publisher, async (i) => {
       const node = nodes[i] as BayouServer;
-      balancer.remove(`node${i}`);
       await node.close();
       handedOver += node.bayou.stats().removed.handover;
       const again = await createServer(options(ports[i] as number));
       servers.push(again);
       await again.listen();
       nodes[i] = again;
-      balancer.restore(`node${i}`);
-      const mark = stream.sent;
-      await eventually(() => {
-        for (const s of subs)
-          expect(Math.max(...s.received), describeOf(s, mark)).toBeGreaterThanOrEqual(mark);
-      }, 10_000);
-    }
-
-    const n = await stream.stop();
-    await eventually(() => {
-      for (const s of subs) expect(new Set(s.received).size, describeOf(s, n)).toBe(n);
-    }, 10_000);
-    const expected = Array.from({ length: n }, (_, i) => i);
-    for (const s of subs) {
-      expect(s.handshakes, describeOf(s, n)).toBe(1);
-      expect(
-        [...s.received].sort((a, b) => a - b),
-        describeOf(s, n),
-      ).toEqual(expected);
-    }
+    });
     // Every session moved at least once (each node drained while holding some of them).
-    expect(handedOver).toBeGreaterThanOrEqual(subs.length);
+    expect(handedOver).toBeGreaterThanOrEqual(6);
+  }, 60_000);
+
+  it('three `bayou start --redis` processes, each sent SIGTERM and started again: the same', async () => {
+    const url = redis().url;
+    const prefix = `handover-cli-${process.pid}:`;
+    const args = (port: number): string[] =>
+      ['--port', String(port), '--redis', url, '--redis-prefix', prefix, '--history-size', '2000'].concat([
+        '--log-level',
+        'warn',
+      ]);
+    const ports = [await freePort(), await freePort(), await freePort()];
+    for (const port of ports) processes.push(await startBayou(args(port)));
+    const publisher = await createServer({
+      port: 0,
+      logger: false,
+      historySize: 2000,
+      redis: url,
+      redisEngine: { keyPrefix: prefix },
+    });
+    servers.push(publisher);
+    await rollingRestart(ports, publisher, async (i) => {
+      const victim = processes[i] as BayouProcess;
+      victim.child.kill('SIGTERM');
+      expect(await victim.exited, victim.output).toBe(0);
+      processes[i] = await startBayou(args(ports[i] as number));
+    });
   }, 60_000);
 });
