@@ -29,7 +29,7 @@ import { cpuSplit, isServerName, SERVERS, startServer } from './lib.mjs';
 const DEFAULTS = {
   sessions: 10000,
   period: 15000,
-  servers: 'ws-batched,bayou,bayou+heartbeat',
+  servers: 'ws-batched,bayou,bayou+client',
   localAddresses: '127.0.0.2-127.0.0.9',
   json: '',
   quick: false,
@@ -46,7 +46,18 @@ const VARIANTS = /** @type {Record<string, Omit<Row, 'key'>>} */ ({
   'bayou+heartbeat': {
     server: 'bayou',
     ext: JSON.stringify({ bayou: { heartbeat: true } }),
-    label: 'Bayou, heartbeat negotiated (as @bayou/client)',
+    label: 'Bayou, heartbeat negotiated',
+  },
+  // What @bayou/client's handshake asks by default (packages/browser-client/src/session.ts,
+  // ack.ts, recovery.ts): numbered frames with acknowledgements, replay, records, the heartbeat.
+  'bayou+client': {
+    server: 'bayou',
+    ext: JSON.stringify({
+      ack: true,
+      replay: true,
+      bayou: { records: true, compact: true, heartbeat: true, ackFrames: true },
+    }),
+    label: "Bayou, @bayou/client's handshake (heartbeat, numbered frames, replay)",
   },
 });
 
