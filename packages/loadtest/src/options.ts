@@ -334,12 +334,8 @@ export function resolveOptions(partial: Partial<LoadtestOptions> = {}): Readonly
   if (!TRANSPORTS.includes(o.transport)) {
     throw new LoadtestError(LoadtestErrors.INVALID_OPTION, `transport is ${TRANSPORTS.join(', ')}`);
   }
-  if (o.client === 'browser' && o.transport !== 'streaming' && o.transport !== 'eventsource') {
-    throw new LoadtestError(
-      LoadtestErrors.INVALID_OPTION,
-      '--client browser speaks streaming and eventsource: add --transport streaming',
-    );
-  }
+  if (o.client === 'browser' && o.transport !== 'streaming' && o.transport !== 'eventsource')
+    throw invalid('--client browser speaks streaming and eventsource: add --transport streaming');
   if (o.roomsPerClient > o.rooms) {
     throw new LoadtestError(LoadtestErrors.INVALID_OPTION, 'rooms-per-client cannot exceed rooms');
   }
@@ -350,12 +346,8 @@ export function resolveOptions(partial: Partial<LoadtestOptions> = {}): Readonly
   if (!FEED_SOURCES.includes(o.source)) {
     throw new LoadtestError(LoadtestErrors.INVALID_OPTION, 'source is publisher or demo');
   }
-  if (o.source === 'demo' && o.subjects > MAX_DEMO_SUBJECTS) {
-    throw new LoadtestError(
-      LoadtestErrors.INVALID_OPTION,
-      `with --source demo, subjects cannot exceed ${MAX_DEMO_SUBJECTS} (three-letter symbols)`,
-    );
-  }
+  if (o.source === 'demo' && o.subjects > MAX_DEMO_SUBJECTS)
+    throw invalid(`with --source demo, subjects cannot exceed ${MAX_DEMO_SUBJECTS} (three-letter symbols)`);
   if (o.workers < 1) throw new LoadtestError(LoadtestErrors.INVALID_OPTION, 'workers must be ≥ 1');
   if (!Array.isArray(o.headers)) throw new LoadtestError(LoadtestErrors.INVALID_OPTION, 'headers is a list');
   headerMap(o.headers);
@@ -364,14 +356,14 @@ export function resolveOptions(partial: Partial<LoadtestOptions> = {}): Readonly
   }
   if (o.token !== '') o.handshakeExt = withToken(o.handshakeExt, o.token);
   checkPrefix(o.channelPrefix);
-  if (o.channelPrefix !== '' && o.source === 'demo') {
-    throw new LoadtestError(
-      LoadtestErrors.INVALID_OPTION,
+  if (o.channelPrefix !== '' && o.source === 'demo')
+    throw invalid(
       "--channel-prefix does not apply to --source demo: the server's subjects are /demo/prices/<SYMBOL>",
     );
-  }
   return Object.freeze(o);
 }
+
+const invalid = (message: string) => new LoadtestError(LoadtestErrors.INVALID_OPTION, message);
 
 export interface ParsedArgs {
   scenario: Scenario | undefined;

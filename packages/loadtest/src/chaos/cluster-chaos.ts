@@ -246,14 +246,7 @@ async function stream(o: ClusterChaosOptions, c: Cluster, began: number): Promis
     events,
     drained,
     nodeRestarts: restarts,
-    series: [...ticks]
-      .sort(([a], [b]) => a - b)
-      .map(([t, b]) => ({
-        t,
-        delivered: b.delivered,
-        connected: b.connected,
-        accepted: b.accepted,
-      })),
+    series: seriesOf(ticks),
     seconds: (performance.now() - began) / 1000,
   });
   const spread = drainSpreadOf(process.env);
@@ -268,6 +261,13 @@ async function stream(o: ClusterChaosOptions, c: Cluster, began: number): Promis
       spread,
     );
   return result;
+}
+
+/** The run's seconds in order, each with what was delivered, connected and accepted in it. */
+function seriesOf(ticks: Map<number, { delivered: number; connected: number; accepted: number }>) {
+  return [...ticks]
+    .sort(([a], [b]) => a - b)
+    .map(([t, b]) => ({ t, delivered: b.delivered, connected: b.connected, accepted: b.accepted }));
 }
 
 async function publishOne(base: string, key: string, channel: string, seq: number): Promise<boolean> {
