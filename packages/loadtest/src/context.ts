@@ -32,6 +32,8 @@ export interface SetupResult {
   /** Seconds the setup took. */
   seconds: number;
   firstError?: string;
+  /** Why the ramp stopped before every session was opened (`--min-available`). */
+  stopped?: string;
 }
 
 /** What one part (worker) returns. */
@@ -46,6 +48,8 @@ export interface PartResult {
   rssBytes: number;
   /** feed --source demo: snapshots, deltas and protocol checks. */
   demoFeed?: DemoFeedPart;
+  /** connections --broadcast: this worker's sessions due the broadcast, and those it reached. */
+  broadcast?: { expected: number; reached: number };
 }
 
 export type { DriverFactory };
@@ -54,12 +58,14 @@ export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
 
 /**
  * Opens (and subscribes) the slice's clients with at most `concurrency` in flight, at most
- * `perSecond` started per second (0 = as fast as possible).
+ * `perSecond` started per second (0 = as fast as possible). `stop`, asked before each one,
+ * ends the ramp early when it names a reason (the memory guard).
  */
 export async function openClients(
   ctx: PartContext,
   prepare: (index: number) => Promise<void>,
   perSecond = 0,
+  stop: () => string | undefined = () => undefined,
 ): Promise<SetupResult> {
   const { lo, hi } = ctx.slice;
   const started = performance.now();
@@ -67,6 +73,11 @@ export async function openClients(
   let next = lo;
   const worker = async () => {
     while (next < hi) {
+      const reason = stop();
+      if (reason !== undefined) {
+        result.stopped = reason;
+        return;
+      }
       const index = next++;
       if (perSecond > 0) {
         const due = started + ((index - lo) * 1000) / perSecond;

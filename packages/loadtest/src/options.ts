@@ -4,6 +4,7 @@
  */
 import { LoadtestError, LoadtestErrors } from './errors.js';
 import { type FlagDef, kebabFlag, readFlags } from './flag-reader.js';
+import { CONNECTIONS_DEFAULTS, CONNECTIONS_SPECS, type ConnectionsOptions } from './idle.js';
 import {
   checkPrefix,
   headerMap,
@@ -29,7 +30,7 @@ export const FEED_SOURCES: readonly FeedSource[] = ['publisher', 'demo'];
 export const MAX_DEMO_SUBJECTS = 17_576;
 export const SCENARIOS: readonly Scenario[] = ['chat', 'feed', 'connections'];
 
-export interface LoadtestOptions {
+export interface LoadtestOptions extends ConnectionsOptions {
   /** Bayeux endpoint (http:// or ws://; the transport decides the scheme). */
   url: string;
   transport: Transport;
@@ -62,10 +63,6 @@ export interface LoadtestOptions {
   /** feed: subjects (publisher: channels /feed/0 … /feed/N-1; demo: the first N demo symbols). */
   subjects: number;
   subjectsPerClient: number;
-  /** connections: sessions opened per second. */
-  ramp: number;
-  /** connections: ms to hold the idle sessions. */
-  hold: number;
   /** ms to publish for; 0 = chat runs its batches. */
   duration: number;
   /** ms at the start whose deliveries are not measured. */
@@ -135,8 +132,7 @@ export const DEFAULTS: Readonly<LoadtestOptions> = Object.freeze({
   source: 'publisher',
   subjects: 100,
   subjectsPerClient: 10,
-  ramp: 1000,
-  hold: 10_000,
+  ...CONNECTIONS_DEFAULTS,
   duration: 0,
   warmup: 0,
   drain: 5000,
@@ -210,8 +206,7 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
     scenarios: ['feed'],
   },
   { key: 'subjectsPerClient', kind: 'int', help: 'random subjects each client watches', scenarios: ['feed'] },
-  { key: 'ramp', kind: 'int', help: 'sessions opened per second', scenarios: ['connections'] },
-  { key: 'hold', kind: 'ms', help: 'how long to hold the idle sessions', scenarios: ['connections'] },
+  ...CONNECTIONS_SPECS,
   {
     key: 'duration',
     kind: 'ms',

@@ -1,4 +1,5 @@
 /** Text rendering: the live progress line and the final report. */
+import { idleLines } from './idle.js';
 import type { RunResult } from './result.js';
 import type { Progress } from './runner.js';
 
@@ -91,10 +92,12 @@ export function renderReport(r: RunResult): string {
       `(${int(s.connectsPerSecond)}/s)  failed ${int(s.failed)}  lost during run ${int(s.lost)}` +
       (s.firstError ? `  first error: ${s.firstError}` : ''),
   ];
+  if (s.rampStopped) lines.push(`RAMP       ${s.rampStopped}`);
   if (r.feed?.source === 'demo') lines.push(...demoFeedSection(r));
   else if (r.scenario !== 'connections') lines.push(...messagesSection(r));
   lines.push(...serverSection(r));
   lines.push(`generator  rss ${mb(r.generator.rssBytes)}  workers ${r.generator.workers}`);
+  lines.push(...idleLines(r.idle, r.broadcast));
   if (r.aborted) lines.push(`ABORTED    ${r.aborted}`);
   lines.push(r.exitCode === 0 ? 'result     OK' : `result     FAILED (exit code ${r.exitCode})`);
   return lines.join('\n');

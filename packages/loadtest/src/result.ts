@@ -1,6 +1,7 @@
 /** The result of one run, as printed, written to --json and drawn in --html. */
 import type { PartResult } from './context.js';
 import { ExitCodes } from './errors.js';
+import { type BroadcastFigures, type IdleFigures, idleFigures, type WindowReading } from './idle.js';
 import type { ServerSample } from './metrics.js';
 import type { FeedSource, LoadtestOptions, Scenario } from './options.js';
 import type { DemoFeedPart } from './scenarios/demo-feed.js';
@@ -25,6 +26,8 @@ export interface RunResult {
     setupSeconds: number;
     connectsPerSecond: number;
     firstError?: string;
+    /** connections: why the ramp stopped early (`--min-available`). */
+    rampStopped?: string;
   };
   messages: {
     sent: number;
@@ -65,6 +68,10 @@ export interface RunResult {
   };
   /** RSS of the generator's processes, added up. */
   generator: { rssBytes: number; workers: number };
+  /** connections: the held window's CPU (server and generator apart) and kernel socket memory. */
+  idle?: IdleFigures;
+  /** connections --broadcast: one publish per channel, how long it took to reach every session. */
+  broadcast?: BroadcastFigures;
   aborted?: string;
   exitCode: number;
 }
@@ -110,6 +117,8 @@ export interface ResultInput {
   samples: { before?: ServerSample; open?: ServerSample; close?: ServerSample };
   /** /metrics samples taken once a second during the run, with their time (ms since the start). */
   timeline?: { at: number; sample: ServerSample }[];
+  /** connections: the generator and the kernel read at the window's edges. */
+  readings?: { before?: WindowReading; open?: WindowReading; close?: WindowReading };
 }
 
 export function buildResult(input: ResultInput): RunResult {
@@ -126,6 +135,7 @@ export function buildResult(input: ResultInput): RunResult {
     setupSeconds: round(setupSeconds, 3),
     connectsPerSecond: Math.round(connected / Math.max(setupSeconds, 0.001)),
     firstError: parts.find((p) => p.setup.firstError)?.setup.firstError,
+    rampStopped: parts.find((p) => p.setup.stopped)?.setup.stopped,
   };
   const { latency, latencyDistribution, windowReceived, frames, ...messages } = totals;
   const result: RunResult = {
@@ -148,6 +158,7 @@ export function buildResult(input: ResultInput): RunResult {
     aborted: parts.find((p) => p.aborted)?.aborted,
     exitCode: ExitCodes.OK,
   };
+  if (input.scenario === 'connections') connectionsFigures(result, input, connected);
   if (input.scenario === 'feed') {
     result.updatesPerClientPerSecond = round(windowReceived / Math.max(1, connected) / windowSeconds, 2);
     result.feed = feedSummary(options, parts, connected, windowReceived, windowSeconds);
@@ -168,7 +179,8 @@ export function buildResult(input: ResultInput): RunResult {
 export function exitCodeOf(r: Pick<RunResult, 'messages' | 'sessions' | 'aborted' | 'feed'>): number {
   if (r.aborted) return ExitCodes.LATENCY;
   const m = r.messages;
-  if ((m.lost ?? 0) > 0 || (m.duplicated ?? 0) > 0 || r.sessions.failed > 0 || r.sessions.lost > 0) {
+  const s = r.sessions;
+  if ((m.lost ?? 0) > 0 || (m.duplicated ?? 0) > 0 || s.failed > 0 || s.lost > 0 || s.rampStopped) {
     return ExitCodes.LOSS;
   }
   const f = r.feed;
@@ -283,4 +295,24 @@ export function memoryScope(
 function round(n: number, digits: number): number {
   const f = 10 ** digits;
   return Math.round(n * f) / f;
+}
+
+/** connections: the held window's figures and the broadcast's, when there was one. */
+function connectionsFigures(result: RunResult, input: ResultInput, connected: number): void {
+  const { before, open, close } = input.readings ?? {};
+  if (before && open && close) {
+    result.idle = idleFigures(before, open, close, connected, {
+      open: input.samples.open?.cpuSeconds,
+      close: input.samples.close?.cpuSeconds,
+      rssBytes: input.samples.close?.processes !== undefined ? input.samples.close.rssBytes : undefined,
+    });
+  }
+  const parts = input.parts.map((p) => p.broadcast).filter((b) => b !== undefined);
+  if (parts.length === 0) return;
+  result.broadcast = {
+    channels: Math.max(1, input.options.channels),
+    expected: parts.reduce((n, b) => n + b.expected, 0),
+    reached: parts.reduce((n, b) => n + b.reached, 0),
+    ms: result.latency.max,
+  };
 }

@@ -5,6 +5,7 @@
  */
 import type { Slice } from './context.js';
 import { driverFor, type Protocol } from './drivers.js';
+import { readWindow, type WindowReading } from './idle.js';
 import { fetchServerSample, metricsUrlFor, type ServerSample } from './metrics.js';
 import { type LoadtestOptions, resolveOptions, type Scenario } from './options.js';
 import { buildResult, type RunResult } from './result.js';
@@ -42,7 +43,11 @@ export async function runScenario(
   samples.before = await sampleServer();
   const startedAt = new Date();
   const pending: Promise<void>[] = [];
+  // The generator's own CPU and the kernel's sockets at the edges of the window (connections).
+  const readings: { before?: WindowReading; open?: WindowReading; close?: WindowReading } = {};
+  if (scenario === 'connections') readings.before = readWindow();
   const onWindow = (event: 'open' | 'close') => {
+    if (scenario === 'connections') readings[event] = readWindow();
     pending.push(
       (async () => {
         samples[event] = await sampleServer();
@@ -89,7 +94,7 @@ export async function runScenario(
     if (sampler) clearInterval(sampler);
   }
   await Promise.all(pending);
-  return buildResult({ scenario, options, startedAt, parts, samples, timeline });
+  return buildResult({ scenario, options, startedAt, parts, samples, timeline, readings });
 }
 
 /**

@@ -43,7 +43,8 @@ export async function runWorkers(
     send(child, { type: 'start', input });
     return new Promise<PartResult>((resolve, reject) => {
       child.on('error', reject);
-      child.on('exit', (code) => reject(new Error(`worker ${w} exited with ${code} before reporting`)));
+      // 'close', not 'exit': a large result may still be in the IPC channel when the process exits.
+      child.on('close', (code) => reject(new Error(`worker ${w} exited with ${code} before reporting`)));
       child.on('message', (m: WorkerMessage) => {
         if (m.type === 'done') resolve(m.result);
         else if (m.type === 'failed') reject(new Error(m.message));

@@ -47,6 +47,63 @@ describe('connections scenario', () => {
     expect(r.exitCode).toBe(0);
   });
 
+  it('spreads the sessions over --channels and times one broadcast to every channel', async () => {
+    const r = await runScenario('connections', {
+      url: server.url,
+      clients: 300,
+      channels: 7,
+      ramp: 0,
+      hold: 50,
+      broadcast: true,
+      metricsUrl: 'off',
+    });
+    expect(r.sessions).toMatchObject({ connected: 300, failed: 0, lost: 0 });
+    // Session i on channel i mod 7, each channel's one message reaching its members only.
+    expect(r.broadcast).toMatchObject({ channels: 7, expected: 300, reached: 300 });
+    expect(r.messages).toMatchObject({ sent: 7, received: 300, lost: 0, duplicated: 0 });
+    expect(r.broadcast!.ms).toBeGreaterThan(0);
+    expect(r.idle?.sessions).toBe(300);
+    expect(r.idle?.generatorProcesses).toBe(1);
+    expect(r.exitCode).toBe(0);
+  });
+
+  it('fails the run when the broadcast misses a channel', async () => {
+    const dropping = await startTinyServer({ dropIds: [3] });
+    try {
+      const r = await runScenario('connections', {
+        url: dropping.url,
+        clients: 70,
+        channels: 7,
+        ramp: 0,
+        hold: 10,
+        broadcast: true,
+        drain: 300,
+        metricsUrl: 'off',
+      });
+      expect(r.broadcast).toMatchObject({ expected: 70, reached: 60 });
+      expect(r.messages.lost).toBe(10);
+      expect(r.exitCode).toBe(1);
+    } finally {
+      await dropping.close();
+    }
+  });
+
+  it('stops the ramp at --max-ramp, holds what it opened and fails the run', async () => {
+    const r = await runScenario('connections', {
+      url: server.url,
+      clients: 1000,
+      ramp: 100,
+      maxRamp: 300,
+      hold: 10,
+      metricsUrl: 'off',
+    });
+    expect(r.sessions.rampStopped).toBe('ramp stopped: --max-ramp 0.3 s reached');
+    expect(r.sessions.connected).toBeGreaterThan(0);
+    expect(r.sessions.connected).toBeLessThan(1000);
+    expect(r.sessions.failed).toBe(0);
+    expect(r.exitCode).toBe(1);
+  });
+
   it('counts the sessions a server refuses as failures and fails the run', async () => {
     const r = await runScenario('connections', {
       url: server.url.replace('/bayeux', '/nowhere'),
