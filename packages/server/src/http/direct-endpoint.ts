@@ -58,11 +58,16 @@ export interface DirectEndpointOptions {
   refuse?: (req: IncomingMessage, res: ServerResponse) => boolean;
 }
 
-const served = new WeakSet<FastifyInstance>();
+/** The request listener that dispatches between the direct path and Fastify; `direct` says which it may take. */
+type Dispatch = Listener & { readonly direct?: boolean };
 
-/** Whether `app`'s long-polling endpoint took the direct path when it got ready. */
+/**
+ * Whether `app`'s long-polling endpoint took the direct path when it got ready: read from
+ * the server's request listener itself, so no registry outlives or outnumbers the apps.
+ */
 export function servedDirectly(app: FastifyInstance): boolean {
-  return served.has(app);
+  const listeners = (app.server as Server).listeners('request') as Dispatch[];
+  return listeners.some((listener) => listener.direct === true);
 }
 
 /** A Fastify internal kept under a symbol (`lib/symbols.js`), found by its description. */
@@ -130,7 +135,7 @@ export function directEndpoint(
     const exact = options.path;
     const { serve, serveGet, closing, refuse } = options;
     const { ip, secure } = peerOf(fastifyOptions(app)?.trustProxy);
-    const dispatch: Listener = function dispatch(req, res) {
+    const dispatch: Dispatch = function dispatch(req, res) {
       if (refuse?.(req, res) === true) return;
       const post = req.method === 'POST';
       if (direct && (post || (serveGet !== undefined && req.method === 'GET')) && !closing()) {
@@ -152,9 +157,9 @@ export function directEndpoint(
     };
     // Without the direct path and without refusals, Fastify keeps its listener untouched.
     if (!direct && refuse === undefined) return;
+    Object.defineProperty(dispatch, 'direct', { value: direct });
     server.removeListener('request', fastify);
     server.on('request', dispatch);
-    if (direct) served.add(app);
   });
 }
 
