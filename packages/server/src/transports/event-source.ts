@@ -12,7 +12,7 @@ import { BROWSER_COOKIE, formatError, META_CONNECT } from '@bayou/protocol';
 import type { FastifyInstance } from 'fastify';
 import { EVENT_SOURCE_CARRIER } from './carrier-kinds.js';
 import type { CompressionOptions } from './compression.js';
-import { acceptsGzip, GzipHttpReply } from './http-compression.js';
+import { replyFor } from './http-compression.js';
 import { FastifyHttpReply, type HttpReply, RawHttpReply } from './http-reply.js';
 import { readCookie } from './http-request.js';
 import { ORIGIN_REFUSED_BODY, type OriginGuard } from './origin-guard.js';
@@ -45,15 +45,8 @@ export class EventSourceTransport {
   /** Registers `GET <path>/*` in the endpoint's scope. */
   routes(scope: FastifyInstance): void {
     scope.get(`${this.options.path.replace(/\/$/, '')}/*`, (req, reply) => {
-      const plain = new FastifyHttpReply(reply);
-      const { compression, compressionThreshold } = this.options;
-      const gzip = compression && acceptsGzip(req.headers['accept-encoding']);
-      this.open(
-        req.raw,
-        gzip ? new GzipHttpReply(plain, compressionThreshold) : plain,
-        req.ip,
-        req.protocol === 'https',
-      );
+      const gzipped = replyFor(new FastifyHttpReply(reply), req.headers['accept-encoding'], this.options);
+      this.open(req.raw, gzipped, req.ip, req.protocol === 'https');
     });
   }
 
@@ -67,10 +60,7 @@ export class EventSourceTransport {
     ip: string | undefined,
     secure: boolean,
   ): void => {
-    const plain = new RawHttpReply(res);
-    const { compression, compressionThreshold } = this.options;
-    const gzip = compression && acceptsGzip(req.headers['accept-encoding']);
-    this.open(req, gzip ? new GzipHttpReply(plain, compressionThreshold) : plain, ip, secure);
+    this.open(req, replyFor(new RawHttpReply(res), req.headers['accept-encoding'], this.options), ip, secure);
   };
 
   open(req: IncomingMessage, reply: HttpReply, ip: string | undefined, secure: boolean): void {

@@ -11,7 +11,7 @@
  *   a stream holds its running CRC-32 and length, and its end writes the gzip trailer.
  */
 import { constants, crc32 } from 'node:zlib';
-import { deflateRaw } from './compression.js';
+import { type CompressionOptions, deflateRaw } from './compression.js';
 import type { FastifyHttpReply, HttpReply, RawHttpReply, ResponseStream } from './http-reply.js';
 
 /** Whether an `Accept-Encoding` header accepts gzip (`gzip` or `*`, without `q=0`). */
@@ -24,6 +24,17 @@ export function acceptsGzip(header: string | string[] | undefined): boolean {
     if (q === undefined || Number(q.slice(2)) > 0) return true;
   }
   return false;
+}
+
+/** The reply a request gets: gzipped when compression is on and its `Accept-Encoding` takes gzip. */
+export function replyFor(
+  plain: RawHttpReply | FastifyHttpReply,
+  acceptEncoding: string | string[] | undefined,
+  options: CompressionOptions,
+): HttpReply {
+  return options.compression && acceptsGzip(acceptEncoding)
+    ? new GzipHttpReply(plain, options.compressionThreshold)
+    : plain;
 }
 
 /** A gzip member's header (RFC 1952): deflate, no flags, no time, unknown OS. */

@@ -22,8 +22,8 @@ import {
   UNSUPPORTED,
   UNSUPPORTED_BODY,
 } from './body-reader.js';
-import { acceptsGzip, GzipHttpReply } from './http-compression.js';
-import { FastifyHttpReply, type HttpReply, RawHttpReply } from './http-reply.js';
+import { replyFor } from './http-compression.js';
+import { FastifyHttpReply, RawHttpReply } from './http-reply.js';
 import { ORIGIN_REFUSED_BODY, type OriginGuard } from './origin-guard.js';
 import type { HttpPost } from './poll-request.js';
 import type { TransportKernel } from './transport-kernel.js';
@@ -92,10 +92,7 @@ class Endpoint implements HttpEndpoint {
     plain: RawHttpReply | FastifyHttpReply,
   ): void {
     const subpath = subpathOf(raw.url, this.base);
-    const reply: HttpReply =
-      this.options.compression && acceptsGzip(raw.headers['accept-encoding'])
-        ? new GzipHttpReply(plain, this.options.compressionThreshold)
-        : plain;
+    const reply = replyFor(plain, raw.headers['accept-encoding'], this.options);
     for (const transport of this.transports) {
       if (!transport.accepts(subpath)) continue;
       transport.serve({ text, raw, subpath, ip, secure, reply });
