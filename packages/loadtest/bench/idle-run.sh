@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The idle run of #36: CLIENTS WebSocket sessions (default 512,000) on `bayou start --workers N
 # --redis` (N from the 20,000 open files a process may hold), from `bayou-loadtest connections`
-# spread over loopback source addresses (~28k ephemeral ports per source address), each
+# spread over loopback source addresses (20,000 per address, each on its own chosen port), each
 # session subscribed to one of CHANNELS channels, held HOLD with the idle heartbeat, then one
 # publish to every channel timed until it reached every session. Writes OUT.html, OUT.json,
 # OUT.txt (the report) and OUT.mem.log (free -m every 10 s).
@@ -32,6 +32,9 @@ SERVER_WORKERS=${SERVER_WORKERS:-$(((CLIENTS + 16999) / 17000))}
 GEN_WORKERS=${GEN_WORKERS:-$(((CLIENTS + 18999) / 19000))}
 # 20,000 sessions per source address (of ~28,000 ephemeral ports to the one server port).
 ADDRESSES=${ADDRESSES:-127.0.0.2-127.0.0.$((2 + (CLIENTS + 19999) / 20000))}
+# Session i binds source port LOCAL_PORT_BASE + i / addresses: below the ephemeral range
+# (32768–60999), and with the port chosen the kernel does not search for a free one.
+LOCAL_PORT_BASE=${LOCAL_PORT_BASE:-10000}
 PORT=${PORT:-18600}
 REDIS_PORT=${REDIS_PORT:-6392}
 OUT=${OUT:-idle-run}
@@ -86,7 +89,8 @@ echo "$(date -u +%T) server pid $server, $SERVER_WORKERS workers; generator $GEN
 timeout --signal=TERM "$LIMIT" node "$root/packages/loadtest/dist/cli.js" connections \
   --url "http://127.0.0.1:$PORT/bayeux" --clients "$CLIENTS" --channels "$CHANNELS" --ramp "$RAMP" \
   --max-ramp "$MAX_RAMP" --min-available "$MIN_AVAILABLE" --hold "$HOLD" --broadcast --drain 30s \
-  --workers "$GEN_WORKERS" --concurrency 100 --local-addresses "$ADDRESSES" --server-pid "$server" \
+  --workers "$GEN_WORKERS" --concurrency 100 --local-addresses "$ADDRESSES" \
+  --local-port-base "$LOCAL_PORT_BASE" --server-pid "$server" \
   --metrics-url off --json "$OUT.json" --html "$OUT.html" 2>"$OUT.progress.log" | tee -a "$OUT.txt"
 code=${PIPESTATUS[0]}
 echo "$(date -u +%T) exit $code" | tee -a "$OUT.txt"

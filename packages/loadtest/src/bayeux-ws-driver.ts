@@ -41,8 +41,15 @@ function onOpen(this: ClientSocket): void {
   this.send(this[CLIENT]!.pool.handshake);
 }
 
-function onError(this: ClientSocket, error: Error): void {
-  this[CLIENT]?.waiting?.reject(error);
+function onError(this: ClientSocket, error: Error & { code?: string }): void {
+  const c = this[CLIENT];
+  // A source port chosen by --local-port-base that something else holds: the kernel picks one.
+  if (c && error.code === 'EADDRINUSE' && c.clientId === '') {
+    this[CLIENT] = undefined;
+    c.pool.connect(c, undefined);
+    return;
+  }
+  c?.waiting?.reject(error);
 }
 
 function onClose(this: ClientSocket): void {
@@ -126,21 +133,35 @@ export class BayeuxWsDriver implements Driver {
   }
 
   open(index: number): Promise<void> {
+    const c: WsClient = { index, clientId: '', pool: this, waiting: deferred(), pendingSubs: 0 };
+    const { localAddresses, localPortBase } = this.options;
+    this.connect(
+      c,
+      localPortBase ? localPortBase + Math.floor(index / Math.max(1, localAddresses.length)) : undefined,
+    );
+    return c.waiting!.promise;
+  }
+
+  /**
+   * Opens client `c`'s socket, from `localPort` when given: with a port chosen, the kernel
+   * binds without searching for a free one, a search that grows with the sockets already bound
+   * to the address (it dominated CPU past 200,000 sessions).
+   */
+  connect(c: WsClient, localPort: number | undefined): void {
     const addrs = this.options.localAddresses;
-    const localAddress = addrs.length > 0 ? addrs[index % addrs.length] : undefined;
+    const localAddress = addrs.length > 0 ? addrs[c.index % addrs.length] : undefined;
     const ws: ClientSocket = new WebSocket(this.url, {
       perMessageDeflate: this.options.compression === true,
       localAddress,
+      ...(localPort === undefined ? {} : { localPort }),
       headers: this.options.headers ?? {},
     });
-    const c: WsClient = { index, clientId: '', pool: this, waiting: deferred(), pendingSubs: 0 };
     ws[CLIENT] = c;
-    this.sockets[index] = ws;
+    this.sockets[c.index] = ws;
     ws.on('open', onOpen);
     ws.on('message', onMessage);
     ws.on('error', onError);
     ws.on('close', onClose);
-    return c.waiting!.promise;
   }
 
   subscribe(index: number, channels: readonly string[]): Promise<void> {

@@ -40,6 +40,8 @@ export interface DriverOptions {
   url: string;
   /** Source addresses to spread connections over; empty = system default. */
   localAddresses: readonly string[];
+  /** Raw WebSocket only: client i binds source port base + floor(i / addresses); 0/absent = the kernel picks. */
+  localPortBase?: number;
   /** Extra HTTP headers on every WebSocket upgrade and HTTP request (long-polling, streams) (e.g. Authorization). */
   headers?: Readonly<Record<string, string>>;
   /** Merged into every handshake's `ext` (e.g. `{ "token": "…" }`). */

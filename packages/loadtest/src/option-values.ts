@@ -111,3 +111,14 @@ function ipv4ToInt(ip: string): number {
   }
   return ((parts[0]! << 24) | (parts[1]! << 16) | (parts[2]! << 8) | parts[3]!) >>> 0;
 }
+
+/** Every client (and the broadcast's publisher) needs a source port ≤ 65535 on its address. */
+export function checkLocalPorts(base: number, clients: number, addresses: number): void {
+  if (base === 0) return;
+  const last = base + Math.floor(clients / Math.max(1, addresses));
+  if (base < 1024 || last > 65535)
+    throw new LoadtestError(
+      LoadtestErrors.INVALID_OPTION,
+      `--local-port-base ${base} gives ports up to ${last}: choose a base ≥ 1024 with base + clients / addresses ≤ 65535, or add --local-addresses`,
+    );
+}

@@ -20,6 +20,17 @@ describe('options', () => {
     expect(() => parseAddresses('300.0.0.1')).toThrow(/IPv4/);
   });
 
+  it('takes --local-port-base only when every client gets a port below 65536', () => {
+    const addresses = parseAddresses('127.0.0.2-127.0.0.28');
+    expect(
+      resolveOptions({ clients: 512000, localAddresses: addresses, localPortBase: 10000 }).localPortBase,
+    ).toBe(10000);
+    expect(() =>
+      resolveOptions({ clients: 512000, localAddresses: addresses, localPortBase: 50000 }),
+    ).toThrow(/--local-port-base 50000 gives ports up to 68962.*--local-addresses/);
+    expect(() => resolveOptions({ clients: 10, localPortBase: 80 })).toThrow(/base ≥ 1024/);
+  });
+
   it('parses a scenario with --flag value, --flag=value and --no-flag', () => {
     const p = parseArgs([
       'chat',

@@ -6,6 +6,7 @@ import { LoadtestError, LoadtestErrors } from './errors.js';
 import { type FlagDef, kebabFlag, readFlags } from './flag-reader.js';
 import { CONNECTIONS_DEFAULTS, CONNECTIONS_SPECS, type ConnectionsOptions } from './idle.js';
 import {
+  checkLocalPorts,
   checkPrefix,
   headerMap,
   parseAddresses,
@@ -73,6 +74,8 @@ export interface LoadtestOptions extends ConnectionsOptions {
   maxLatency: number;
   /** Source addresses to spread connections over (empty = system default). */
   localAddresses: string[];
+  /** websocket/lean: client i's source port is this + floor(i / addresses) (0 = the kernel picks). */
+  localPortBase: number;
   workers: number;
   /** Handshakes in flight at once during setup. */
   concurrency: number;
@@ -138,6 +141,7 @@ export const DEFAULTS: Readonly<LoadtestOptions> = Object.freeze({
   drain: 5000,
   maxLatency: 0,
   localAddresses: [],
+  localPortBase: 0,
   workers: 1,
   concurrency: 200,
   seed: 1,
@@ -220,6 +224,7 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
   },
   { key: 'maxLatency', kind: 'ms', help: 'abort and fail when a latency exceeds this (0 = off)' },
   { key: 'localAddresses', kind: 'addresses', help: 'source addresses, e.g. 127.0.0.2-127.0.0.9' },
+  { key: 'localPortBase', kind: 'int', help: 'websocket: client i binds port this + i / addresses' },
   { key: 'workers', kind: 'int', help: 'worker processes sharing the clients (each holds its own sockets)' },
   { key: 'concurrency', kind: 'int', help: 'handshakes in flight at once during setup' },
   { key: 'seed', kind: 'int', help: 'seed of the random room/subject choice' },
@@ -344,6 +349,7 @@ export function resolveOptions(partial: Partial<LoadtestOptions> = {}): Readonly
   if (o.source === 'demo' && o.subjects > MAX_DEMO_SUBJECTS)
     throw invalid(`with --source demo, subjects cannot exceed ${MAX_DEMO_SUBJECTS} (three-letter symbols)`);
   if (o.workers < 1) throw new LoadtestError(LoadtestErrors.INVALID_OPTION, 'workers must be ≥ 1');
+  checkLocalPorts(o.localPortBase, o.clients, o.localAddresses.length);
   if (!Array.isArray(o.headers)) throw new LoadtestError(LoadtestErrors.INVALID_OPTION, 'headers is a list');
   headerMap(o.headers);
   if (o.handshakeExt !== null && (typeof o.handshakeExt !== 'object' || Array.isArray(o.handshakeExt))) {

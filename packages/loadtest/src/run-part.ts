@@ -32,6 +32,7 @@ export async function runPart(
   const driver = factory({
     url: options.url,
     localAddresses: options.localAddresses,
+    localPortBase: options.localPortBase,
     headers: headerMap(options.headers),
     handshakeExt: options.handshakeExt,
     compression: options.compression,

@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runScenario } from '../src/runner.js';
 import { startTinyServer, type TinyServer } from './tiny-bayeux-server.js';
@@ -45,6 +46,35 @@ describe('connections scenario', () => {
       '127.0.0.9',
     ]);
     expect(r.exitCode).toBe(0);
+  });
+
+  it('binds client i to port base + i / addresses with --local-port-base, and falls back when a port is held', async () => {
+    // Below the ephemeral range (32768–60999), so no other socket takes these ports by chance.
+    // Client 5 would take 127.0.0.3:21002: something else holds it, so the kernel picks its port.
+    const holder = net.createServer().listen(21002, '127.0.0.3');
+    await new Promise((resolve) => holder.once('listening', resolve));
+    const fresh = await startTinyServer();
+    try {
+      const r = await runScenario('connections', {
+        url: fresh.url,
+        clients: 300,
+        ramp: 0,
+        hold: 10,
+        localAddresses: ['127.0.0.2', '127.0.0.3'],
+        localPortBase: 21000,
+        metricsUrl: 'off',
+      });
+      expect(r.sessions).toMatchObject({ connected: 300, failed: 0, lost: 0 });
+      for (let i = 0; i < 300; i++) {
+        if (i === 5) continue;
+        expect(fresh.remoteEnds.has(`127.0.0.${2 + (i % 2)}:${21000 + Math.floor(i / 2)}`)).toBe(true);
+      }
+      expect(fresh.remoteEnds.size).toBe(300);
+      expect(fresh.remoteEnds.has('127.0.0.3:21002')).toBe(false);
+    } finally {
+      holder.close();
+      await fresh.close();
+    }
   });
 
   it('spreads the sessions over --channels and times one broadcast to every channel', async () => {

@@ -26,6 +26,8 @@ interface Msg {
 export interface TinyServer {
   url: string;
   remoteAddresses: Set<string>;
+  /** `address:port` of every connection accepted. */
+  remoteEnds: Set<string>;
   close(): Promise<void>;
 }
 
@@ -34,6 +36,7 @@ export async function startTinyServer(options: TinyServerOptions = {}): Promise<
   await new Promise<void>((resolve) => wss.once('listening', resolve));
   const rooms = new Map<string, Set<WebSocket>>();
   const remoteAddresses = new Set<string>();
+  const remoteEnds = new Set<string>();
   const drop = new Set(options.dropIds ?? []);
   const delay = new Set(options.delayIds ?? []);
   let nextId = 0;
@@ -65,6 +68,7 @@ export async function startTinyServer(options: TinyServerOptions = {}): Promise<
   };
   wss.on('connection', (ws, req) => {
     remoteAddresses.add(req.socket.remoteAddress ?? '');
+    remoteEnds.add(`${req.socket.remoteAddress}:${req.socket.remotePort}`);
     ws.on('message', (raw) => {
       const replies = (JSON.parse(raw.toString()) as Msg[]).flatMap((m) => handle(ws, m));
       if (replies.length > 0) ws.send(JSON.stringify(replies));
@@ -77,6 +81,7 @@ export async function startTinyServer(options: TinyServerOptions = {}): Promise<
   return {
     url: `http://127.0.0.1:${port}/bayeux`,
     remoteAddresses,
+    remoteEnds,
     close: () =>
       new Promise<void>((resolve) => {
         for (const ws of wss.clients) ws.terminate();
