@@ -219,9 +219,22 @@ export interface SessionHandover {
    * was there (no other node can claim it again; this node is now its adopter, for
    * `ownerTtlMs`), `{ owner }` when another node adopted it before, `null` for neither.
    */
-  claim(clientId: string, ownerTtlMs: number): Promise<{ record: string } | { owner: string } | null>;
+  claim(clientId: string, ownerTtlMs: number): Promise<HandoverClaim | { owner: string } | null>;
+  /**
+   * A direct message for `clientId`, a session not on this node, in one atomic step: kept
+   * with its record while one waits to be claimed (`'kept'`: the adopter gets it in
+   * `HandoverClaim.mail`, after the record's queue), else the node that adopted it
+   * (`{ owner }`), else `null` (never handed over, or ended).
+   */
+  route(clientId: string, message: string): Promise<'kept' | { owner: string } | null>;
   /** The adopted session ended on this node: forget that this node adopted it. */
   release(clientId: string): Promise<void>;
+}
+
+/** A record claimed, with the direct messages sent to its session while it waited. */
+export interface HandoverClaim {
+  readonly record: string;
+  readonly mail: readonly string[];
 }
 
 export interface Leases {

@@ -3,11 +3,20 @@
  * it: which node owns a clientId, whether it is alive, forwarding a batch to it, and the
  * per-node inbox channels that carry direct deliveries and control requests.
  */
-import { type Engine, type MaybePromise, NODE_INBOX_PREFIX } from '../engine/engine.js';
+import { type Engine, type HistoryPolicy, type MaybePromise, NODE_INBOX_PREFIX } from '../engine/engine.js';
 import type { CarrierKind } from '../session/carrier.js';
 import { ownerOf } from '../session/session-registry.js';
 import type { ForwardRequest, ForwardResponse, NodeLink } from './node-link.js';
 import type { Located, SessionHandovers } from './session-handover.js';
+
+const NO_HISTORY: HistoryPolicy = { size: 0, ttlMs: 0 };
+
+/** A direct message on a node's inbox; `hop`: sent where the engine said the session is (not sent on again). */
+export interface DirectMessage {
+  readonly to: string;
+  readonly message: string;
+  readonly hop?: true;
+}
 
 export class ClusterLink {
   /** The broker channel that carries direct deliveries to this node's sessions. */
@@ -15,7 +24,7 @@ export class ClusterLink {
 
   constructor(
     readonly nodeId: string,
-    private readonly engine: Pick<Engine, 'directory' | 'ready'>,
+    private readonly engine: Pick<Engine, 'directory' | 'ready' | 'broker'>,
     /** Reached through a closure: the link is built with the node's operations. */
     private readonly link: () => NodeLink,
     /** Whether a session of that clientId lives here (one adopted from another node does). */
@@ -39,6 +48,34 @@ export class ClusterLink {
    */
   locate(clientId: unknown, kind: CarrierKind): MaybePromise<Located> {
     return this.handovers()?.locate(clientId, kind) ?? 'here';
+  }
+
+  /**
+   * Sends a direct message (`{channel, data}` JSON) towards `clientId`, a session not on
+   * this node. Without handovers, to the inbox of the node its clientId names. With them,
+   * the engine is asked first, since a session may have moved at a drain: kept with its
+   * handed-over record until a node adopts it, or sent to its adopter, or, when it never
+   * moved, to the node its clientId names — which, not finding it (it moved meanwhile),
+   * sends it on once (`hop`). `false` when no node is known to have it.
+   */
+  sendDirect(clientId: string, message: string, hop = false): MaybePromise<boolean> {
+    const handovers = this.handovers();
+    if (handovers === null) {
+      const owner = this.ownedElsewhere(clientId);
+      return owner === null ? false : this.toInbox(owner, { to: clientId, message });
+    }
+    return handovers.route(clientId, message).then((route) => {
+      if (route === 'kept') return true;
+      // The adopter (this node too: its own inbox, reached once the adoption under way ends).
+      if (route !== null) return this.toInbox(route.owner, { to: clientId, message, hop: true });
+      const owner = hop ? null : this.ownedElsewhere(clientId);
+      return owner === null ? false : this.toInbox(owner, { to: clientId, message });
+    });
+  }
+
+  private toInbox(nodeId: string, direct: DirectMessage): MaybePromise<boolean> {
+    const sent = this.engine.broker.publish(inboxOf(nodeId), JSON.stringify(direct), NO_HISTORY);
+    return sent instanceof Promise ? sent.then(() => true) : true;
   }
 
   /** Whether this node handed that session over (a forwarded batch for it is answered `MOVED`). */

@@ -8,7 +8,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { EngineConnectionChange, EngineNode, LostMember, Publication } from '../engine/engine.js';
 import type { RecordStore } from '../records/record-store.js';
 import type { Session } from '../session/session.js';
-import type { ClusterLink } from './cluster-link.js';
+import type { ClusterLink, DirectMessage } from './cluster-link.js';
 import type { MessageTracing } from './message-tracing.js';
 import { type ForwardHandler, NodeLink } from './node-link.js';
 import type { PresenceTracker } from './presence-tracker.js';
@@ -46,8 +46,7 @@ export class NodeInbound implements EngineNode {
         this.p.control.receive(publication.payload, this.p.forwarded);
         return;
       }
-      const { to, message } = JSON.parse(publication.payload) as { to: string; message: string };
-      this.p.findSession(to)?.enqueue(message);
+      this.direct(JSON.parse(publication.payload) as DirectMessage);
       return;
     }
     if (publication.record === true) {
@@ -63,6 +62,19 @@ export class NodeInbound implements EngineNode {
         payload: publication.payload,
         position: publication.position,
       });
+  }
+
+  /** A direct message for a session of this node; one that moved meanwhile (a drain) is sent on to it. */
+  private direct({ to, message, hop }: DirectMessage): void {
+    const session = this.p.findSession(to);
+    if (session !== undefined) session.enqueue(message);
+    else if (hop !== true) {
+      const sent = this.p.cluster.sendDirect(to, message, true);
+      if (sent instanceof Promise)
+        sent.catch((err: unknown) =>
+          this.p.log.warn({ err, clientId: to }, 'a direct message could not be sent on'),
+        );
+    }
   }
 
   private readonly toSessions = (publication: Publication): number => {

@@ -6,13 +6,11 @@
 import type { Engine, HistoryPolicy, MaybePromise, StreamPosition } from '../engine/engine.js';
 import type { RecordStore } from '../records/record-store.js';
 import type { Session } from '../session/session.js';
-import { type ClusterLink, inboxOf } from './cluster-link.js';
+import type { ClusterLink } from './cluster-link.js';
 import type { HistoryRules } from './history-rules.js';
 import type { KernelStats } from './kernel-stats.js';
 import type { MessageTracing } from './message-tracing.js';
 import type { NodeTaps } from './node-taps.js';
-
-const NO_HISTORY: HistoryPolicy = { size: 0, ttlMs: 0 };
 
 export interface PublisherParts {
   readonly broker: Engine['broker'];
@@ -61,7 +59,8 @@ export class Publisher {
 
   /**
    * Sends `data` on `channel` to one session only (a private message, a notice), on
-   * whichever node owns it: directly when it is here, else through the engine to its node.
+   * whichever node has it: directly when it is here, else through the engine to its node
+   * (`ClusterLink.sendDirect`: the node that adopted it when it moved at a drain).
    */
   deliverTo(clientId: string, channel: string, data: unknown): MaybePromise<boolean> {
     const json = JSON.stringify({ channel, data });
@@ -70,10 +69,6 @@ export class Publisher {
       local.enqueue(json);
       return true;
     }
-    const owner = this.p.cluster.ownedElsewhere(clientId);
-    if (owner === null) return false;
-    const payload = JSON.stringify({ to: clientId, message: json });
-    const sent = this.p.broker.publish(inboxOf(owner), payload, NO_HISTORY);
-    return sent instanceof Promise ? sent.then(() => true) : true;
+    return this.p.cluster.sendDirect(clientId, json);
   }
 }

@@ -22,6 +22,7 @@ function handovers(subscribed: Set<string>): {
       records.set(id, record);
     },
     claim: async () => null,
+    route: async () => null,
     release: async () => undefined,
   };
   const host: SessionHost = {
@@ -45,7 +46,7 @@ function handovers(subscribed: Set<string>): {
     extensions: new ExtensionPipeline(),
     replay: { recoverFor: () => undefined } as unknown as ReplayExtension,
     index: { subscriberCount: (channel) => (subscribed.has(channel) ? 1 : 0) },
-    cluster: { isAlive: () => true, takeOver: async () => false },
+    cluster: { isAlive: () => true, takeOver: async () => false, sendDirect: () => false },
   };
   return { h: SessionHandovers.create(parts, 'n1') as SessionHandovers, registry, records };
 }

@@ -69,6 +69,8 @@ export interface HandoverParts {
   readonly cluster: {
     isAlive(nodeId: string): MaybePromise<boolean>;
     takeOver(nodeId: string, clientId: string): Promise<unknown>;
+    /** Sends a direct message on towards its session (`ClusterLink.sendDirect`). */
+    sendDirect(clientId: string, message: string, hop?: boolean): MaybePromise<boolean>;
   };
 }
 
@@ -170,6 +172,8 @@ export class SessionHandovers {
     // From now on a request for it is told to go elsewhere (until now this node still held it:
     // a connect that came meanwhile is answered below, `retry`, as the held one).
     this.remember(session.id, Date.now());
+    // Direct messages queued while the record was written go with it (kept in its mail).
+    for (const message of session.drain()) this.sendOn(session.id, message);
     if (gone(session)) return true;
     const carrier = session.carrier;
     if (session.held !== null) {
@@ -197,6 +201,19 @@ export class SessionHandovers {
     return claim;
   }
 
+  /** A direct message for a session not here: kept with its waiting record, or the node that adopted it. */
+  route(clientId: string, message: string): Promise<'kept' | { owner: string } | null> {
+    return this.store.route(clientId, message);
+  }
+
+  private sendOn(clientId: string, message: string): void {
+    const sent = this.p.cluster.sendDirect(clientId, message, true);
+    if (sent instanceof Promise)
+      sent.catch((err: unknown) =>
+        this.p.log.warn({ err, clientId }, 'a direct message for a session handed over was lost'),
+      );
+  }
+
   /** A session ended here: when this node had adopted it, it is no one's any more. */
   ended(session: Session): void {
     if (!this.adopted.delete(session.id)) return;
@@ -221,7 +238,7 @@ export class SessionHandovers {
     }
     if (found === null) return 'here';
     if ('owner' in found) return found.owner === this.nodeId ? 'here' : { node: found.owner };
-    await this.adopt(JSON.parse(found.record) as SessionRecord, kind);
+    await this.adopt(JSON.parse(found.record) as SessionRecord, kind, found.mail);
     return 'here';
   }
 
@@ -254,7 +271,7 @@ export class SessionHandovers {
   }
 
   /** Rebuilds a handed-over session here and resubscribes it from its positions. */
-  private async adopt(record: SessionRecord, kind: CarrierKind): Promise<void> {
+  private async adopt(record: SessionRecord, kind: CarrierKind, mail: readonly string[]): Promise<void> {
     const session = this.p.registry.adopt(record.id, kind);
     this.adopted.add(record.id);
     session.browserId = record.browserId;
@@ -265,7 +282,7 @@ export class SessionHandovers {
     session.requestDelivery(record.mode);
     this.p.extensions.adopt(session, record.ext);
     this.p.replay.recoverFor(session);
-    session.requeue(record.queue);
+    session.requeue(record.queue.concat(mail));
     await Promise.all(
       record.subscriptions.map((name) => this.resubscribe(session, name, record.positions[name])),
     );

@@ -132,15 +132,33 @@ export const RELEASE = script(`if redis.call('GET', KEYS[1]) == ARGV[1] then red
 return 1`);
 
 /**
- * A node claims a handed-over session. KEYS: the session's record, its adopter. ARGV:
- * nodeId, the adopter's ttlMs. Returns {1, record} (taken: deleted, the adopter written),
- * {2, adopter} when another node took it before, {0} for neither.
+ * A node claims a handed-over session. KEYS: the session's record, its adopter, its mail.
+ * ARGV: nodeId, the adopter's ttlMs. Returns {1, record, mail} (taken: record and mail
+ * deleted, the adopter written), {2, adopter} when another node took it before, {0} for neither.
  */
 export const CLAIM_SESSION = script(`local record = redis.call('GET', KEYS[1])
 if record then
-  redis.call('DEL', KEYS[1])
+  local mail = redis.call('LRANGE', KEYS[3], 0, -1)
+  redis.call('DEL', KEYS[1], KEYS[3])
   redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
-  return {1, record}
+  return {1, record, mail}
+end
+local owner = redis.call('GET', KEYS[2])
+if owner then return {2, owner} end
+return {0}`);
+
+/**
+ * A direct message for a session not on the sender's node. KEYS: the session's record, its
+ * adopter, its mail. ARGV: the message, the most messages kept. Returns {1} when a record
+ * waits (the message appended to its mail, which expires with it; the oldest dropped past
+ * the cap), {2, adopter} when a node adopted it, {0} for neither.
+ */
+export const ROUTE_DIRECT = script(`local ttl = redis.call('PTTL', KEYS[1])
+if ttl > 0 then
+  redis.call('RPUSH', KEYS[3], ARGV[1])
+  redis.call('LTRIM', KEYS[3], -tonumber(ARGV[2]), -1)
+  redis.call('PEXPIRE', KEYS[3], ttl)
+  return {1}
 end
 local owner = redis.call('GET', KEYS[2])
 if owner then return {2, owner} end
