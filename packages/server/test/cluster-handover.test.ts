@@ -11,129 +11,30 @@
  * clientId wherever the balancer sends it, and the node there adopts the session: every
  * accepted message reaches every client exactly once, and no client handshakes again.
  */
-import { BayouClient, longPolling, type Message, type WebSocketConstructor, websocket } from '@bayou/client';
-import { AckExtension, type CometD } from 'cometd';
-import Faye from 'faye';
 import { afterEach, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import { type BayouServer, type CreateServerOptions, createServer } from '../src/index.js';
 import { type BayouProcess, startBayou } from './bayou-process.js';
-import { disconnectAll, eventually, numberedStream, redisPerFile, requireRedis } from './cluster-helpers.js';
-import { cometdOver, disconnect, handshake, subscribe } from './cometd-helpers.js';
-import { TRANSPORTS, type Transport, within } from './interop-helpers.js';
+import { eventually, numberedStream, redisPerFile, requireRedis } from './cluster-helpers.js';
+import { describeOf, HandoverClients, type Subscriber } from './handover-helpers.js';
+import { TRANSPORTS } from './interop-helpers.js';
 import { freePort } from './programs.js';
 import { RoundRobinBalancer } from './round-robin-balancer.js';
 
 requireRedis('sessions handed over at a drain');
 
-interface FayeMessage {
-  channel: string;
-  successful?: boolean;
-}
-interface FayeClient {
-  subscribe(channel: string, onData: (data: unknown) => void): PromiseLike<unknown>;
-  disconnect(): PromiseLike<unknown> | undefined;
-  disable(feature: string): void;
-  addExtension(extension: {
-    incoming?: (message: FayeMessage, callback: (message: FayeMessage) => void) => void;
-  }): void;
-}
-const FayeClient = (Faye as unknown as { Client: new (url: string, options: object) => FayeClient }).Client;
-
 const redis = redisPerFile();
 const servers: BayouServer[] = [];
-const bayouClients: BayouClient[] = [];
-const cometds: CometD[] = [];
-const fayes: FayeClient[] = [];
+const clients = new HandoverClients();
 let balancer: RoundRobinBalancer | null = null;
 const processes: BayouProcess[] = [];
 
 afterEach(async () => {
-  for (const c of cometds.splice(0)) await disconnect(c);
-  for (const f of fayes.splice(0))
-    await within(Promise.resolve(f.disconnect()), 1000, 'faye').catch(() => {});
-  await disconnectAll(bayouClients);
+  await clients.close();
   await balancer?.close();
   balancer = null;
   for (const s of servers.splice(0)) await s.close().catch(() => undefined);
   for (const p of processes.splice(0)) if (p.child.exitCode === null) p.child.kill('SIGKILL');
 });
-
-/** One subscriber: what it received, and how many handshakes it made. */
-interface Subscriber {
-  readonly name: string;
-  readonly received: number[];
-  handshakes: number;
-  /** Its meta replies (Faye over WebSocket), for a failure's message. */
-  readonly log: string[];
-}
-
-const subscriber = (name: string): Subscriber => ({ name, received: [], handshakes: 0, log: [] });
-const numberOf = (data: unknown): number => (data as { n: number }).n;
-
-async function cometdSubscriber(url: string, transport: Transport): Promise<Subscriber> {
-  const s = subscriber(`cometd+ack ${transport}`);
-  const c = cometdOver(transport, url);
-  cometds.push(c);
-  c.registerExtension('ack', new AckExtension());
-  c.addListener('/meta/handshake', (m) => {
-    if (m.successful === true) s.handshakes++;
-  });
-  expect((await handshake(c)).successful).toBe(true);
-  const { reply } = await subscribe(c, '/numbered', (m) => s.received.push(numberOf(m.data)));
-  expect(reply.successful).toBe(true);
-  return s;
-}
-
-async function fayeSubscriber(url: string, transport: Transport): Promise<Subscriber> {
-  const s = subscriber(`faye ${transport}`);
-  const client = new FayeClient(url, { timeout: 2, retry: 0.1 });
-  fayes.push(client);
-  if (transport === 'long-polling') client.disable('websocket');
-  client.addExtension({
-    incoming(message, callback) {
-      if (message.channel === '/meta/handshake' && message.successful === true) s.handshakes++;
-      if (message.channel.startsWith('/meta/') && transport === 'websocket')
-        s.log.push(`${Date.now() % 100000} ${JSON.stringify(message).slice(0, 200)}`);
-      callback(message);
-    },
-  });
-  await within(
-    Promise.resolve(client.subscribe('/numbered', (data) => s.received.push(numberOf(data)))),
-    5000,
-    'faye subscribe',
-  );
-  return s;
-}
-
-async function bayouSubscriber(url: string, transport: Transport): Promise<Subscriber> {
-  const s = subscriber(`@bayou/client ${transport}`);
-  const client = new BayouClient(url, {
-    transports: [transport === 'websocket' ? websocket : longPolling],
-    WebSocket: WebSocket as unknown as WebSocketConstructor,
-    minReconnectDelay: 50,
-    maxReconnectDelay: 500,
-  });
-  bayouClients.push(client);
-  client.use({
-    incoming(message: Message) {
-      if (message.channel === '/meta/handshake' && message.successful === true) s.handshakes++;
-      return message;
-    },
-  });
-  const sub = client.subscribe('/numbered', (m) => s.received.push(numberOf(m.data)));
-  await client.connect();
-  await sub.ready;
-  return s;
-}
-
-/** What a failed expectation says about `s`. */
-function describeOf(s: Subscriber, n: number): string {
-  const got = new Set(s.received);
-  const missing = Array.from({ length: n }, (_, i) => i).filter((i) => !got.has(i));
-  const dups = s.received.length - got.size;
-  return `${s.log.slice(-25).join('\n')}\n${s.name}: ${s.received.length} received, ${dups} duplicates, ${s.handshakes} handshakes, missing ${missing.slice(0, 20).join(',')}`;
-}
 
 /**
  * A rolling restart behind the round-robin balancer: six subscribers (CometD with its ack
@@ -151,9 +52,9 @@ async function rollingRestart(
   const url = `${rr.base}/bayeux`;
   const subs: Subscriber[] = [];
   for (const transport of TRANSPORTS) {
-    subs.push(await cometdSubscriber(url, transport));
-    subs.push(await fayeSubscriber(url, transport));
-    subs.push(await bayouSubscriber(url, transport));
+    subs.push(await clients.cometd(url, transport, ['/numbered']));
+    subs.push(await clients.faye(url, transport, ['/numbered']));
+    subs.push(await clients.bayou(url, transport, ['/numbered']));
   }
   const stream = numberedStream((data) => Promise.resolve(publisher.bayou.publish('/numbered', data)));
   await eventually(() => {

@@ -59,16 +59,24 @@ describe('SessionHandovers', () => {
   it('keeps the last position only of channels with subscribers here, and drops those left without past 10,000', () => {
     const subscribed = new Set<string>();
     const { h } = handovers(subscribed);
-    h.seen({ channel: '/nobody', payload: '{}', position: { offset: 1, epoch: 'e' } });
+    h.seen({ channel: '/nobody', payload: '{}', position: { offset: 1, epoch: 'e' } }, 0);
     expect(h.tracked).toBe(0);
     for (let i = 0; i < 10_000; i++) subscribed.add(`/c/${i}`);
     for (let i = 0; i < 10_000; i++)
-      h.seen({ channel: `/c/${i}`, payload: '{}', position: { offset: 1, epoch: 'e' } });
+      h.seen({ channel: `/c/${i}`, payload: '{}', position: { offset: 1, epoch: 'e' } }, 1);
     expect(h.tracked).toBe(10_000);
     // All but two lost their subscribers here: the next channel past the cap drops them.
     subscribed.clear();
     subscribed.add('/c/1').add('/c/2').add('/new');
-    h.seen({ channel: '/new', payload: '{}', position: { offset: 1, epoch: 'e' } });
+    h.seen({ channel: '/new', payload: '{}', position: { offset: 1, epoch: 'e' } }, 1);
+    expect(h.tracked).toBe(3);
+    // Channels followed through a wildcard only are kept too, and dropped once nobody follows them.
+    subscribed.add('/d/*');
+    for (let i = 0; i < 9998; i++)
+      h.seen({ channel: `/d/${i}`, payload: '{}', position: { offset: 1, epoch: 'e' } }, 1);
+    expect(h.tracked).toBe(10_001);
+    subscribed.delete('/d/*');
+    h.seen({ channel: '/new', payload: '{}', position: { offset: 2, epoch: 'e' } }, 1);
     expect(h.tracked).toBe(3);
   });
 

@@ -14,7 +14,14 @@
  * through the replay extension from that position — history fills the gap, live messages
  * are held meanwhile, late copies dropped (`ReplayExtension.recoverFor`).
  */
-import { EXT_REPLAY, META_SUBSCRIBE, type Message, parseChannel } from '@bayou/protocol';
+import {
+  EXT_REPLAY,
+  expandChannel,
+  META_SUBSCRIBE,
+  type Message,
+  matches,
+  parseChannel,
+} from '@bayou/protocol';
 import type { FastifyBaseLogger } from 'fastify';
 import type { ExtensionPipeline } from '../bayeux/extensions.js';
 import type { Engine, MaybePromise, Publication, SessionHandover, StreamPosition } from '../engine/engine.js';
@@ -28,6 +35,8 @@ import type { Connects } from './connects.js';
 const ADOPTER_TTL_MS = 24 * 3600_000;
 /** Channels whose last position is kept before those without subscribers here are dropped. */
 const MAX_TRACKED_CHANNELS = 10_000;
+/** Most channels a session's wildcard subscriptions recover from at an adoption. */
+export const MAX_PATTERN_CHANNELS = 1000;
 
 /** What a draining node writes for a session. */
 interface SessionRecord {
@@ -105,26 +114,35 @@ export class SessionHandovers {
     return new SessionHandovers(p, nodeId);
   }
 
-  /** `index`, keeping each channel's last position as publications pass to its subscribers. */
+  /**
+   * `index`, keeping each channel's last position as publications pass to its subscribers
+   * (of the channel, or of a wildcard matching it).
+   */
   tracking(index: { deliver(publication: Publication): number }): {
     deliver(publication: Publication): number;
   } {
     return {
       deliver: (publication) => {
-        this.seen(publication);
-        return index.deliver(publication);
+        const reached = index.deliver(publication);
+        this.seen(publication, reached);
+        return reached;
       },
     };
   }
 
-  /** A publication reached this node's subscribers: its channel's last position. */
-  seen(publication: Publication): void {
+  /** A publication reached `reached` sessions here: when any, its channel's last position. */
+  seen(publication: Publication, reached: number): void {
     const position = publication.position;
-    if (position === null || this.p.index.subscriberCount(publication.channel) === 0) return;
+    if (position === null || reached === 0) return;
     this.last.set(publication.channel, position);
     if (this.last.size <= MAX_TRACKED_CHANNELS) return;
-    for (const channel of this.last.keys())
-      if (this.p.index.subscriberCount(channel) === 0) this.last.delete(channel);
+    for (const channel of this.last.keys()) if (!this.followed(channel)) this.last.delete(channel);
+  }
+
+  /** Whether a session here subscribes to `channel` or to a wildcard matching it. */
+  private followed(channel: string): boolean {
+    for (const name of expandChannel(channel)) if (this.p.index.subscriberCount(name) > 0) return true;
+    return false;
   }
 
   /** Whether this node handed the session over (a request for it goes to its adopter). */
@@ -244,10 +262,13 @@ export class SessionHandovers {
 
   private snapshot(session: Session): SessionRecord {
     const positions: Record<string, StreamPosition> = {};
+    const patterns: string[] = [];
     for (const name of session.subscriptions) {
+      if (parseChannel(name)?.wildcard !== null) patterns.push(name);
       const position = this.last.get(name);
       if (position !== undefined) positions[name] = position;
     }
+    if (patterns.length > 0) this.matching(patterns, positions);
     let data: Record<string, unknown> = {};
     try {
       data = JSON.parse(JSON.stringify(session.data)) as Record<string, unknown>;
@@ -270,6 +291,21 @@ export class SessionHandovers {
     };
   }
 
+  /**
+   * The channels `patterns` match that carried messages here, with their last positions
+   * (at most `MAX_PATTERN_CHANNELS`): the adopter recovers each from there, since what it
+   * delivered through the wildcards was delivered up to there.
+   */
+  private matching(patterns: readonly string[], positions: Record<string, StreamPosition>): void {
+    let room = MAX_PATTERN_CHANNELS;
+    for (const [channel, position] of this.last) {
+      if (room === 0) return;
+      if (channel in positions || !patterns.some((pattern) => matches(pattern, channel))) continue;
+      positions[channel] = position;
+      room--;
+    }
+  }
+
   /** Rebuilds a handed-over session here and resubscribes it from its positions. */
   private async adopt(record: SessionRecord, kind: CarrierKind, mail: readonly string[]): Promise<void> {
     const session = this.p.registry.adopt(record.id, kind);
@@ -283,9 +319,38 @@ export class SessionHandovers {
     this.p.extensions.adopt(session, record.ext);
     this.p.replay.recoverFor(session);
     session.requeue(record.queue.concat(mail));
+    // Channels it followed through wildcards only: their live messages are held from now on,
+    // so none overtakes what is recovered for them once the wildcards are subscribed again.
+    const subscribed = new Set(record.subscriptions);
+    const viaPatterns = Object.keys(record.positions).filter((channel) => !subscribed.has(channel));
+    for (const channel of viaPatterns) this.p.replay.beforeSubscribe(session, channel);
     await Promise.all(
       record.subscriptions.map((name) => this.resubscribe(session, name, record.positions[name])),
     );
+    await Promise.all(
+      viaPatterns.map((channel) =>
+        this.recover(session, channel, record.positions[channel] as StreamPosition),
+      ),
+    );
+  }
+
+  /**
+   * What was published on `channel` since `position`, for a session that follows it through
+   * a wildcard (the wildcard subscribed again here): recovered from history as a
+   * resubscription would be, then the live messages held meanwhile, duplicates dropped.
+   */
+  private async recover(session: Session, channel: string, position: StreamPosition): Promise<void> {
+    const replay = this.p.replay;
+    const message: Message = { channel: META_SUBSCRIBE, clientId: session.id, subscription: channel };
+    message.ext = { [EXT_REPLAY]: { [channel]: position } };
+    const error = await replay.subscribing(session, channel, message);
+    if (error !== undefined)
+      this.p.log.warn(
+        { clientId: session.id, channel, error },
+        'an adopted session could not recover a channel',
+      );
+    // Recovered (or not): what was held is released either way.
+    if (!gone(session)) replay.subscribed(session, channel);
   }
 
   private async resubscribe(
