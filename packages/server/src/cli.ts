@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { isWorker, onPrimaryShutdown, reportListening, runWorkers } from './cluster/workers.js';
-import { type BuiltServer, buildServer } from './config/build-server.js';
+import type { BuiltServer } from './config/build-server.js';
 import type { BayouConfig } from './config/define-config.js';
 import { UsageError, usage } from './config/flags.js';
 import { primaryLog } from './config/primary-log.js';
@@ -86,6 +86,8 @@ async function main(): Promise<void> {
   const port = cli.config.port ?? STANDALONE_DEFAULTS.port;
   let built: BuiltServer;
   try {
+    // Loaded here, not at the top: a cluster's primary serves no client and needs none of it.
+    const { buildServer } = await import('./config/build-server.js');
     built = await buildServer(cli.config);
   } catch (err) {
     if (!worker) warnPlain(cli.warnings);

@@ -20,7 +20,6 @@ import type { Engine } from './engine/engine.js';
 import { AuthExtension } from './extensions/auth-extension.js';
 import { LimitsExtension } from './extensions/limits-extension.js';
 import { ConnectionGuard } from './http/connection-guard.js';
-import { createMetrics } from './http/metrics.js';
 import { type BayouPluginOptions, resolvePluginOptions, startEngine } from './http/plugin-options.js';
 import { type BayouNode, createNode } from './kernel/create-node.js';
 import { Limiter } from './limits/limiter.js';
@@ -115,12 +114,13 @@ export async function composeNode(app: FastifyInstance, opts: BayouPluginOptions
   const connections = guardConnections(app, options, (now) => ws?.sweep(now));
   const refuse = options.maxConnections > 0 ? connections.guard.refuse.bind(connections.guard) : undefined;
   const observed = { ws, streams, webhooks, guard: connections.guard, ...security };
+  const metrics = await metricsOf(options, node, engine, observed, proxied.stats);
   let drained: Promise<void> | null = null;
   return {
     ...{ options, bayou, node },
     endpoint: { ws, http, streams, closing: () => draining, refuse },
     sources: sourcesOf(observed),
-    metrics: metricsOf(options, node, engine, observed, proxied.stats),
+    metrics,
     status: () => (draining ? 'shutting down' : engine.ready() ? 'ready' : 'engine unavailable'),
     drain(spread) {
       drained ??= (() => {
@@ -266,15 +266,19 @@ function sourcesOf(n: Observed): NodeSources {
   };
 }
 
-/** The Prometheus metrics, where asked (a path to serve them or a registry to fill). */
-function metricsOf(
+/**
+ * The Prometheus metrics, where asked (a path to serve them or a registry to fill);
+ * prom-client (and the OpenTelemetry API it requires) loaded only then.
+ */
+async function metricsOf(
   options: ResolvedOptions,
   node: BayouNode,
   engine: Engine,
   n: Observed,
   proxy: ProxyStats | undefined,
-): Registry | null {
+): Promise<Registry | null> {
   if (options.metricsPath === false && options.metricsRegistry === undefined) return null;
+  const { createMetrics } = await import('./http/metrics.js');
   const { ws, streams, guard, limiter } = n;
   const security = {
     limits: limiter.stats,

@@ -9,18 +9,24 @@
  * Without an SDK (`@opentelemetry/api`'s global provider has no delegate) the node gets no
  * `MessageTracing` at all: the publish path tests one `null`, nothing per message.
  */
+import { createRequire } from 'node:module';
 import { EXT_TRACEPARENT, isTraceparent } from '@bayou/protocol';
-import {
-  context,
-  ProxyTracerProvider,
-  ROOT_CONTEXT,
-  type Span,
-  SpanKind,
-  SpanStatusCode,
-  type Tracer,
-  trace,
-} from '@opentelemetry/api';
+import type * as OtelApi from '@opentelemetry/api';
+import type { Span, Tracer } from '@opentelemetry/api';
 import type { Publication } from '../engine/engine.js';
+
+/**
+ * Where `@opentelemetry/api` (major version 1) keeps what was registered; an SDK that
+ * registered a tracer provider wrote `trace` there. Until then the API is not even loaded
+ * (0.65 MB of heap in every process, for nothing without an SDK).
+ */
+const OTEL_GLOBAL = Symbol.for('opentelemetry.js.api.1');
+let loaded: typeof OtelApi | undefined;
+/** The API, loaded on first use. */
+function otel(): typeof OtelApi {
+  loaded ??= createRequire(import.meta.url)('@opentelemetry/api') as typeof OtelApi;
+  return loaded;
+}
 
 const TRACER = '@bayou/server';
 /** How a delivered message names its delivery span: `"traceparent":"` in its `ext`. */
@@ -28,6 +34,9 @@ const TRACE_KEY = `"${EXT_TRACEPARENT}":"`;
 
 /** Whether an OpenTelemetry SDK is registered now (asked once, when a node is built). */
 export function tracingInstalled(): boolean {
+  const registered = (globalThis as { [OTEL_GLOBAL]?: { trace?: unknown } })[OTEL_GLOBAL];
+  if (registered?.trace === undefined) return false;
+  const { trace, ProxyTracerProvider } = otel();
   const provider = trace.getTracerProvider();
   // Another copy of the API hands out its own proxy: take that as installed (spans no-op if not).
   if (!(provider instanceof ProxyTracerProvider)) return true;
@@ -42,6 +51,7 @@ function traceparentOf(span: Span): string {
 
 /** The remote parent context a `traceparent` names (checked with `isTraceparent` before). */
 function parentContext(traceparent: string) {
+  const { trace, ROOT_CONTEXT } = otel();
   return trace.setSpanContext(ROOT_CONTEXT, {
     traceId: traceparent.slice(3, 35),
     spanId: traceparent.slice(36, 52),
@@ -65,7 +75,7 @@ export class MessageTracing {
     /** What the engine is, for the engine span (`memory`, `redis`). */
     private readonly engineKind: string,
   ) {
-    this.tracer = trace.getTracer(TRACER);
+    this.tracer = otel().trace.getTracer(TRACER);
   }
 
   /**
@@ -77,6 +87,7 @@ export class MessageTracing {
     traceparent: string,
     send: (carried: string) => T | Promise<T>,
   ): T | Promise<T> {
+    const { context, SpanKind, SpanStatusCode, trace } = otel();
     const attributes = { 'messaging.system': 'bayou', 'messaging.destination.name': channel };
     const publish = this.tracer.startSpan(
       'bayou.publish',
@@ -130,7 +141,7 @@ export class MessageTracing {
     const span = this.tracer.startSpan(
       'bayou.deliver',
       {
-        kind: SpanKind.CONSUMER,
+        kind: otel().SpanKind.CONSUMER,
         attributes: {
           'messaging.system': 'bayou',
           'messaging.destination.name': channel,
@@ -161,7 +172,7 @@ export class MessageTracing {
           .startSpan(
             'bayou.ack',
             {
-              kind: SpanKind.SERVER,
+              kind: otel().SpanKind.SERVER,
               attributes: { 'bayou.node': this.nodeId, 'bayou.client': clientId, 'bayou.batch': batch },
             },
             parentContext(traceparent),
