@@ -5,7 +5,14 @@
  * the client dispatches it to its subscriptions (a message matching `/a/*` and `/a/**` is
  * one message) — and its successful handshakes.
  */
-import { BayouClient, longPolling, type Message, type WebSocketConstructor, websocket } from '@bayou/client';
+import {
+  BayouClient,
+  longPolling,
+  type Message,
+  streaming,
+  type WebSocketConstructor,
+  websocket,
+} from '@bayou/client';
 import { AckExtension, type CometD } from 'cometd';
 import Faye from 'faye';
 import { expect } from 'vitest';
@@ -84,10 +91,14 @@ export class HandoverClients {
   }
 
   /** `@bayou/client` on `transport` only, subscribed to `channels`. */
-  async bayou(url: string, transport: Transport, channels: readonly string[]): Promise<Subscriber> {
+  async bayou(
+    url: string,
+    transport: Transport | 'streaming',
+    channels: readonly string[],
+  ): Promise<Subscriber> {
     const s = subscriber(`@bayou/client ${transport}`);
     const client = new BayouClient(url, {
-      transports: [transport === 'websocket' ? websocket : longPolling],
+      transports: [{ websocket, 'long-polling': longPolling, streaming }[transport]],
       WebSocket: WebSocket as unknown as WebSocketConstructor,
       minReconnectDelay: 50,
       maxReconnectDelay: 500,

@@ -210,13 +210,13 @@ class Relay implements StreamFeed {
       browserId: this.info.browserId ?? null,
     };
     try {
-      if (!(await this.kernel.cluster.isAlive(this.owner))) return this.unknown();
+      if (!(await this.kernel.cluster.isAlive(this.owner))) return await this.ownerGone();
       const answer = await this.kernel.cluster.forward(this.owner, request);
       if (answer.status !== 200) throw new Error(`owner answered ${answer.status}`);
       return JSON.parse(answer.body) as Reply[];
     } catch (err) {
       // The owner died with the connect held there: its sessions are unknown now.
-      if (this.kernel.cluster.engineReady() && !(await this.ownerAlive())) return this.unknown();
+      if (this.kernel.cluster.engineReady() && !(await this.ownerAlive())) return await this.ownerGone();
       this.kernel.log.warn({ err, owner: this.owner }, 'relaying a stream failed; ending it');
       if (!this.closing) this.link.end();
       return null;
@@ -229,6 +229,24 @@ class Relay implements StreamFeed {
     } catch {
       return true;
     }
+  }
+
+  /**
+   * The owner is gone. A session it handed over at its drain lives on (adopted here now, or
+   * by another node): the stream ends and its client opens it again, where the session is
+   * found. Otherwise the session is unknown.
+   */
+  private async ownerGone(): Promise<null> {
+    let moved = false;
+    try {
+      const where = await this.kernel.cluster.locate(this.clientId, this.link.kind);
+      moved = where !== 'here' || this.kernel.sessions.find(this.clientId) !== undefined;
+    } catch {
+      // Not found: answered as unknown.
+    }
+    if (!moved) return this.unknown();
+    if (!this.closing) this.link.end();
+    return null;
   }
 
   /** The owner is dead: its sessions are unknown (the client handshakes again elsewhere). */

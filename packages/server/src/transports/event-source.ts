@@ -10,6 +10,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { BROWSER_COOKIE, formatError, META_CONNECT } from '@bayou/protocol';
 import type { FastifyInstance } from 'fastify';
+import type { RequestInfo } from '../types.js';
 import { EVENT_SOURCE_CARRIER } from './carrier-kinds.js';
 import type { CompressionOptions } from './compression.js';
 import { replyFor } from './http-compression.js';
@@ -19,7 +20,13 @@ import { ORIGIN_REFUSED_BODY, type OriginGuard } from './origin-guard.js';
 import { requestInfo } from './request-info.js';
 import type { StreamHub } from './stream-hub.js';
 import { EVENT_SOURCE_PADDING } from './stream-link.js';
-import { type StreamingOptions, type StreamRelay, startRelay, startStream } from './streaming.js';
+import {
+  type StreamingOptions,
+  type StreamRelay,
+  startRelay,
+  startStream,
+  streamTarget,
+} from './streaming.js';
 import type { TransportKernel } from './transport-kernel.js';
 
 export const EVENT_SOURCE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
@@ -76,7 +83,14 @@ export class EventSourceTransport {
     const clientId = clientIdOf(req.url ?? '');
     const browserId = readCookie(req.headers.cookie, BROWSER_COOKIE);
     const info = requestInfo(EVENT_SOURCE_CARRIER, req, ip, browserId, secure);
-    const owner = this.kernel.cluster.ownedElsewhere(clientId);
+    const target = streamTarget(this.kernel, clientId, EVENT_SOURCE_CARRIER);
+    if (target instanceof Promise) void target.then((owner) => this.serve(reply, clientId, info, owner));
+    else this.serve(reply, clientId, info, target);
+  }
+
+  /** Serves the stream of `clientId`: relayed to `owner`, or here (`null`). */
+  private serve(reply: HttpReply, clientId: string, info: RequestInfo, owner: string | null): void {
+    const browserId = info.browserId ?? null;
     const feed = owner === null ? null : this.relay(owner, clientId, info);
     const kind = EVENT_SOURCE_CARRIER;
     const link = startStream(reply, kind, this.hub, EVENT_SOURCE_HEADERS, EVENT_SOURCE_PADDING, feed);

@@ -9,6 +9,7 @@
 import type { ServerResponse } from 'node:http';
 import { META_CONNECT, type Message } from '@bayou/protocol';
 import { createBatchContext } from '../bayeux/batch-context.js';
+import type { MaybePromise } from '../engine/engine.js';
 import type { ResolvedOptions } from '../options.js';
 import { RandomIds } from '../random-ids.js';
 import type { CarrierKind, RequestInfo } from '../types.js';
@@ -71,7 +72,18 @@ export class StreamingTransport implements HttpTransport {
       post.reply.send(400, OPENS_WITH);
       return;
     }
-    const owner = this.kernel.cluster.ownedElsewhere(connect.clientId);
+    const target = streamTarget(this.kernel, connect.clientId, STREAMING_CARRIER);
+    if (target instanceof Promise) void target.then((owner) => this.open(post, poll, connect, owner));
+    else this.open(post, poll, connect, target);
+  }
+
+  /** Opens the stream: relayed to `owner`, or served here (`null`). */
+  private open(
+    post: HttpPost,
+    poll: NonNullable<ReturnType<typeof pollRequest>>,
+    connect: Message,
+    owner: string | null,
+  ): void {
     const feed = owner === null ? null : this.relay(owner, String(connect.clientId), poll.info);
     const link = startStream(post.reply, STREAMING_CARRIER, this.hub, STREAM_HEADERS, STREAM_PADDING, feed);
     if (link === null) return;
@@ -92,6 +104,25 @@ export class StreamingTransport implements HttpTransport {
     if (outcome === BATCH_DONE || outcome === BATCH_FAILED) done(outcome);
     else void outcome.then(done);
   }
+}
+
+/**
+ * Where a stream for `clientId` is served: here (`null`: its session is here, was adopted
+ * here just now, or is unknown), or the node to relay it to — the one its clientId names,
+ * or, for a session handed over at a drain, the one that adopted it (`ClusterView.locate`
+ * claims a record waiting in the engine, or finds its adopter).
+ */
+export function streamTarget(
+  kernel: TransportKernel,
+  clientId: unknown,
+  kind: CarrierKind,
+): MaybePromise<string | null> {
+  if (kernel.cluster.ownedElsewhere(clientId) === null) return null;
+  const located = kernel.cluster.locate(clientId, kind);
+  const settle = (where: Awaited<typeof located>): string | null =>
+    // `here`: adopted here (now local), or never handed over (still its named node's).
+    where === 'here' ? kernel.cluster.ownedElsewhere(clientId) : where.node;
+  return located instanceof Promise ? located.then(settle) : settle(located);
 }
 
 /**
