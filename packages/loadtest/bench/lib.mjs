@@ -85,8 +85,14 @@ export function isServerName(name) {
 export function startServer(name, execArgv = [], env = {}) {
   /** @type {ServerSpec} */
   const spec = SERVERS[name];
+  // BAYOU_BASELINE_NODE_ARGS: Node options for the baseline alone (e.g. the same build with
+  // `--max-semi-space-size=1`, as `bayou start` forks its workers).
+  const own =
+    name === 'bayou-baseline'
+      ? (process.env.BAYOU_BASELINE_NODE_ARGS?.split(/\s+/).filter(Boolean) ?? [])
+      : [];
   const child = fork(join(here, 'servers', spec.script), spec.args, {
-    execArgv: ['--expose-gc', ...execArgv],
+    execArgv: ['--expose-gc', ...execArgv, ...own],
     env: { ...process.env, ...env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

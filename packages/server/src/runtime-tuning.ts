@@ -1,5 +1,16 @@
 /**
- * V8 settings `bayou start` applies to its own process. Only one so far:
+ * V8 settings `bayou start` applies to its own process, and those it starts its cluster
+ * workers with.
+ *
+ * **The workers' young generation is small.** V8 lets a process's young generation grow
+ * to two 16 MB semi-spaces, and the pages it touched stay resident: an empty worker held
+ * ~45 MB of anonymous memory, ~10 MB of it young generation, more once sessions came in.
+ * With the ~30 workers a 512,000-session run needs, that is hundreds of MB spent on
+ * nothing. `bayou start --workers N` forks its workers with `--max-semi-space-size=4`
+ * (`workerExecArgv`): 1 MB saved a few MB more but cost long-polling ~1.5x the CPU per
+ * message (objects of held polls promoted early); 4 MB left WebSocket and long-polling
+ * within the bench's spread. Figures in the server README (Idle cost). A process started
+ * with its own `--max-semi-space-size` (command line or `NODE_OPTIONS`) passes it on.
  *
  * **No allocation-site pretenuring.** V8 watches where objects are allocated and, when
  * nearly all objects of one site survive a young-generation collection, allocates that
@@ -17,7 +28,32 @@
 import { setFlagsFromString } from 'node:v8';
 
 const PRETENURING = '--allocation-site-pretenuring';
+const SEMI_SPACE = '--max-semi-space-size';
+/** The workers' largest semi-space, in MB (V8's default on 64-bit: 16). */
+export const WORKER_SEMI_SPACE_MB = 4;
 const NO_PRETENURING = '--no-allocation-site-pretenuring';
+
+function givenFlags(execArgv: readonly string[], nodeOptions: string): string[] {
+  return [...execArgv, ...nodeOptions.split(/\s+/)];
+}
+
+/**
+ * The `execArgv` cluster workers are forked with: this process's own, plus a small
+ * young generation unless the process was started with its own `--max-semi-space-size`.
+ */
+export function workerExecArgv(
+  execArgv: readonly string[] = process.execArgv,
+  nodeOptions: string = process.env.NODE_OPTIONS ?? '',
+): string[] {
+  const given = givenFlags(execArgv, nodeOptions);
+  // V8 takes either spelling: --max-semi-space-size or --max_semi_space_size.
+  const named = (a: string): boolean => {
+    const flag = a.replace(/_/g, '-');
+    return flag === SEMI_SPACE || flag.startsWith(`${SEMI_SPACE}=`);
+  };
+  if (given.some(named)) return [...execArgv];
+  return [...execArgv, `${SEMI_SPACE}=${WORKER_SEMI_SPACE_MB}`];
+}
 
 /**
  * Applies the settings above unless the process was started with its own choice
@@ -27,7 +63,7 @@ export function tuneRuntime(
   execArgv: readonly string[] = process.execArgv,
   nodeOptions: string = process.env.NODE_OPTIONS ?? '',
 ): string[] {
-  const given = [...execArgv, ...nodeOptions.split(/\s+/)];
+  const given = givenFlags(execArgv, nodeOptions);
   if (given.some((a) => a === PRETENURING || a === NO_PRETENURING)) return [];
   setFlagsFromString(NO_PRETENURING);
   return [NO_PRETENURING];

@@ -4,9 +4,11 @@
  * processes on one port (refused without Redis, all stopped by one SIGTERM).
  */
 import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServer, MemoryEngine } from '../src/index.js';
+import { WORKER_SEMI_SPACE_MB } from '../src/runtime-tuning.js';
 import { eventually, redisPerFile, requireRedis } from './cluster-helpers.js';
 import { nodeIdAt } from './test-client.js';
 
@@ -49,6 +51,23 @@ function start(args: string[], env: Record<string, string> = {}) {
     return m;
   };
   return { child, exit, waitFor, out: () => out };
+}
+
+/** The command lines of `pid`'s child processes (from /proc). */
+function childCommandLines(pid: number): string[][] {
+  const out: string[][] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // The parent's pid is the second field after the command name's closing parenthesis.
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) !== pid) continue;
+      out.push(readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').filter(Boolean));
+    } catch {
+      // It ended meanwhile.
+    }
+  }
+  return out;
 }
 
 afterEach(() => {
@@ -103,6 +122,11 @@ describe('bayou start with Redis', () => {
     for (let i = 0; i < 20 && nodes.size < 2; i++) nodes.add(await nodeIdAt(`${base}`));
     expect(nodes.size).toBe(2);
     expect((await fetch(`${base}/readyz`)).status).toBe(200);
+    // The workers are forked with a small young generation (runtime-tuning.ts), the primary not.
+    const workers = childCommandLines(s.child.pid as number).filter((argv) => argv.includes(cli));
+    expect(workers).toHaveLength(2);
+    for (const argv of workers) expect(argv).toContain(`--max-semi-space-size=${WORKER_SEMI_SPACE_MB}`);
+    expect(readFileSync(`/proc/${s.child.pid}/cmdline`, 'utf8')).not.toContain('semi-space');
     s.child.kill('SIGTERM');
     expect(await s.exit).toBe(0);
     await expect(fetch(`${base}/healthz`)).rejects.toThrow();

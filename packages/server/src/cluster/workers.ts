@@ -28,6 +28,8 @@ export interface WorkersOptions {
   exit?(code: number): void;
   /** The crash-loop guard's settings; each has a default. */
   restart?: Partial<RestartPolicy>;
+  /** Node options the workers are forked with. Default: the primary's own (`process.execArgv`). */
+  execArgv?: readonly string[];
 }
 
 export interface RestartPolicy {
@@ -54,6 +56,7 @@ function isMessage(m: unknown): m is WorkerMessage {
 
 /** Runs in the primary; resolves once every worker listens (it keeps serving after that). */
 export function runWorkers(options: WorkersOptions): Promise<void> {
+  if (options.execArgv) cluster.setupPrimary({ execArgv: [...options.execArgv] });
   const primary = new Primary(options);
   process.on('SIGTERM', (signal) => primary.onSignal(signal));
   process.on('SIGINT', (signal) => primary.onSignal(signal));
