@@ -185,4 +185,9 @@ describe('direct deliveries follow a session handed over', () => {
       admin.disconnect();
     }
   });
+
+  it("on one node (memory engine), a session of a process gone is nobody's: deliver resolves false", async () => {
+    const { server } = await start({ host: '127.0.0.1', port: 0, logger: false });
+    expect(await server.bayou.deliver('gone0000.abcdefgh', '/private/n', { n: 0 })).toBe(false);
+  });
 });

@@ -33,6 +33,7 @@ interface Subscriber {
   received: number[];
   gaps: { channel: string }[];
   recovered: boolean[];
+  handshakes: number;
 }
 
 async function subscriber(url: string): Promise<Subscriber> {
@@ -43,10 +44,11 @@ async function subscriber(url: string): Promise<Subscriber> {
     maxReconnectDelay: 300,
   });
   clients.push(client);
-  const s: Subscriber = { client, received: [], gaps: [], recovered: [] };
+  const s: Subscriber = { client, received: [], gaps: [], recovered: [], handshakes: 0 };
   client.on('gap', (gap) => s.gaps.push(gap));
   client.use({
     incoming(message: Message) {
+      if (message.channel === '/meta/handshake' && message.successful === true) s.handshakes++;
       const replay = message.ext?.replay;
       if (message.channel === '/meta/subscribe' && typeof replay === 'object' && replay !== null)
         for (const r of Object.values(replay as Record<string, { recovered?: unknown }>))
@@ -103,6 +105,8 @@ describe('one bayou process restarted', () => {
     expect(s.gaps).toEqual([]);
     expect(s.recovered).toContain(true);
     expect(s.recovered).not.toContain(false);
+    // The drain handed the session over through Redis and the new process adopted it: no new handshake.
+    expect(s.handshakes).toBe(1);
   }, 60_000);
 
   it('with the memory engine: the history is lost with the process and the client reports the gap', async () => {
@@ -120,6 +124,8 @@ describe('one bayou process restarted', () => {
     await eventually(() => expect(s.gaps).toHaveLength(1), 15_000);
     expect(s.gaps[0]?.channel).toBe('/numbered');
     expect(s.recovered).toContain(false);
+    // Nothing outlived the process to hand the session over to: the client handshook again.
+    expect(s.handshakes).toBe(2);
     // The stream goes on after the gap.
     await publishApi(port, [10]);
     await eventually(() => expect(s.received).toEqual(range(0, 11)));

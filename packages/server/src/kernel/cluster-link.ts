@@ -60,17 +60,23 @@ export class ClusterLink {
    */
   sendDirect(clientId: string, message: string, hop = false): MaybePromise<boolean> {
     const handovers = this.handovers();
-    if (handovers === null) {
-      const owner = this.ownedElsewhere(clientId);
-      return owner === null ? false : this.toInbox(owner, { to: clientId, message });
-    }
+    if (handovers === null) return this.toNamedOwner(clientId, message);
     return handovers.route(clientId, message).then((route) => {
       if (route === 'kept') return true;
       // The adopter (this node too: its own inbox, reached once the adoption under way ends).
       if (route !== null) return this.toInbox(route.owner, { to: clientId, message, hop: true });
-      const owner = hop ? null : this.ownedElsewhere(clientId);
-      return owner === null ? false : this.toInbox(owner, { to: clientId, message });
+      return hop ? false : this.toNamedOwner(clientId, message);
     });
+  }
+
+  /** To the node `clientId` names, when that is another live node (`false` otherwise: nobody has it). */
+  private toNamedOwner(clientId: string, message: string): MaybePromise<boolean> {
+    const owner = this.ownedElsewhere(clientId);
+    if (owner === null) return false;
+    const alive = this.engine.directory.isAlive(owner);
+    if (alive === true) return this.toInbox(owner, { to: clientId, message });
+    if (alive === false) return false;
+    return alive.then((up) => (up ? this.toInbox(owner, { to: clientId, message }) : false));
   }
 
   private toInbox(nodeId: string, direct: DirectMessage): MaybePromise<boolean> {
