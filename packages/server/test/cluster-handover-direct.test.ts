@@ -12,7 +12,7 @@ import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SessionHandover } from '../src/engine/engine.js';
 import { MAX_MAIL } from '../src/engine/redis/redis-handover.js';
-import { type BayouServer, type CreateServerOptions, createServer } from '../src/index.js';
+import { type BayouServer, type CreateServerOptions, createServer, serverApi } from '../src/index.js';
 import { operationsOf } from '../src/kernel/node-operations.js';
 import { ownerOf } from '../src/session/session-registry.js';
 import {
@@ -43,6 +43,7 @@ afterEach(async () => {
 });
 
 let prefixes = 0;
+const API_KEY = 'cluster-handover-direct-key';
 
 function optionsFor(keyPrefix: string): (port: number) => CreateServerOptions {
   return (port) => ({
@@ -134,10 +135,13 @@ describe('direct deliveries follow a session handed over', () => {
     });
   }, 30_000);
 
-  it('sent from the old node, alive, and from a third node after another node took the session over', async () => {
+  it('sent from the old node, alive, and from a third node after another node took the session over; the server API finds it too', async () => {
     const options = optionsFor(`direct-${process.pid}.${++prefixes}:`);
     const nodes = [await start(options(0)), await start(options(0))];
-    const third = (await start(options(0))).server;
+    const third = await createServer(options(0));
+    servers.push(third);
+    await third.app.register(serverApi, { apiKey: API_KEY });
+    const thirdBase = await third.listen();
     const rr = await RoundRobinBalancer.start(nodes.map((n, i) => ({ name: `node${i}`, port: n.port })));
     balancer = rr;
     const r = await receiver(`${rr.base}/bayeux`, 'long-polling');
@@ -156,6 +160,14 @@ describe('direct deliveries follow a session handed over', () => {
     await eventually(() => expect([...r.received].sort()).toEqual([0, 1, 2, 3]), 5000);
     expect(r.cometd.getClientId()).toBe(r.clientId);
     expect(r.handshakes).toBe(1);
+    // The server API of the third node ends it where it lives now (the adopter).
+    const answer = await fetch(`${thirdBase}/api/disconnect`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ clientId: r.clientId }),
+    });
+    expect(await answer.json()).toEqual({ disconnected: 1 });
+    expect(other.bayou.session(r.clientId)).toBeUndefined();
   }, 20_000);
 
   it('keeps at most MAX_MAIL messages for a waiting session, which expire with its record', async () => {

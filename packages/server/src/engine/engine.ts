@@ -227,6 +227,8 @@ export interface SessionHandover {
    * (`{ owner }`), else `null` (never handed over, or ended).
    */
   route(clientId: string, message: string): Promise<'kept' | { owner: string } | null>;
+  /** The node that adopted the session of `clientId`, or `null` (never handed over, waiting, or ended). */
+  adopter(clientId: string): Promise<string | null>;
   /** The adopted session ended on this node: forget that this node adopted it. */
   release(clientId: string): Promise<void>;
 }

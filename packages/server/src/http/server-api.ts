@@ -84,14 +84,18 @@ function bodyOf(request: FastifyRequest): Record<string, unknown> {
   return body as Record<string, unknown>;
 }
 
-/** Runs a targeted operation where its sessions live: the owner of a clientId, else every node. */
+/**
+ * Runs a targeted operation where its sessions live: the node holding a clientId (the one
+ * that adopted it when it was handed over at a drain, else the one it names), else every node.
+ */
 export async function onTargets(
   k: NodeOperations,
   target: Target,
   run: (nodeId: string) => Promise<number>,
 ): Promise<number> {
   if ('clientId' in target) {
-    const owner = ownerOf(target.clientId);
+    const adopter = await k.engine.handover?.adopter(target.clientId);
+    const owner = adopter ?? ownerOf(target.clientId);
     if (owner === null) return 0;
     if (!(await k.engine.directory.isAlive(owner))) return 0;
     return run(owner);

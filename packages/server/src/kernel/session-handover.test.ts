@@ -23,6 +23,7 @@ function handovers(subscribed: Set<string>): {
     },
     claim: async () => null,
     route: async () => null,
+    adopter: async () => null,
     release: async () => undefined,
   };
   const host: SessionHost = {

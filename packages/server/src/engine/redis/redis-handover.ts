@@ -50,6 +50,11 @@ export class RedisHandover implements SessionHandover {
     return null;
   }
 
+  async adopter(clientId: string): Promise<string | null> {
+    const e = this.engine;
+    return await e.track(e.commands().get(e.keys.sessionOwner(clientId)));
+  }
+
   async release(clientId: string): Promise<void> {
     const e = this.engine;
     await e.track(runScript(e.commands(), RELEASE, [e.keys.sessionOwner(clientId)], [e.node().nodeId]));
