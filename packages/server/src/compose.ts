@@ -37,6 +37,8 @@ import { WebhookSender } from './webhooks/webhook-sender.js';
 
 /** The most a handshake refused while draining is told to wait (ms). */
 const DRAIN_JITTER_MS = 1000;
+/** How long a shutdown waits for the streams it relays to get their owners' last answers. */
+const RELAY_DRAIN_MS = 1000;
 
 /** The Bayeux endpoint's transports: what the plugin routes. */
 export interface Endpoint {
@@ -135,7 +137,8 @@ export async function composeNode(app: FastifyInstance, opts: BayouPluginOptions
       clearInterval(securitySweep);
       connections.stop();
       await node.drainForShutdown();
-      await http?.drain();
+      // Long-polls and streams relayed to other nodes: what their owners answer now goes out.
+      await Promise.all([http?.drain(), streams?.hub.drainRelays(RELAY_DRAIN_MS)]);
       streams?.hub.close();
       ws?.closeAll(1001, 'server shutting down');
     },

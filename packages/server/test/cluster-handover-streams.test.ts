@@ -173,4 +173,56 @@ describe('stream sessions handed over at a drain', () => {
     // Both sessions moved (each node held one of them, or one both, when it was drained).
     expect(handedOver).toBeGreaterThanOrEqual(2);
   }, 30_000);
+
+  it('a node shutting down first writes what the owner answers to the streams it relays, so nothing in flight is lost', async () => {
+    const keyPrefix = `streams-relay-${process.pid}:`;
+    const options: CreateServerOptions = {
+      host: '127.0.0.1',
+      port: 0,
+      logger: false,
+      timeout: 2000,
+      sweepInterval: 50,
+      drainSpread: 0,
+      redis: redis().url,
+      redisEngine: { keyPrefix, heartbeatMs: 100, nodeTtlMs: 1000, commandTimeoutMs: 2000 },
+    };
+    const owner = await createServer(options);
+    servers.push(owner);
+    const ownerBase = await owner.listen();
+    const client = await streamingClient(ownerBase, 'eventsource');
+    expect((await client.subscribe('/relayed')).successful).toBe(true);
+    // Published without a pause while each relaying node closes: answers are in flight then.
+    let count = 0;
+    const publishing = setInterval(() => {
+      for (let i = 0; i < 5; i++) void owner.bayou.publish('/relayed', { n: count++ });
+    }, 1);
+    const readers: StreamReader[] = [];
+    const numbers = () =>
+      [...readers.flatMap((r) => r.messages), ...client.received]
+        .filter((m) => m.channel === '/relayed' && m.successful === undefined)
+        .map((m) => (m.data as { n: number }).n);
+    try {
+      // Four rounds: the stream reaches another node, which relays it from the owner, and closes.
+      for (let round = 0; round < 4; round++) {
+        const relaying = await createServer(options);
+        servers.push(relaying);
+        const reader = await openEventSource(await relaying.listen(), client.clientId, cookieOf(client));
+        readers.push(reader);
+        await reader.until(() => reader.messages.length >= 20);
+        await relaying.close();
+        await reader.ended;
+      }
+    } finally {
+      clearInterval(publishing);
+    }
+    // Its next stream reaches the owner: what was still queued there comes then.
+    const last = await openEventSource(ownerBase, client.clientId, cookieOf(client));
+    readers.push(last);
+    await eventually(
+      () => expect(new Set(numbers()).size, `${numbers().length} of ${count}`).toBe(count),
+      10_000,
+    );
+    last.cut();
+    expect(numbers().sort((a, b) => a - b)).toEqual(Array.from({ length: count }, (_, i) => i));
+  }, 20_000);
 });

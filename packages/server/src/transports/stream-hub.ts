@@ -52,6 +52,8 @@ export class StreamHub implements StreamHost {
   readonly maxMessages: number;
   clock = Date.now();
   private readonly open = new Set<StreamLink>();
+  /** Relayed streams a shutdown recycles, until each ended (`drainRelays`). */
+  private relaysLeft: { readonly links: Set<StreamLink>; readonly resolve: () => void } | null = null;
   private readonly timer: NodeJS.Timeout;
   constructor(
     private readonly kernel: TransportKernel,
@@ -93,6 +95,8 @@ export class StreamHub implements StreamHost {
   ended(link: StreamLink): void {
     this.open.delete(link);
     link.relay?.closed();
+    const left = this.relaysLeft;
+    if (left?.links.delete(link) === true && left.links.size === 0) left.resolve();
     const session = link.session;
     if (session === null) return;
     if (session.carrier === link) this.kernel.connects.carrierClosed(session, link);
@@ -128,6 +132,29 @@ export class StreamHub implements StreamHost {
       else if (now - link.openedAt >= streamMaxAge) this.recycle(link);
       else if (now - link.lastWrite >= timeout) link.heartbeat(now);
     }
+  }
+
+  /**
+   * Shutdown, before `close`: each stream relayed from another node is recycled — the
+   * connect held for it there answered now, what that answer carries written, then the
+   * stream ended as a recycle — so that nothing in flight goes down with it (a client
+   * without acknowledgements, Faye, would never get it again). Resolves once they all
+   * ended, or after `ms`.
+   */
+  drainRelays(ms: number): Promise<void> {
+    const links = new Set([...this.open].filter((link) => link.relay !== null && !link.done));
+    if (links.size === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.relaysLeft = { links, resolve: done };
+      for (const link of [...links]) this.recycle(link);
+    }).finally(() => {
+      this.relaysLeft = null;
+    });
   }
 
   /** The server closes: every stream ends (sessions ended first answer their clients). */
