@@ -33,6 +33,8 @@ interface WsClient {
   /** Settles the pending open() or subscribe(). */
   waiting: Deferred | undefined;
   pendingSubs: number;
+  /** Why the session ended, when the server said so (a refused connect). */
+  endedBy?: string;
 }
 
 type ClientSocket = WebSocket & { [CLIENT]?: WsClient };
@@ -52,12 +54,15 @@ function onError(this: ClientSocket, error: Error & { code?: string }): void {
   c?.waiting?.reject(error);
 }
 
-function onClose(this: ClientSocket): void {
+function onClose(this: ClientSocket, code: number, reason: Buffer): void {
   const c = this[CLIENT];
   if (!c) return;
   c.pool.sockets[c.index] = undefined;
   c.waiting?.reject(new Error('socket closed'));
-  if (!c.pool.closing && c.clientId !== '') c.pool.options.onSessionLost?.(c.index);
+  if (!c.pool.closing && c.clientId !== '') {
+    const why = c.endedBy ?? `socket closed ${code}${reason.length > 0 ? ` ${reason.toString()}` : ''}`;
+    c.pool.options.onSessionLost?.(c.index, why);
+  }
 }
 
 function onMessage(this: ClientSocket, raw: WebSocket.RawData): void {
@@ -102,6 +107,7 @@ function onConnectReply(ws: ClientSocket, c: WsClient, m: Message): void {
     return;
   }
   // A refused connect ends the session (402 → the server forgot us); the scenario counts it.
+  c.endedBy = `connect refused: ${m.error ?? 'no error'}`;
   ws.terminate();
 }
 

@@ -43,6 +43,8 @@ export interface PartResult {
   /** Seconds the measured window lasted. */
   windowSeconds: number;
   sessionsLost: number;
+  /** Why sessions were lost, by reason (`socket closed 1006`, `connect refused: 402::…`). */
+  lostReasons?: Record<string, number>;
   aborted?: string;
   /** connections: generator RSS at the end of the hold. */
   rssBytes: number;

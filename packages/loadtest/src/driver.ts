@@ -60,7 +60,7 @@ export interface DriverOptions {
   /** Called once per WebSocket frame or HTTP response that carried deliveries. */
   onFrame?: () => void;
   /** Called when a session is lost after setup (closed socket, 402 from the server). */
-  onSessionLost?: (index: number) => void;
+  onSessionLost?: (index: number, reason?: string) => void;
 }
 
 export interface Driver {

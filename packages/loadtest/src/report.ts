@@ -90,6 +90,7 @@ export function renderReport(r: RunResult): string {
     `bayou-loadtest ${r.scenario} → ${r.options.url} (${r.options.transport})`,
     `sessions   ${int(s.connected)}/${int(s.requested)} connected in ${s.setupSeconds.toFixed(1)} s ` +
       `(${int(s.connectsPerSecond)}/s)  failed ${int(s.failed)}  lost during run ${int(s.lost)}` +
+      (s.lostReasons ? ` (${reasonList(s.lostReasons)})` : '') +
       (s.firstError ? `  first error: ${s.firstError}` : ''),
   ];
   if (s.rampStopped) lines.push(`RAMP       ${s.rampStopped}`);
@@ -101,4 +102,12 @@ export function renderReport(r: RunResult): string {
   if (r.aborted) lines.push(`ABORTED    ${r.aborted}`);
   lines.push(r.exitCode === 0 ? 'result     OK' : `result     FAILED (exit code ${r.exitCode})`);
   return lines.join('\n');
+}
+
+/** `socket closed 1006 ×700, connect refused: 402::… ×5`, most frequent first. */
+function reasonList(reasons: Record<string, number>): string {
+  return Object.entries(reasons)
+    .sort((a, b) => b[1] - a[1])
+    .map(([why, n]) => `${why} ×${int(n)}`)
+    .join(', ');
 }

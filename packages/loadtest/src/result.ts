@@ -23,6 +23,8 @@ export interface RunResult {
     failed: number;
     /** Sessions that ended during the run (socket closed, refused connect). */
     lost: number;
+    /** Why, by reason, summed over the workers. */
+    lostReasons?: Record<string, number>;
     setupSeconds: number;
     connectsPerSecond: number;
     firstError?: string;
@@ -132,6 +134,7 @@ export function buildResult(input: ResultInput): RunResult {
     connected,
     failed: parts.reduce((n, p) => n + p.setup.failed, 0),
     lost: parts.reduce((n, p) => n + p.sessionsLost, 0),
+    lostReasons: sumReasons(parts),
     setupSeconds: round(setupSeconds, 3),
     connectsPerSecond: Math.round(connected / Math.max(setupSeconds, 0.001)),
     firstError: parts.find((p) => p.setup.firstError)?.setup.firstError,
@@ -315,4 +318,11 @@ function connectionsFigures(result: RunResult, input: ResultInput, connected: nu
     reached: parts.reduce((n, b) => n + b.reached, 0),
     ms: result.latency.max,
   };
+}
+
+/** The workers' lost-session reasons added up (absent when none was lost). */
+function sumReasons(parts: readonly PartResult[]): Record<string, number> | undefined {
+  const sum: Record<string, number> = {};
+  for (const p of parts) for (const [k, n] of Object.entries(p.lostReasons ?? {})) sum[k] = (sum[k] ?? 0) + n;
+  return Object.keys(sum).length > 0 ? sum : undefined;
 }

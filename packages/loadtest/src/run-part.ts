@@ -27,6 +27,7 @@ export async function runPart(
   const stats = new DeliveryStats();
   stats.maxLatencyUs = options.maxLatency * 1000;
   let sessionsLost = 0;
+  const lostReasons: Record<string, number> = {};
   const demo =
     scenario === 'feed' && options.source === 'demo' ? new DemoFeedTracker(options, slice, stats) : undefined;
   const driver = factory({
@@ -42,8 +43,9 @@ export async function runPart(
     onFrame: () => {
       stats.frames++;
     },
-    onSessionLost: () => {
+    onSessionLost: (_index, reason) => {
       sessionsLost++;
+      tally(lostReasons, reason ?? 'unknown');
     },
   });
   const ctx: PartContext = { options, slice, driver, stats, ...hooks, demo };
@@ -58,9 +60,15 @@ export async function runPart(
     const aborted =
       result.aborted ??
       (stats.latencyExceeded ? `latency above --max-latency ${options.maxLatency}ms` : undefined);
-    return { ...result, aborted, sessionsLost };
+    return { ...result, aborted, sessionsLost, lostReasons };
   } finally {
     clearInterval(ticker);
     await driver.close();
   }
+}
+
+/** The reasons sessions were lost, counted; past 8 distinct ones the rest count as `other`. */
+function tally(counts: Record<string, number>, reason: string): void {
+  const key = reason in counts || Object.keys(counts).length < 8 ? reason : 'other';
+  counts[key] = (counts[key] ?? 0) + 1;
 }

@@ -1,5 +1,6 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { renderReport } from '../src/report.js';
 import { runScenario } from '../src/runner.js';
 import { startTinyServer, type TinyServer } from './tiny-bayeux-server.js';
 
@@ -74,6 +75,29 @@ describe('connections scenario', () => {
     } finally {
       holder.close();
       await fresh.close();
+    }
+  });
+
+  it('counts the sessions lost while held, by the reason they ended', async () => {
+    const kicking = await startTinyServer({ kick: 3 });
+    try {
+      const r = await runScenario('connections', {
+        url: kicking.url,
+        clients: 20,
+        ramp: 0,
+        // The kicks come 20 ms after the first subscribes, well inside the hold.
+        hold: 1000,
+        workers: 2,
+        metricsUrl: 'off',
+      });
+      expect(r.sessions).toMatchObject({
+        connected: 20,
+        lost: 3,
+        lostReasons: { 'socket closed 4001 kicked': 3 },
+      });
+      expect(renderReport(r)).toContain('lost during run 3 (socket closed 4001 kicked ×3)');
+    } finally {
+      await kicking.close();
     }
   });
 

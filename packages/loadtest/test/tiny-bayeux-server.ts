@@ -12,6 +12,8 @@ export interface TinyServerOptions {
   /** Message ids delivered this many ms late. */
   delayIds?: readonly number[];
   delayMs?: number;
+  /** Closes the sockets of the first this many subscribers 20 ms after they subscribed (code 4001). */
+  kick?: number;
 }
 
 interface Msg {
@@ -40,6 +42,7 @@ export async function startTinyServer(options: TinyServerOptions = {}): Promise<
   const drop = new Set(options.dropIds ?? []);
   const delay = new Set(options.delayIds ?? []);
   let nextId = 0;
+  let kicked = 0;
   const fanOut = (m: Msg) => {
     const frame = JSON.stringify([{ channel: m.channel, data: m.data }]);
     for (const ws of rooms.get(m.channel) ?? []) ws.send(frame);
@@ -56,6 +59,7 @@ export async function startTinyServer(options: TinyServerOptions = {}): Promise<
       case '/meta/subscribe': {
         const set = rooms.get(m.subscription!) ?? new Set();
         rooms.set(m.subscription!, set.add(ws));
+        if (kicked++ < (options.kick ?? 0)) setTimeout(() => ws.close(4001, 'kicked'), 20);
         return [{ ...m, successful: true } as Msg];
       }
       default: {
