@@ -44,18 +44,22 @@ interface Prepared {
   readonly recovery: Recovery;
 }
 
-/** One session's replay state. */
-interface ReplayState {
+/**
+ * One session's replay state. Each Map is made when its first entry comes and dropped
+ * (`null`) when its last goes: an idle session that subscribed once keeps at most its
+ * floor, not three Maps (about 180 bytes each, empty or not).
+ */
+export interface ReplayState {
   /** By channel; `null` while the history fetch of the channel's subscribe is in flight. */
-  readonly prepared: Map<string, Prepared | null>;
+  prepared: Map<string, Prepared | null> | null;
   /** Channels whose live deliveries are held back (while what was missed is fetched). */
-  readonly holding: Map<string, Publication[]>;
+  holding: Map<string, Publication[]> | null;
   /**
    * Channels recovered up to a position, until a live message after it passes: a live one
    * at or before it is a late copy of a recovered one. At most one entry per channel the
    * session subscribed to; removed on unsubscribe.
    */
-  readonly floors: Map<string, StreamPosition>;
+  floors: Map<string, StreamPosition> | null;
   /**
    * Whether deliveries carry their positions (`ext.replay`): the session negotiated replay.
    * A session adopted from a draining node without it recovers through this hook too
@@ -80,7 +84,7 @@ export class ReplayExtension implements Extension {
     }
     if (request.channel !== META_SUBSCRIBE) return;
     const prepared = this.stateOf(session)?.prepared;
-    if (prepared === undefined || prepared.size === 0) return;
+    if (prepared === undefined || prepared === null) return;
     const names = typeof request.subscription === 'string' ? [request.subscription] : request.subscription;
     if (!Array.isArray(names)) return;
     const info: Record<string, unknown> = {};
@@ -93,7 +97,7 @@ export class ReplayExtension implements Extension {
   }
 
   private install(session: ExtensionSession, positions: boolean): void {
-    const state: ReplayState = { prepared: new Map(), holding: new Map(), floors: new Map(), positions };
+    const state: ReplayState = { prepared: null, holding: null, floors: null, positions };
     session.extensionState.set(this, state);
     session.addEnqueueHook(this);
   }
@@ -118,26 +122,32 @@ export class ReplayExtension implements Extension {
 
   /** Positions every delivery; takes those on a held channel; drops late copies of recovered ones. */
   beforeEnqueue(session: ExtensionSession, delivery: PublicationDelivery): string | null | undefined {
-    const { holding, floors, positions } = session.extensionState.get(this) as ReplayState;
+    const state = session.extensionState.get(this) as ReplayState;
     const publication = delivery.publication;
-    const held = holding.size === 0 ? undefined : holding.get(publication.channel);
+    const held = state.holding?.get(publication.channel);
     if (held !== undefined) {
       held.push(publication);
       return null;
     }
     if (publication.position === null) return undefined;
-    if (floors.size > 0 && belowFloor(floors, publication.channel, publication.position)) return null;
-    return positions ? delivery.once(this, withPosition) : undefined;
+    const floors = state.floors;
+    if (floors !== null) {
+      if (belowFloor(floors, publication.channel, publication.position)) return null;
+      if (floors.size === 0) state.floors = null;
+    }
+    return state.positions ? delivery.once(this, withPosition) : undefined;
   }
 
   beforeSubscribe(session: ExtensionSession, channel: string): void {
     const state = this.stateOf(session);
     if (state === undefined) return;
+    state.prepared ??= new Map();
     state.prepared.set(channel, null);
     // Hold live messages on the channel until what was missed is queued ahead of them. It
     // starts before the session can receive any: on a node that is the channel's first
     // subscriber, a publication may arrive as soon as the engine confirms its interest,
     // before `subscribing` runs, and would otherwise go out ahead of older recovered ones.
+    state.holding ??= new Map();
     if (!state.holding.has(channel)) state.holding.set(channel, []);
   }
 
@@ -148,7 +158,6 @@ export class ReplayExtension implements Extension {
   ): Promise<string | undefined> | undefined {
     const state = this.stateOf(session);
     if (state === undefined) return undefined;
-    const prepared = state.prepared;
     const since = positionIn(message.ext?.[EXT_REPLAY], channel);
     this.beforeSubscribe(session, channel);
     const fetch: Promise<Recovery> =
@@ -157,14 +166,15 @@ export class ReplayExtension implements Extension {
         : this.history.since(channel, since);
     return fetch.then(
       (recovery) => {
-        prepared.set(channel, { recovery });
+        state.prepared ??= new Map();
+        state.prepared.set(channel, { recovery });
         return undefined;
       },
       () => {
         // The engine could not be read (Redis away): the subscribe fails as any engine call
         // does, with an error the client may retry, not as an internal error.
-        prepared.delete(channel);
-        state.holding.delete(channel);
+        forget(state, 'prepared', channel);
+        forget(state, 'holding', channel);
         return ENGINE_UNAVAILABLE;
       },
     );
@@ -173,15 +183,15 @@ export class ReplayExtension implements Extension {
   subscribed(session: ExtensionSession, channel: string): void {
     const state = this.stateOf(session);
     if (state === undefined) return;
-    const p = state.prepared.get(channel);
+    const p = state.prepared?.get(channel);
     // The same subscribe again on this session (its first reply was lost, the client sent
     // it anew) while the first one's history is still being fetched: that one releases
     // the held messages after the recovered ones; releasing them now would put live
     // messages ahead of older recovered ones, which the client drops as duplicates.
     if (p === null) return;
-    const held = state.holding.get(channel);
-    state.prepared.delete(channel);
-    state.holding.delete(channel);
+    const held = state.holding?.get(channel);
+    forget(state, 'prepared', channel);
+    forget(state, 'holding', channel);
     let last: StreamPosition | null = null;
     if (p?.recovery.recovered === true) {
       for (const pub of p.recovery.publications) deliver(session, pub, state.positions);
@@ -193,8 +203,10 @@ export class ReplayExtension implements Extension {
       if (last !== null && pos !== null && pos.epoch === last.epoch && pos.offset <= last.offset) continue;
       deliver(session, pub, state.positions);
     }
-    if (last !== null) state.floors.set(channel, last);
-    else state.floors.delete(channel);
+    if (last !== null) {
+      state.floors ??= new Map();
+      state.floors.set(channel, last);
+    } else forget(state, 'floors', channel);
   }
 
   /**
@@ -214,8 +226,9 @@ export class ReplayExtension implements Extension {
   /** The session left `channel` (or its subscribe was undone): nothing more is held for it. */
   unsubscribed(session: ExtensionSession, channel: string): void {
     const state = this.stateOf(session);
-    state?.holding.delete(channel);
-    state?.floors.delete(channel);
+    if (state === undefined) return;
+    forget(state, 'holding', channel);
+    forget(state, 'floors', channel);
   }
 
   private stateOf(session: ExtensionSession): ReplayState | undefined {
@@ -250,6 +263,14 @@ export function belowFloor(
   if (floor.epoch === at.epoch && at.offset <= floor.offset) return true;
   floors.delete(channel);
   return false;
+}
+
+/** Removes `channel` from one of the state's Maps, and the Map once it is empty. */
+function forget(state: ReplayState, map: 'prepared' | 'holding' | 'floors', channel: string): void {
+  const m = state[map];
+  if (m === null) return;
+  m.delete(channel);
+  if (m.size === 0) state[map] = null;
 }
 
 function deliver(session: ExtensionSession, pub: Publication, positions: boolean): void {
