@@ -73,7 +73,7 @@ describe('idle figures', () => {
       reading(1000, 2, 30_000, 100, 400_000),
       reading(11_000, 4, 30_010, 612, 420_000),
       10_000,
-      { open: 50, close: 50.5, rssBytes: 100 * 1048576 },
+      { open: 50, close: 50.5, rssBytes: 100 * 1048576, pssBytes: 60 * 1048576 },
     );
     expect(f.heldSeconds).toBe(10);
     // 0.5 s of server CPU over 10 s for 10,000 connections: 5 µs per connection per second.
@@ -84,9 +84,11 @@ describe('idle figures', () => {
     expect(f.socketMemoryBytes).toBe(512 * 4096);
     expect(f.slabBytes).toBe(20_000 * 1024);
     expect(f.allInBytesPerSession).toBe(Math.round((100 * 1048576 + 512 * 4096) / 10_000));
+    expect(f.allInPssBytesPerSession).toBe(Math.round((60 * 1048576 + 512 * 4096) / 10_000));
     const lines = idleLines(f, { channels: 10, expected: 10_000, reached: 9_999, ms: 1234.5 }).join('\n');
     expect(lines).toContain('server cpu 0.50 s = 5 µs/s per connection; generator cpu 2.00 s = 20 µs/s');
     expect(lines).toContain('TCP sockets +20,010');
+    expect(lines).toContain('= 10.44 KB per session; with pss (shared pages once) 6.35 KB');
     expect(lines).toContain('each of 10 channels reached 9,999/10,000 sessions; the last 1.234 s after');
   });
 });

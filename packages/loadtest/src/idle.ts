@@ -181,6 +181,8 @@ export interface IdleFigures {
   slabBytes?: number;
   /** Server RSS (every process) + kernel socket buffer memory, per session. */
   allInBytesPerSession?: number;
+  /** The same with the server's proportional set size (shared pages counted once), per session. */
+  allInPssBytesPerSession?: number;
 }
 
 export interface BroadcastFigures {
@@ -196,7 +198,7 @@ export function idleFigures(
   open: WindowReading,
   close: WindowReading,
   sessions: number,
-  server: { open?: number; close?: number; rssBytes?: number },
+  server: { open?: number; close?: number; rssBytes?: number; pssBytes?: number },
 ): IdleFigures {
   const heldSeconds = Math.max(0.001, (close.at - open.at) / 1000);
   const perConn = (cpu: number) =>
@@ -219,6 +221,9 @@ export function idleFigures(
     f.socketMemoryBytes = Math.max(0, close.sockstat.tcpMemBytes - before.sockstat.tcpMemBytes);
     if (server.rssBytes !== undefined && sessions > 0) {
       f.allInBytesPerSession = Math.round((server.rssBytes + f.socketMemoryBytes) / sessions);
+    }
+    if (server.pssBytes !== undefined && sessions > 0) {
+      f.allInPssBytesPerSession = Math.round((server.pssBytes + f.socketMemoryBytes) / sessions);
     }
   }
   if (close.slabBytes !== undefined && before.slabBytes !== undefined)
@@ -255,7 +260,10 @@ export function idleLines(idle?: IdleFigures, broadcast?: BroadcastFigures): str
     }
     if (idle.allInBytesPerSession !== undefined) {
       lines.push(
-        `all-in     server rss + kernel socket buffers = ${kb(idle.allInBytesPerSession)} per session`,
+        `all-in     server rss + kernel socket buffers = ${kb(idle.allInBytesPerSession)} per session` +
+          (idle.allInPssBytesPerSession !== undefined
+            ? `; with pss (shared pages once) ${kb(idle.allInPssBytesPerSession)}`
+            : ''),
       );
     }
   }

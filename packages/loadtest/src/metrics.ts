@@ -6,6 +6,8 @@
 export interface ServerSample {
   cpuSeconds?: number;
   rssBytes?: number;
+  /** Proportional set size over the process tree (`--server-pid`, at the end of a hold): shared pages once. */
+  pssBytes?: number;
   heapUsedBytes?: number;
   sessions?: number;
   messagesOut?: number;

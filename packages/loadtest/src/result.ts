@@ -308,6 +308,7 @@ function connectionsFigures(result: RunResult, input: ResultInput, connected: nu
       open: input.samples.open?.cpuSeconds,
       close: input.samples.close?.cpuSeconds,
       rssBytes: input.samples.close?.processes !== undefined ? input.samples.close.rssBytes : undefined,
+      pssBytes: input.samples.close?.pssBytes,
     });
   }
   const parts = input.parts.map((p) => p.broadcast).filter((b) => b !== undefined);

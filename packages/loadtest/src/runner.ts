@@ -50,7 +50,8 @@ export async function runScenario(
     if (scenario === 'connections') readings[event] = readWindow();
     pending.push(
       (async () => {
-        samples[event] = await sampleServer();
+        // The proportional set size once, at the end of the window (costly to read).
+        samples[event] = await sampleServer(event === 'close');
         await hooks.onWindow?.(event);
       })(),
     );
@@ -101,16 +102,16 @@ export async function runScenario(
  * How the server is sampled: its /metrics, and with `--server-pid` its memory and CPU from
  * /proc over its whole process tree (the /metrics of a server with workers is one worker's).
  */
-function serverSampler(options: LoadtestOptions): () => Promise<ServerSample | undefined> {
+function serverSampler(options: LoadtestOptions): (pss?: boolean) => Promise<ServerSample | undefined> {
   const metricsUrl = metricsUrlFor(options.url, options.metricsUrl);
   const pid = options.serverPid;
   if (pid === 0) return () => fetchServerSample(metricsUrl);
   processTreeSample(pid); // a pid that is not there fails before the run, naming the flag
-  return async () => {
+  return async (pss = false) => {
     const fromMetrics = await fetchServerSample(metricsUrl);
     let tree: ServerSample;
     try {
-      tree = processTreeSample(pid);
+      tree = processTreeSample(pid, pss);
     } catch {
       return fromMetrics; // the server went away during the run: what /metrics still says
     }

@@ -67,12 +67,26 @@ export function processTree(pid: number): Map<number, ProcStat> {
   return tree;
 }
 
+/** A process's proportional set size in bytes (/proc/<pid>/smaps_rollup), or undefined. */
+function readPss(pid: number): number | undefined {
+  try {
+    const m = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
+    return m === null ? undefined : Number(m[1]) * 1024;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * RSS (bytes) and CPU (user + system seconds) of `pid` and its descendants, added up.
- * Pages shared between them (the Node binary) count once per process, so the total is
- * above what the machine spends; differences between two samples are not affected.
+ * Pages shared between them (the Node binary, ~40 MB a process) count once per process,
+ * so the total is above what the machine spends; differences between two samples are not
+ * affected. With `pss`, also their proportional set size added up (`pssBytes`): each
+ * shared page split between the processes that map it, so shared pages count once (those
+ * shared with processes outside the tree, another Node program, count only in part).
+ * Reading it walks each process's page tables: asked once, at the end of a hold.
  */
-export function processTreeSample(pid: number): ServerSample & { processes: number } {
+export function processTreeSample(pid: number, pss = false): ServerSample & { processes: number } {
   const tree = processTree(pid);
   if (tree.size === 0) {
     throw new LoadtestError(
@@ -87,5 +101,9 @@ export function processTreeSample(pid: number): ServerSample & { processes: numb
     ticks += stat.cpuTicks;
     pages += stat.rssPages;
   }
-  return { cpuSeconds: ticks / tick, rssBytes: pages * page, processes: tree.size };
+  const sample = { cpuSeconds: ticks / tick, rssBytes: pages * page, processes: tree.size };
+  if (!pss) return sample;
+  let pssBytes = 0;
+  for (const p of tree.keys()) pssBytes += readPss(p) ?? 0;
+  return pssBytes > 0 ? { ...sample, pssBytes } : sample;
 }
