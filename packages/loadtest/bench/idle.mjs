@@ -60,6 +60,12 @@ const VARIANTS = /** @type {Record<string, Omit<Row, 'key'>>} */ ({
     label: "Bayou, @bayou/client's handshake (heartbeat, numbered frames, replay)",
   },
 });
+// The same handshake on the baseline build (BAYOU_BASELINE), for a before/after in one sitting.
+VARIANTS['bayou-baseline+client'] = {
+  .../** @type {Omit<Row, 'key'>} */ (VARIANTS['bayou+client']),
+  server: 'bayou-baseline',
+  label: "Bayou baseline build, @bayou/client's handshake",
+};
 
 /**
  * @param {string} key
