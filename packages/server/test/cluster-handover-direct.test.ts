@@ -127,6 +127,11 @@ describe('direct deliveries follow a session handed over', () => {
       }, 10_000);
     }
     const totals = await Promise.all(sends.map((s) => s.stop()));
+    await eventually(() => {
+      receivers.forEach((r, j) => {
+        expect(r.received.length, report(r, totals[j] as number)).toBeGreaterThanOrEqual(totals[j] as number);
+      });
+    }, 10_000);
     receivers.forEach((r, j) => {
       const n = totals[j] as number;
       expect(r.received, report(r, n)).toEqual(Array.from({ length: n }, (_, k) => k));

@@ -60,6 +60,8 @@ export interface ReplayState {
    * session subscribed to; removed on unsubscribe.
    */
   floors: Map<string, StreamPosition> | null;
+  /** Channels held (being recovered): the position their subscribe recovers from, if it gave one. */
+  from: Map<string, StreamPosition> | null;
   /**
    * Whether deliveries carry their positions (`ext.replay`): the session negotiated replay.
    * A session adopted from a draining node without it recovers through this hook too
@@ -97,7 +99,7 @@ export class ReplayExtension implements Extension {
   }
 
   private install(session: ExtensionSession, positions: boolean): void {
-    const state: ReplayState = { prepared: null, holding: null, floors: null, positions };
+    const state: ReplayState = { prepared: null, holding: null, floors: null, from: null, positions };
     session.extensionState.set(this, state);
     session.addEnqueueHook(this);
   }
@@ -138,11 +140,16 @@ export class ReplayExtension implements Extension {
     return state.positions ? delivery.once(this, withPosition) : undefined;
   }
 
-  beforeSubscribe(session: ExtensionSession, channel: string): void {
+  beforeSubscribe(session: ExtensionSession, channel: string, message?: Message): void {
     const state = this.stateOf(session);
     if (state === undefined) return;
     state.prepared ??= new Map();
     state.prepared.set(channel, null);
+    const since = positionIn(message?.ext?.[EXT_REPLAY], channel);
+    if (since !== null) {
+      state.from ??= new Map();
+      state.from.set(channel, since);
+    }
     // Hold live messages on the channel until what was missed is queued ahead of them. It
     // starts before the session can receive any: on a node that is the channel's first
     // subscriber, a publication may arrive as soon as the engine confirms its interest,
@@ -159,7 +166,7 @@ export class ReplayExtension implements Extension {
     const state = this.stateOf(session);
     if (state === undefined) return undefined;
     const since = positionIn(message.ext?.[EXT_REPLAY], channel);
-    this.beforeSubscribe(session, channel);
+    this.beforeSubscribe(session, channel, message);
     const fetch: Promise<Recovery> =
       since === null
         ? this.history.latest(channel).then((position) => ({ recovered: true, publications: [], position }))
@@ -175,6 +182,7 @@ export class ReplayExtension implements Extension {
         // does, with an error the client may retry, not as an internal error.
         forget(state, 'prepared', channel);
         forget(state, 'holding', channel);
+        forget(state, 'from', channel);
         return ENGINE_UNAVAILABLE;
       },
     );
@@ -192,6 +200,7 @@ export class ReplayExtension implements Extension {
     const held = state.holding?.get(channel);
     forget(state, 'prepared', channel);
     forget(state, 'holding', channel);
+    forget(state, 'from', channel);
     let last: StreamPosition | null = null;
     if (p?.recovery.recovered === true) {
       for (const pub of p.recovery.publications) deliver(session, pub, state.positions);
@@ -229,6 +238,20 @@ export class ReplayExtension implements Extension {
     if (state === undefined) return;
     forget(state, 'holding', channel);
     forget(state, 'floors', channel);
+    forget(state, 'from', channel);
+  }
+
+  /**
+   * Where `session` stands on `channel` while it is being recovered (its live messages held,
+   * not queued): the position its subscribe recovers from, or, without one, the channel's
+   * position when it subscribed; `null` when not known yet. `undefined` when not being
+   * recovered: everything delivered on it reached the session's queue. A drain handing the
+   * session over records this, not the node's last position, so the held ones are not lost.
+   */
+  recoveringFrom(session: ExtensionSession, channel: string): StreamPosition | null | undefined {
+    const state = this.stateOf(session);
+    if (state?.holding?.has(channel) !== true) return undefined;
+    return state.from?.get(channel) ?? state.prepared?.get(channel)?.recovery.position ?? null;
   }
 
   private stateOf(session: ExtensionSession): ReplayState | undefined {
@@ -266,7 +289,7 @@ export function belowFloor(
 }
 
 /** Removes `channel` from one of the state's Maps, and the Map once it is empty. */
-function forget(state: ReplayState, map: 'prepared' | 'holding' | 'floors', channel: string): void {
+function forget(state: ReplayState, map: 'prepared' | 'holding' | 'floors' | 'from', channel: string): void {
   const m = state[map];
   if (m === null) return;
   m.delete(channel);

@@ -79,6 +79,14 @@ export class ClusterLink {
     return alive.then((up) => (up ? this.toInbox(owner, { to: clientId, message }) : false));
   }
 
+  /**
+   * The claim of `clientId` under way on this node, if any: the engine names this node its
+   * adopter as soon as the claim ran there, which a direct message sent here may beat.
+   */
+  adopting(clientId: string): Promise<unknown> | undefined {
+    return this.handovers()?.adopting(clientId);
+  }
+
   private toInbox(nodeId: string, direct: DirectMessage): MaybePromise<boolean> {
     const sent = this.engine.broker.publish(inboxOf(nodeId), JSON.stringify(direct), NO_HISTORY);
     return sent instanceof Promise ? sent.then(() => true) : true;

@@ -64,10 +64,19 @@ export class NodeInbound implements EngineNode {
       });
   }
 
-  /** A direct message for a session of this node; one that moved meanwhile (a drain) is sent on to it. */
+  /**
+   * A direct message for a session of this node; one that moved meanwhile (a drain) is sent
+   * on to it; one sent here as its adopter waits for the adoption under way to end.
+   */
   private direct({ to, message, hop }: DirectMessage): void {
     const session = this.p.findSession(to);
+    const adopting = session === undefined ? this.p.cluster.adopting(to) : undefined;
     if (session !== undefined) session.enqueue(message);
+    else if (adopting !== undefined)
+      void adopting.then(
+        () => this.p.findSession(to)?.enqueue(message),
+        () => undefined,
+      );
     else if (hop !== true) {
       const sent = this.p.cluster.sendDirect(to, message, true);
       if (sent instanceof Promise)

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ExtensionPipeline } from '../bayeux/extensions.js';
-import type { Engine, SessionHandover } from '../engine/engine.js';
+import type { Engine, SessionHandover, StreamPosition } from '../engine/engine.js';
 import type { ReplayExtension } from '../extensions/replay-extension.js';
 import type { Session, SessionHost } from '../session/session.js';
 import { SessionRegistry } from '../session/session-registry.js';
@@ -11,7 +11,10 @@ import { type HandoverParts, SessionHandovers } from './session-handover.js';
 const MAX_INTERVAL = 1000;
 
 /** Handovers over a store that takes every record, with `subscribed` channels having subscribers. */
-function handovers(subscribed: Set<string>): {
+function handovers(
+  subscribed: Set<string>,
+  recovering: Map<string, StreamPosition | null> = new Map(),
+): {
   h: SessionHandovers;
   registry: SessionRegistry;
   records: Map<string, string>;
@@ -45,7 +48,10 @@ function handovers(subscribed: Set<string>): {
     },
     channels: { subscribe: () => undefined, subscribed: () => undefined, unsubscribe: () => undefined },
     extensions: new ExtensionPipeline(),
-    replay: { recoverFor: () => undefined } as unknown as ReplayExtension,
+    replay: {
+      recoverFor: () => undefined,
+      recoveringFrom: (_: Session, channel: string) => recovering.get(channel),
+    } as unknown as ReplayExtension,
     index: { subscriberCount: (channel) => (subscribed.has(channel) ? 1 : 0) },
     cluster: { isAlive: () => true, takeOver: async () => false, sendDirect: () => false },
   };
@@ -79,6 +85,10 @@ describe('SessionHandovers', () => {
     subscribed.delete('/d/*');
     h.seen({ channel: '/new', payload: '{}', position: { offset: 2, epoch: 'e' } }, 1);
     expect(h.tracked).toBe(3);
+    // Reaching no session (each held it while recovering) on a channel followed here: kept.
+    subscribed.add('/held');
+    h.seen({ channel: '/held', payload: '{}', position: { offset: 7, epoch: 'e' } }, 0);
+    expect(h.tracked).toBe(4);
   });
 
   it('forgets a handed-over clientId after maxInterval, as newer ones are handed over', async () => {
@@ -96,5 +106,25 @@ describe('SessionHandovers', () => {
     await h.handOver(second, 0);
     expect(h.remembered).toBe(1);
     expect(h.handedOver(second.id)).toBe(true);
+  });
+
+  it("records where a session being recovered stands, not the node's last position (its live messages are held)", async () => {
+    const subscribed = new Set(['/a', '/b', '/c']);
+    const recovering = new Map<string, StreamPosition | null>([
+      ['/a', { offset: 3, epoch: 'e' }],
+      ['/b', null],
+    ]);
+    const { h, registry, records } = handovers(subscribed, recovering);
+    const session = registry.create(LONG_POLLING_CARRIER);
+    for (const name of subscribed) session.subscriptions.add(name);
+    for (const channel of subscribed)
+      h.seen({ channel, payload: '{}', position: { offset: 9, epoch: 'e' } }, 0);
+    expect(await h.handOver(session, 0)).toBe(true);
+    const record = JSON.parse(records.get(session.id) as string) as {
+      positions: Record<string, StreamPosition>;
+    };
+    // /a recovers from 3 (what is held after it comes from history again); /b's start is not
+    // known yet (resubscribed from the latest); /c was not being recovered: the node's last.
+    expect(record.positions).toEqual({ '/a': { offset: 3, epoch: 'e' }, '/c': { offset: 9, epoch: 'e' } });
   });
 });

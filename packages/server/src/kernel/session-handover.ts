@@ -27,9 +27,10 @@ import type { ExtensionPipeline } from '../bayeux/extensions.js';
 import type { Engine, MaybePromise, Publication, SessionHandover, StreamPosition } from '../engine/engine.js';
 import type { ReplayExtension } from '../extensions/replay-extension.js';
 import type { CarrierKind } from '../session/carrier.js';
-import type { DeliveryMode, Session } from '../session/session.js';
+import type { Session } from '../session/session.js';
 import { ownerOf, type SessionRegistry } from '../session/session-registry.js';
 import type { Connects } from './connects.js';
+import { recovery, type SessionRecord } from './session-record.js';
 
 /** How long a node is named the adopter of a session (deleted sooner when the session ends there). */
 const ADOPTER_TTL_MS = 24 * 3600_000;
@@ -37,23 +38,6 @@ const ADOPTER_TTL_MS = 24 * 3600_000;
 const MAX_TRACKED_CHANNELS = 10_000;
 /** Most channels a session's wildcard subscriptions recover from at an adoption. */
 export const MAX_PATTERN_CHANNELS = 1000;
-
-/** What a draining node writes for a session. */
-interface SessionRecord {
-  readonly v: 1;
-  readonly id: string;
-  readonly browserId: string | null;
-  readonly auth: Record<string, unknown> | null;
-  readonly handshakeExt: Record<string, unknown> | undefined;
-  readonly data: Record<string, unknown>;
-  readonly connected: boolean;
-  readonly mode: DeliveryMode;
-  readonly subscriptions: string[];
-  /** By concrete channel: the last position queued to the session here. */
-  readonly positions: Record<string, StreamPosition>;
-  readonly queue: string[];
-  readonly ext: Record<string, unknown>;
-}
 
 export interface HandoverParts {
   readonly engine: Engine;
@@ -130,10 +114,14 @@ export class SessionHandovers {
     };
   }
 
-  /** A publication reached `reached` sessions here: when any, its channel's last position. */
+  /**
+   * A publication reached `reached` sessions here: its channel's last position, when a
+   * session here follows the channel (none reached when each held it, recovering: those
+   * get it later, so it counts).
+   */
   seen(publication: Publication, reached: number): void {
     const position = publication.position;
-    if (position === null || reached === 0) return;
+    if (position === null || (reached === 0 && !this.followed(publication.channel))) return;
     this.last.set(publication.channel, position);
     if (this.last.size <= MAX_TRACKED_CHANNELS) return;
     for (const channel of this.last.keys()) if (!this.followed(channel)) this.last.delete(channel);
@@ -232,6 +220,11 @@ export class SessionHandovers {
       );
   }
 
+  /** The claim of `clientId` under way here, if any (the session is adopted once it settles). */
+  adopting(clientId: string): Promise<unknown> | undefined {
+    return this.claiming.get(clientId);
+  }
+
   /** A session ended here: when this node had adopted it, it is no one's any more. */
   ended(session: Session): void {
     if (!this.adopted.delete(session.id)) return;
@@ -269,6 +262,13 @@ export class SessionHandovers {
       if (position !== undefined) positions[name] = position;
     }
     if (patterns.length > 0) this.matching(patterns, positions);
+    // Channels still being recovered here (adopted, or resubscribed, moments ago): their live
+    // messages are held, not queued, so the session stands where its recovery started.
+    for (const channel of Object.keys(positions)) {
+      const from = this.p.replay.recoveringFrom(session, channel);
+      if (from === null) delete positions[channel];
+      else if (from !== undefined) positions[channel] = from;
+    }
     let data: Record<string, unknown> = {};
     try {
       data = JSON.parse(JSON.stringify(session.data)) as Record<string, unknown>;
@@ -323,7 +323,8 @@ export class SessionHandovers {
     // so none overtakes what is recovered for them once the wildcards are subscribed again.
     const subscribed = new Set(record.subscriptions);
     const viaPatterns = Object.keys(record.positions).filter((channel) => !subscribed.has(channel));
-    for (const channel of viaPatterns) this.p.replay.beforeSubscribe(session, channel);
+    for (const channel of viaPatterns)
+      this.p.replay.beforeSubscribe(session, channel, recovery(session, channel, record.positions[channel]));
     await Promise.all(
       record.subscriptions.map((name) => this.resubscribe(session, name, record.positions[name])),
     );
@@ -341,9 +342,7 @@ export class SessionHandovers {
    */
   private async recover(session: Session, channel: string, position: StreamPosition): Promise<void> {
     const replay = this.p.replay;
-    const message: Message = { channel: META_SUBSCRIBE, clientId: session.id, subscription: channel };
-    message.ext = { [EXT_REPLAY]: { [channel]: position } };
-    const error = await replay.subscribing(session, channel, message);
+    const error = await replay.subscribing(session, channel, recovery(session, channel, position));
     if (error !== undefined)
       this.p.log.warn(
         { clientId: session.id, channel, error },
