@@ -124,4 +124,28 @@ describe('a resumed session on the replay extension', () => {
     expect(error).toContain('engine');
     expect(state()).toMatchObject({ prepared: null, holding: null, floors: null });
   });
+
+  it('says where a session being recovered stands on a channel, until its recovery is done', async () => {
+    const { engine, pubs, replay, session, state } = replaySession(2);
+    const from = (pubs[0] as Publication).position;
+    expect(replay.recoveringFrom(session, '/a')).toBeUndefined();
+    const subscribing = replay.subscribing(session, '/a', {
+      channel: '/meta/subscribe',
+      subscription: '/a',
+      ext: { replay: { '/a': from } },
+    });
+    // Held meanwhile: a live message is not queued, so the session stands at `from`.
+    const next = engine.bus.history.publish('/a', '{"channel":"/a","data":3}', policy, Date.now());
+    expect(session.enqueueHooked(live(next))).toBe(false);
+    expect(replay.recoveringFrom(session, '/a')).toEqual(from);
+    await subscribing;
+    replay.subscribed(session, '/a');
+    expect(replay.recoveringFrom(session, '/a')).toBeUndefined();
+    expect(state().from).toBeNull();
+    // A subscribe without a position: where the channel stood once its latest position is read.
+    const fresh = replay.subscribing(session, '/b', { channel: '/meta/subscribe', subscription: '/b' });
+    expect(replay.recoveringFrom(session, '/b')).toBeNull();
+    await fresh;
+    expect(replay.recoveringFrom(session, '/b')).toEqual(await engine.history.latest('/b'));
+  });
 });
