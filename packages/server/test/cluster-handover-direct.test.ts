@@ -88,16 +88,26 @@ async function receiver(url: string, transport: Transport): Promise<Receiver> {
 }
 
 /** Sends `{ n }` to `clientId` from `from` every 20 ms; a send no node took is sent again. */
+/** Sends that failed, by reason (for a failure's message). */
+const failures = new Map<string, number>();
+
 function sendTo(from: BayouServer, clientId: string): NumberedStream {
   const stream = numberedStream(async (data) => {
-    if (!(await from.bayou.deliver(clientId, '/private/n', data))) throw new Error(`${clientId} not found`);
+    const sent = await from.bayou.deliver(clientId, '/private/n', data).catch((err: Error) => {
+      failures.set(err.message, (failures.get(err.message) ?? 0) + 1);
+      throw err;
+    });
+    if (!sent) {
+      failures.set('not found', (failures.get('not found') ?? 0) + 1);
+      throw new Error(`${clientId} not found`);
+    }
   });
   streams.push(stream);
   return stream;
 }
 
 const report = (r: Receiver, n: number): string =>
-  `${r.name}: ${r.received.length} received of ${n}, ${r.handshakes} handshakes, last ${r.received.slice(-10).join(',')}`;
+  `${r.name}: ${r.received.length} received of ${n}, ${r.handshakes} handshakes, last ${r.received.slice(-10).join(',')}; failed sends ${JSON.stringify([...failures])}`;
 
 describe('direct deliveries follow a session handed over', () => {
   it('sent from a third node during and after each node of the balancer is drained: every message once, in order', async () => {
