@@ -185,15 +185,24 @@ describe('direct deliveries follow a session handed over', () => {
     expect(other.bayou.session(r.clientId)).toBeUndefined();
   }, 20_000);
 
-  it('keeps at most MAX_MAIL messages for a waiting session, which expire with its record', async () => {
+  it('keeps at most MAX_MAIL messages of a session, taken once, and expiring with its record', async () => {
     const prefix = `direct-${process.pid}.${++prefixes}:`;
     const { server } = await start(optionsFor(prefix)(0));
     const store = operationsOf(server.app).engine.handover as SessionHandover;
     const admin = new Redis(redis().url);
     try {
-      expect(await store.route('x.one', 'lost')).toBeNull();
+      // A session never handed over: its node is rung and takes its mail, once.
+      expect(await store.route('x.zero', 'm', 10_000)).toBeNull();
+      expect(await store.takeMail('x.zero')).toEqual(['m']);
+      expect(await store.takeMail('x.zero')).toEqual([]);
+      // Not taken (its node went away): expires after the ttl given.
+      expect(await store.route('x.gone', 'm', 300)).toBeNull();
+      await eventually(async () => expect(await admin.keys(`${prefix}{session:x.gone}*`)).toEqual([]), 5000);
+      // One waiting as a record: its mail, at most MAX_MAIL, goes with the claim.
+      expect(await store.route('x.one', 'first', 10_000)).toBeNull();
       await store.put('x.one', '{}', 10_000);
-      for (let i = 0; i < MAX_MAIL + 5; i++) expect(await store.route('x.one', String(i))).toBe('kept');
+      for (let i = 0; i < MAX_MAIL + 5; i++)
+        expect(await store.route('x.one', String(i), 10_000)).toBe('kept');
       expect(await admin.llen(`${prefix}{session:x.one}:mail`)).toBe(MAX_MAIL);
       const claimed = await store.claim('x.one', 10_000);
       expect(
@@ -201,12 +210,13 @@ describe('direct deliveries follow a session handed over', () => {
           ? [claimed.mail.length, claimed.mail[0], claimed.mail.at(-1)]
           : claimed,
       ).toEqual([MAX_MAIL, '5', String(MAX_MAIL + 4)]);
-      // Claimed: the mail went with it, and the next message goes to the adopter.
       expect(await admin.exists(`${prefix}{session:x.one}:mail`)).toBe(0);
-      expect(await store.route('x.one', 'late')).toEqual({ owner: server.bayou.nodeId });
+      // Claimed: the next message is for the adopter to take.
+      expect(await store.route('x.one', 'late', 10_000)).toEqual({ owner: server.bayou.nodeId });
+      expect(await store.takeMail('x.one')).toEqual(['late']);
       // Never claimed: the mail expires with the record.
       await store.put('x.two', '{}', 300);
-      expect(await store.route('x.two', 'm')).toBe('kept');
+      expect(await store.route('x.two', 'm', 10_000)).toBe('kept');
       await eventually(async () => expect(await admin.keys(`${prefix}{session:x.two}*`)).toEqual([]), 5000);
     } finally {
       admin.disconnect();

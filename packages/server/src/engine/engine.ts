@@ -221,12 +221,15 @@ export interface SessionHandover {
    */
   claim(clientId: string, ownerTtlMs: number): Promise<HandoverClaim | { owner: string } | null>;
   /**
-   * A direct message for `clientId`, a session not on this node, in one atomic step: kept
-   * with its record while one waits to be claimed (`'kept'`: the adopter gets it in
-   * `HandoverClaim.mail`, after the record's queue), else the node that adopted it
-   * (`{ owner }`), else `null` (never handed over, or ended).
+   * A direct message for `clientId`, a session not on this node, in one atomic step: added
+   * to the session's mail (kept `ttlMs`, or as long as its record), then where to ring for
+   * it — `'kept'` when a record waits to be claimed (the claim takes the mail with it,
+   * `HandoverClaim.mail`), `{ owner }` when a node adopted it, `null` otherwise (its named
+   * node has it, or nobody). The node holding the session takes the mail (`takeMail`).
    */
-  route(clientId: string, message: string): Promise<'kept' | { owner: string } | null>;
+  route(clientId: string, message: string, ttlMs: number): Promise<'kept' | { owner: string } | null>;
+  /** Takes the mail of `clientId` (the messages `route` added), in order, in one atomic step. */
+  takeMail(clientId: string): Promise<string[]>;
   /** The node that adopted the session of `clientId`, or `null` (never handed over, waiting, or ended). */
   adopter(clientId: string): Promise<string | null>;
   /** The adopted session ended on this node: forget that this node adopted it. */

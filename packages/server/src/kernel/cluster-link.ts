@@ -11,12 +11,13 @@ import type { Located, SessionHandovers } from './session-handover.js';
 
 const NO_HISTORY: HistoryPolicy = { size: 0, ttlMs: 0 };
 
-/** A direct message on a node's inbox; `hop`: sent where the engine said the session is (not sent on again). */
-export interface DirectMessage {
-  readonly to: string;
-  readonly message: string;
-  readonly hop?: true;
-}
+/**
+ * A direct message on a node's inbox: the message itself (engines without handovers), or,
+ * with them, a ring: the session's mail in the engine has something for it (`takeMail`).
+ */
+export type DirectMessage =
+  | { readonly to: string; readonly message: string }
+  | { readonly to: string; readonly ring: true };
 
 export class ClusterLink {
   /** The broker channel that carries direct deliveries to this node's sessions. */
@@ -53,30 +54,36 @@ export class ClusterLink {
   /**
    * Sends a direct message (`{channel, data}` JSON) towards `clientId`, a session not on
    * this node. Without handovers, to the inbox of the node its clientId names. With them,
-   * the engine is asked first, since a session may have moved at a drain: kept with its
-   * handed-over record until a node adopts it, or sent to its adopter, or, when it never
-   * moved, to the node its clientId names — which, not finding it (it moved meanwhile),
-   * sends it on once (`hop`). `false` when no node is known to have it.
+   * it goes into the session's mail in the engine (`SessionHandover.route`), and the node
+   * holding the session is rung to take it: its adopter when it moved at a drain, else the
+   * node its clientId names; while its record waits to be claimed, the claim takes the mail.
+   * Whichever way a drain races it, the message is taken once. `false` when no live node is
+   * known to have the session.
    */
-  sendDirect(clientId: string, message: string, hop = false): MaybePromise<boolean> {
+  sendDirect(clientId: string, message: string): MaybePromise<boolean> {
     const handovers = this.handovers();
-    if (handovers === null) return this.toNamedOwner(clientId, message);
+    if (handovers === null) return this.toNamedOwner(clientId, { to: clientId, message });
     return handovers.route(clientId, message).then((route) => {
       if (route === 'kept') return true;
-      // The adopter (this node too: its own inbox, reached once the adoption under way ends).
-      if (route !== null) return this.toInbox(route.owner, { to: clientId, message, hop: true });
-      return hop ? false : this.toNamedOwner(clientId, message);
+      // The adopter (this node too: the ring reaches it once the adoption under way ends).
+      if (route !== null) return this.toInbox(route.owner, { to: clientId, ring: true });
+      return this.toNamedOwner(clientId, { to: clientId, ring: true });
     });
   }
 
   /** To the node `clientId` names, when that is another live node (`false` otherwise: nobody has it). */
-  private toNamedOwner(clientId: string, message: string): MaybePromise<boolean> {
+  private toNamedOwner(clientId: string, direct: DirectMessage): MaybePromise<boolean> {
     const owner = this.ownedElsewhere(clientId);
     if (owner === null) return false;
     const alive = this.engine.directory.isAlive(owner);
-    if (alive === true) return this.toInbox(owner, { to: clientId, message });
+    if (alive === true) return this.toInbox(owner, direct);
     if (alive === false) return false;
-    return alive.then((up) => (up ? this.toInbox(owner, { to: clientId, message }) : false));
+    return alive.then((up) => (up ? this.toInbox(owner, direct) : false));
+  }
+
+  /** Takes the mail of a session of this node (it was rung). */
+  takeMail(clientId: string): Promise<string[]> {
+    return this.handovers()?.takeMail(clientId) ?? Promise.resolve([]);
   }
 
   /**

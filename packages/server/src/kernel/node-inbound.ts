@@ -65,25 +65,40 @@ export class NodeInbound implements EngineNode {
   }
 
   /**
-   * A direct message for a session of this node; one that moved meanwhile (a drain) is sent
-   * on to it; one sent here as its adopter waits for the adoption under way to end.
+   * A direct message for a session of this node, or a ring: its mail in the engine has
+   * messages for it, taken now — or once the adoption under way here ends (the claim took
+   * what was there before). A ring for a session not here is left alone: its mail waits for
+   * the node that claims it, or expires.
    */
-  private direct({ to, message, hop }: DirectMessage): void {
-    const session = this.p.findSession(to);
-    const adopting = session === undefined ? this.p.cluster.adopting(to) : undefined;
-    if (session !== undefined) session.enqueue(message);
-    else if (adopting !== undefined)
-      void adopting.then(
-        () => this.p.findSession(to)?.enqueue(message),
-        () => undefined,
-      );
-    else if (hop !== true) {
-      const sent = this.p.cluster.sendDirect(to, message, true);
-      if (sent instanceof Promise)
-        sent.catch((err: unknown) =>
-          this.p.log.warn({ err, clientId: to }, 'a direct message could not be sent on'),
-        );
+  private direct(direct: DirectMessage): void {
+    const to = direct.to;
+    if ('message' in direct) {
+      this.p.findSession(to)?.enqueue(direct.message);
+      return;
     }
+    const adopting = this.p.findSession(to) === undefined ? this.p.cluster.adopting(to) : undefined;
+    const take = (): void => {
+      if (this.p.findSession(to) === undefined) return;
+      this.p.cluster.takeMail(to).then(
+        (mail) => {
+          const session = this.p.findSession(to);
+          if (session !== undefined) for (const message of mail) session.enqueue(message);
+          // Handed over meanwhile: on to where it is now (its record's mail, or its adopter).
+          else for (const message of mail) this.sendOn(to, message);
+        },
+        (err: unknown) => this.p.log.warn({ err, clientId: to }, 'taking the mail of a session failed'),
+      );
+    };
+    if (adopting === undefined) take();
+    else void adopting.then(take, () => undefined);
+  }
+
+  private sendOn(clientId: string, message: string): void {
+    const sent = this.p.cluster.sendDirect(clientId, message);
+    if (sent instanceof Promise)
+      sent.catch((err: unknown) =>
+        this.p.log.warn({ err, clientId }, 'a direct message could not be sent on'),
+      );
   }
 
   private readonly toSessions = (publication: Publication): number => {

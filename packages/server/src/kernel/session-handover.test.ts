@@ -26,6 +26,7 @@ function handovers(
     },
     claim: async () => null,
     route: async () => null,
+    takeMail: async () => [],
     adopter: async () => null,
     release: async () => undefined,
   };

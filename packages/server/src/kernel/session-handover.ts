@@ -63,7 +63,7 @@ export interface HandoverParts {
     isAlive(nodeId: string): MaybePromise<boolean>;
     takeOver(nodeId: string, clientId: string): Promise<unknown>;
     /** Sends a direct message on towards its session (`ClusterLink.sendDirect`). */
-    sendDirect(clientId: string, message: string, hop?: boolean): MaybePromise<boolean>;
+    sendDirect(clientId: string, message: string): MaybePromise<boolean>;
   };
 }
 
@@ -207,13 +207,18 @@ export class SessionHandovers {
     return claim;
   }
 
-  /** A direct message for a session not here: kept with its waiting record, or the node that adopted it. */
+  /** A direct message for a session not here: into its mail, and where to ring for it (`SessionHandover.route`). */
   route(clientId: string, message: string): Promise<'kept' | { owner: string } | null> {
-    return this.store.route(clientId, message);
+    return this.store.route(clientId, message, this.p.maxInterval);
+  }
+
+  /** Takes the mail of a session of this node. */
+  takeMail(clientId: string): Promise<string[]> {
+    return this.store.takeMail(clientId);
   }
 
   private sendOn(clientId: string, message: string): void {
-    const sent = this.p.cluster.sendDirect(clientId, message, true);
+    const sent = this.p.cluster.sendDirect(clientId, message);
     if (sent instanceof Promise)
       sent.catch((err: unknown) =>
         this.p.log.warn({ err, clientId }, 'a direct message for a session handed over was lost'),

@@ -4,14 +4,15 @@
  * it with one script — the record read and deleted, the adopter written under
  * `{session:<clientId>}:owner` — so two nodes cannot both adopt it, and a third that gets a
  * request for the session later finds the adopter and forwards there. A direct message for
- * the session meanwhile is kept in `{session:<clientId>}:mail` (expiring with the record),
- * which the claim takes with it, or routed to the adopter: one script each, so a message
- * is either in the mail the adopter takes or sent after the adopter is named. All the keys
- * share a hash tag: on a Redis Cluster each script touches one slot.
+ * the session is appended to `{session:<clientId>}:mail`, and the node holding the session
+ * is rung to take it; while a record waits, the claim takes the mail with it. Each message
+ * is taken once — by the node that held the session, or with the record — whichever way a
+ * handover races it. All the keys share a hash tag: on a Redis Cluster each script touches
+ * one slot.
  */
 import type { HandoverClaim, SessionHandover } from '../engine.js';
 import type { RedisCore } from './redis-core.js';
-import { CLAIM_SESSION, RELEASE, ROUTE_DIRECT, runScript } from './redis-scripts.js';
+import { CLAIM_SESSION, RELEASE, ROUTE_DIRECT, runScript, TAKE_MAIL } from './redis-scripts.js';
 
 /** Most direct messages kept for one session while it waits to be claimed (the oldest dropped). */
 export const MAX_MAIL = 1000;
@@ -38,16 +39,22 @@ export class RedisHandover implements SessionHandover {
     return null;
   }
 
-  async route(clientId: string, message: string): Promise<'kept' | { owner: string } | null> {
+  async route(clientId: string, message: string, ttlMs: number): Promise<'kept' | { owner: string } | null> {
     const e = this.engine;
     const keys = [e.keys.handover(clientId), e.keys.sessionOwner(clientId), e.keys.sessionMail(clientId)];
-    const answer = (await e.track(runScript(e.commands(), ROUTE_DIRECT, keys, [message, MAX_MAIL]))) as [
-      number,
-      string?,
-    ];
+    const args = [message, MAX_MAIL, Math.max(1, Math.round(ttlMs))];
+    const answer = (await e.track(runScript(e.commands(), ROUTE_DIRECT, keys, args))) as [number, string?];
     if (answer[0] === 1) return 'kept';
     if (answer[0] === 2) return { owner: String(answer[1]) };
     return null;
+  }
+
+  async takeMail(clientId: string): Promise<string[]> {
+    const e = this.engine;
+    const mail = (await e.track(runScript(e.commands(), TAKE_MAIL, [e.keys.sessionMail(clientId)], []))) as
+      | string[]
+      | null;
+    return (mail ?? []).map(String);
   }
 
   async adopter(clientId: string): Promise<string | null> {

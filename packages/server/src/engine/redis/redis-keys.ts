@@ -21,7 +21,7 @@
  *   <p>{node:<id>}:occupies  set: the channels node <id> occupies
  *   <p>{node:<id>}:probe  pub/sub name of node <id>'s delivery probes
  *   <p>{session:<clientId>}:handover  string: a session handed over at a drain   PX maxInterval
- *   <p>{session:<clientId>}:mail  list: direct messages sent while it waits   PX as its record
+ *   <p>{session:<clientId>}:mail  list: direct messages not yet taken   PX as its record, or maxInterval
  *   <p>{session:<clientId>}:owner  string: the nodeId that adopted it      PX a day, or until it ends
  *   <p>{node:<id>}:presence  hash: "<clientId> <channel>" → JSON [nodeId, info, user] of the
  *                       members node <id> joined, so whoever finds it dead reports them left
@@ -75,7 +75,7 @@ export class RedisKeys {
   handover(clientId: string): string {
     return `${this.prefix}{session:${clientId}}:handover`;
   }
-  /** Direct messages for a session handed over, until it is claimed (`redis-handover.ts`). */
+  /** Direct messages for a session, until the node holding it (or claiming it) takes them (`redis-handover.ts`). */
   sessionMail(clientId: string): string {
     return `${this.prefix}{session:${clientId}}:mail`;
   }

@@ -149,20 +149,27 @@ return {0}`);
 
 /**
  * A direct message for a session not on the sender's node. KEYS: the session's record, its
- * adopter, its mail. ARGV: the message, the most messages kept. Returns {1} when a record
- * waits (the message appended to its mail, which expires with it; the oldest dropped past
- * the cap), {2, adopter} when a node adopted it, {0} for neither.
+ * adopter, its mail. ARGV: the message, the most messages kept, the mail's ttlMs without a
+ * record. The message is appended to the mail (the oldest dropped past the cap), which then
+ * expires with the record when one waits — returns {1}: the claim takes it — else after
+ * the ttl; returns {2, adopter} when a node adopted the session, {0} otherwise.
  */
-export const ROUTE_DIRECT = script(`local ttl = redis.call('PTTL', KEYS[1])
+export const ROUTE_DIRECT = script(`redis.call('RPUSH', KEYS[3], ARGV[1])
+redis.call('LTRIM', KEYS[3], -tonumber(ARGV[2]), -1)
+local ttl = redis.call('PTTL', KEYS[1])
 if ttl > 0 then
-  redis.call('RPUSH', KEYS[3], ARGV[1])
-  redis.call('LTRIM', KEYS[3], -tonumber(ARGV[2]), -1)
   redis.call('PEXPIRE', KEYS[3], ttl)
   return {1}
 end
+redis.call('PEXPIRE', KEYS[3], ARGV[3])
 local owner = redis.call('GET', KEYS[2])
 if owner then return {2, owner} end
 return {0}`);
+
+/** Takes a session's mail. KEYS: its mail. Returns the messages, oldest first, and deletes them. */
+export const TAKE_MAIL = script(`local mail = redis.call('LRANGE', KEYS[1], 0, -1)
+redis.call('DEL', KEYS[1])
+return mail`);
 
 /**
  * A node occupies a channel. KEYS: the channel's set of occupying nodes. ARGV: nodeId.
