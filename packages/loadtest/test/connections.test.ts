@@ -1,5 +1,7 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../../../scripts/eventually.mjs';
+import { BayeuxWsDriver } from '../src/bayeux-ws-driver.js';
 import { renderReport } from '../src/report.js';
 import { runScenario } from '../src/runner.js';
 import { startTinyServer, type TinyServer } from './tiny-bayeux-server.js';
@@ -96,6 +98,22 @@ describe('connections scenario', () => {
         lostReasons: { 'socket closed 4001 kicked': 3 },
       });
       expect(renderReport(r)).toContain('lost during run 3 (socket closed 4001 kicked ×3)');
+    } finally {
+      await kicking.close();
+    }
+  });
+
+  it('counts its open sockets as they open and close', async () => {
+    const kicking = await startTinyServer({ kick: 1 });
+    const driver = new BayeuxWsDriver({ url: kicking.url, localAddresses: [], sink: () => undefined });
+    try {
+      for (const i of [0, 1, 2]) await driver.open(i);
+      expect(driver.connected()).toBe(3);
+      await Promise.all([0, 1, 2].map((i) => driver.subscribe(i, ['/a'])));
+      // The first subscriber is kicked 20 ms later.
+      await eventually(() => expect(driver.connected()).toBe(2));
+      await driver.close();
+      expect(driver.connected()).toBe(0);
     } finally {
       await kicking.close();
     }
