@@ -9,6 +9,13 @@
  * and delivers from history what the node missed (`DeliveryGate.catchUp`). The next probe
  * that comes back makes the node ready again.
  *
+ * A busy event loop is not a silent connection: a tick that fires late (the loop was held
+ * past the interval, as by a node fanning a large burst out) does not judge the probe, whose
+ * answer may be waiting unread in the socket, and an overdue probe is judged only after the
+ * turn's poll phase has read what waits there. Before, the 512,000-session broadcast held
+ * three nodes' loops past 5 s; each dropped its subscriber connection with the broadcast's
+ * messages still in it.
+ *
  * At most one probe is in flight; none is sent while the node follows no channel (its
  * own inbox aside), while the subscriber connection is down or catching up, or while it
  * and the command connection are on different servers (a Sentinel failover half done).
@@ -34,12 +41,16 @@ export class DeliveryProbe {
   private failed = false;
   private seq = 0;
   private timer: NodeJS.Timeout | null = null;
+  /** When the latest tick ran (`null` before the first). */
+  private lastTick: number | null = null;
 
   constructor(
     private readonly host: ProbeHost,
     /** Milliseconds between probes, and how long one may take; 0 turns probes off. */
     readonly intervalMs: number,
     private readonly now: () => number = () => performance.now(),
+    /** Runs a check after the current turn's poll phase (`setImmediate`). */
+    private readonly afterPoll: (check: () => void) => void = (check) => setImmediate(check),
   ) {}
 
   start(): void {
@@ -61,12 +72,19 @@ export class DeliveryProbe {
 
   /** One tick: judges the probe in flight, else sends the next one. */
   tick(): void {
+    const now = this.now();
+    const late = this.lastTick !== null && now - this.lastTick > this.intervalMs * 1.2;
+    this.lastTick = now;
     const probe = this.inFlight;
     if (probe !== null) {
-      // A timer may fire a little early: judge a probe only after a full interval.
-      if (this.now() - probe.sentAt < this.intervalMs * 0.9) return;
-      this.inFlight = null;
-      this.missed();
+      // A timer may fire a little early: judge a probe only after a full interval; and not
+      // after a stall of the loop, when its answer may be unread yet (the next tick will).
+      if (now - probe.sentAt < this.intervalMs * 0.9 || late) return;
+      this.afterPoll(() => {
+        if (this.inFlight !== probe) return;
+        this.inFlight = null;
+        this.missed();
+      });
       return;
     }
     if (!this.host.probing()) return;
