@@ -18,11 +18,14 @@ function handovers(
   h: SessionHandovers;
   registry: SessionRegistry;
   records: Map<string, string>;
+  ttls: Map<string, number>;
 } {
   const records = new Map<string, string>();
+  const ttls = new Map<string, number>();
   const store: SessionHandover = {
-    put: async (id, record) => {
+    put: async (id, record, ttlMs) => {
       records.set(id, record);
+      ttls.set(id, ttlMs);
     },
     claim: async () => null,
     route: async () => null,
@@ -56,7 +59,7 @@ function handovers(
     index: { subscriberCount: (channel) => (subscribed.has(channel) ? 1 : 0) },
     cluster: { isAlive: () => true, takeOver: async () => false, sendDirect: () => false },
   };
-  return { h: SessionHandovers.create(parts, 'n1') as SessionHandovers, registry, records };
+  return { h: SessionHandovers.create(parts, 'n1') as SessionHandovers, registry, records, ttls };
 }
 
 afterEach(() => {
@@ -107,6 +110,19 @@ describe('SessionHandovers', () => {
     await h.handOver(second, 0);
     expect(h.remembered).toBe(1);
     expect(h.handedOver(second.id)).toBe(true);
+  });
+
+  it('keeps the record (and the clientId remembered) for the interval its client is told to wait, plus maxInterval', async () => {
+    vi.useFakeTimers({ now: 1_000_000, toFake: ['Date'] });
+    const { h, registry, ttls } = handovers(new Set());
+    const paced = registry.create(LONG_POLLING_CARRIER);
+    // A paced drain told this client to come back after 4 s.
+    expect(await h.handOver(paced, 4000)).toBe(true);
+    expect(ttls.get(paced.id)).toBe(MAX_INTERVAL + 4000);
+    vi.setSystemTime(1_000_000 + MAX_INTERVAL + 3999);
+    expect(h.handedOver(paced.id)).toBe(true);
+    vi.setSystemTime(1_000_000 + MAX_INTERVAL + 4001);
+    expect(h.handedOver(paced.id)).toBe(false);
   });
 
   it("records where a session being recovered stands, not the node's last position (its live messages are held)", async () => {

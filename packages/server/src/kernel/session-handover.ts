@@ -150,13 +150,14 @@ export class SessionHandovers {
     return this.last.size;
   }
 
-  private remember(clientId: string, now: number): void {
+  /** Remembers `clientId` as handed over for `ttl` ms; those past theirs go, oldest first. */
+  private remember(clientId: string, now: number, ttl: number): void {
     for (const [id, until] of this.moved) {
       if (until > now) break;
       this.moved.delete(id);
     }
     this.moved.delete(clientId);
-    this.moved.set(clientId, now + this.p.maxInterval);
+    this.moved.set(clientId, now + ttl);
   }
 
   /**
@@ -168,8 +169,11 @@ export class SessionHandovers {
     if (session.state === 'removed') return true;
     const record = this.snapshot(session);
     for (const name of [...session.subscriptions]) this.p.channels.unsubscribe(session, name);
+    // Its client is told to come back after `interval` (a paced drain spreads them over
+    // `drainSpread`), then has `maxInterval` as for any reconnect: the record waits that long.
+    const ttl = this.p.maxInterval + interval;
     try {
-      await this.store.put(session.id, JSON.stringify(record), this.p.maxInterval);
+      await this.store.put(session.id, JSON.stringify(record), ttl);
     } catch (err) {
       this.p.log.warn({ err, clientId: session.id }, 'session handover failed; ending it');
       session.requeue(record.queue);
@@ -177,7 +181,7 @@ export class SessionHandovers {
     }
     // From now on a request for it is told to go elsewhere (until now this node still held it:
     // a connect that came meanwhile is answered below, `retry`, as the held one).
-    this.remember(session.id, Date.now());
+    this.remember(session.id, Date.now(), ttl);
     // Direct messages queued while the record was written go with it (kept in its mail).
     for (const message of session.drain()) this.sendOn(session.id, message);
     if (gone(session)) return true;
