@@ -144,9 +144,14 @@ export interface NodeSettings {
 
 /**
  * The server settings a run passes on to its nodes through the environment (the storm's
- * before/after: `BAYOU_DRAIN_SPREAD=0`, `BAYOU_MAX_HANDSHAKE_RATE=0`).
+ * before/after: `BAYOU_DRAIN_SPREAD=0`, `BAYOU_MAX_HANDSHAKE_RATE=0`; a longer spread needs a
+ * longer `BAYOU_SHUTDOWN_TIMEOUT`, which a node requires to exceed it).
  */
-export const NODE_ENV_PASSED = ['BAYOU_DRAIN_SPREAD', 'BAYOU_MAX_HANDSHAKE_RATE'] as const;
+export const NODE_ENV_PASSED = [
+  'BAYOU_DRAIN_SPREAD',
+  'BAYOU_MAX_HANDSHAKE_RATE',
+  'BAYOU_SHUTDOWN_TIMEOUT',
+] as const;
 
 /**
  * A node's environment: the run's, without `PORT` and the `BAYOU_` settings (the run gives

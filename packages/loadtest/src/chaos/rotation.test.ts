@@ -71,8 +71,14 @@ describe('a chaos node environment', () => {
       BAYOU_REDIS: 'redis://elsewhere',
       BAYOU_DRAIN_SPREAD: '0',
       BAYOU_MAX_HANDSHAKE_RATE: '0',
+      BAYOU_SHUTDOWN_TIMEOUT: '30000',
     });
-    expect(env).toEqual({ PATH: '/bin', BAYOU_DRAIN_SPREAD: '0', BAYOU_MAX_HANDSHAKE_RATE: '0' });
+    expect(env).toEqual({
+      PATH: '/bin',
+      BAYOU_DRAIN_SPREAD: '0',
+      BAYOU_MAX_HANDSHAKE_RATE: '0',
+      BAYOU_SHUTDOWN_TIMEOUT: '30000',
+    });
   });
 });
 

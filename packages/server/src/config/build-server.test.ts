@@ -70,6 +70,12 @@ describe('buildServer', () => {
   it('refuses a short secret, a lone TLS file, a missing TLS file and a bad origin', async () => {
     await expect(buildServer({ tokens: { secret: 'short' } })).rejects.toThrow(/at least 32/);
     await expect(buildServer({ tls: { key: 'k.pem' } as never })).rejects.toThrow(/go together/);
+    // The paced drain runs within the shutdown timeout.
+    await expect(
+      buildServer({ port: 0, logger: false, drainSpread: 20_000, shutdownTimeout: 10_000 }),
+    ).rejects.toThrow(
+      /drainSpread \(--drain-spread\) 20000 ms must be shorter than shutdownTimeout \(--shutdown-timeout\) 10000 ms.*raise --shutdown-timeout \(e\.g\. to 25000\)/,
+    );
     await expect(buildServer({ tls: { key: '/nope/k.pem', cert: '/nope/c.pem' } })).rejects.toBeInstanceOf(
       BayouError,
     );

@@ -134,12 +134,26 @@ export function authOf(config: BayouConfig): BayouConfig['auth'] {
   return mergeLayers({ ...config.auth }, top) as BayouConfig['auth'];
 }
 
+/**
+ * The paced drain runs inside the shutdown timeout: a spread as long leaves the sessions not
+ * yet handed over to the timeout's cut (they handshake again).
+ */
+function checkDrainFits(config: BayouConfig): void {
+  const spread = (config as { drainSpread?: number }).drainSpread ?? defaultOptions.drainSpread;
+  const timeout = config.shutdownTimeout ?? STANDALONE_DEFAULTS.shutdownTimeout;
+  if (spread > 0 && spread >= timeout)
+    throw configError(
+      `drainSpread (--drain-spread) ${spread} ms must be shorter than shutdownTimeout (--shutdown-timeout) ${timeout} ms: the drain happens within it; raise --shutdown-timeout (e.g. to ${spread + 5000}) or lower --drain-spread`,
+    );
+}
+
 export async function buildServer(
   config: BayouConfig,
   isTTY = Boolean(process.stdout.isTTY),
 ): Promise<BuiltServer> {
   if ((config.tls?.key === undefined) !== (config.tls?.cert === undefined))
     throw configError('tls.key and tls.cert (--tls-key, --tls-cert) go together');
+  checkDrainFits(config);
   // Tokens and channel rules become the plugin's `auth` option: its auth extension also
   // refreshes tokens, ends sessions whose token expired and binds long-polls to their cookie.
   // The top-level keys (what the flags set) and the file's own `auth` are one option.
