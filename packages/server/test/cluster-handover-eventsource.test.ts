@@ -12,8 +12,9 @@ import { createRequire } from 'node:module';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM_PATH, chromiumOptions } from '../../../scripts/chromium.mjs';
-import { type BayouServer, type CreateServerOptions, createServer } from '../src/index.js';
+import { type BayouServer, createServer } from '../src/index.js';
 import { eventually, numberedStream, redisPerFile, requireRedis } from './cluster-helpers.js';
+import { handoverNodeOptions } from './handover-helpers.js';
 import { RoundRobinBalancer } from './round-robin-balancer.js';
 
 requireRedis('an EventSource session handed over');
@@ -80,18 +81,7 @@ const stateOf = (page: Page): Promise<PageState> =>
 describe('an EventSource session handed over (Faye in Chromium)', () => {
   it('Faye in Chromium over eventsource carries on on another node at each drain: every message once, no new handshake', async () => {
     const keyPrefix = `eventsource-${process.pid}:`;
-    const options = (port: number): CreateServerOptions => ({
-      host: '127.0.0.1',
-      port,
-      logger: false,
-      timeout: 2000,
-      sweepInterval: 50,
-      maxInterval: 5000,
-      historySize: 2000,
-      drainSpread: 300,
-      redis: redis().url,
-      redisEngine: { keyPrefix, heartbeatMs: 100, nodeTtlMs: 1000, commandTimeoutMs: 2000 },
-    });
+    const options = (port: number) => handoverNodeOptions(port, redis().url, keyPrefix);
     const start = async (port: number) => {
       const server = await createServer(options(port));
       server.app.get('/faye.js', (_req, reply) => reply.type('text/javascript').send(FAYE));

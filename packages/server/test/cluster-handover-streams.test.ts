@@ -12,7 +12,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { type BayouServer, type CreateServerOptions, createServer } from '../src/index.js';
 import { eventually, numberedStream, redisPerFile, requireRedis, sleep } from './cluster-helpers.js';
-import { describeOf, HandoverClients, type Subscriber } from './handover-helpers.js';
+import { describeOf, HandoverClients, handoverNodeOptions, type Subscriber } from './handover-helpers.js';
 import { RoundRobinBalancer } from './round-robin-balancer.js';
 import { cookieOf, openEventSource, type StreamReader, streamingClient } from './stream-client.js';
 import type { Msg, TestClient } from './test-client.js';
@@ -114,18 +114,7 @@ class EventSourceClient implements Subscriber {
 describe('stream sessions handed over at a drain', () => {
   it('@bayou/client over streaming and an eventsource client carry on on another node: same clientId, no handshake, nothing lost', async () => {
     const keyPrefix = `streams-${process.pid}:`;
-    const options = (port: number): CreateServerOptions => ({
-      host: '127.0.0.1',
-      port,
-      logger: false,
-      timeout: 2000,
-      sweepInterval: 50,
-      maxInterval: 5000,
-      historySize: 2000,
-      drainSpread: 300,
-      redis: redis().url,
-      redisEngine: { keyPrefix, heartbeatMs: 100, nodeTtlMs: 1000, commandTimeoutMs: 2000 },
-    });
+    const options = (port: number) => handoverNodeOptions(port, redis().url, keyPrefix);
     const start = async (port: number) => {
       const server = await createServer(options(port));
       servers.push(server);

@@ -9,9 +9,9 @@
  * long-polling — and no client handshakes again.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { type BayouServer, type CreateServerOptions, createServer } from '../src/index.js';
+import { type BayouServer, createServer } from '../src/index.js';
 import { eventually, numberedStream, redisPerFile, requireRedis } from './cluster-helpers.js';
-import { describeOf, HandoverClients, type Subscriber } from './handover-helpers.js';
+import { describeOf, HandoverClients, handoverNodeOptions, type Subscriber } from './handover-helpers.js';
 import { RoundRobinBalancer } from './round-robin-balancer.js';
 
 requireRedis('wildcard subscriptions of sessions handed over');
@@ -33,18 +33,7 @@ const PATTERNS = ['/w/*', '/w/**'];
 describe('wildcard subscriptions of sessions handed over at a drain', () => {
   it('/w/* and /w/** carry on on the adopting node: every message on a matching channel once, no new handshake', async () => {
     const keyPrefix = `wildcard-${process.pid}:`;
-    const options = (port: number): CreateServerOptions => ({
-      host: '127.0.0.1',
-      port,
-      logger: false,
-      timeout: 2000,
-      sweepInterval: 50,
-      maxInterval: 5000,
-      historySize: 2000,
-      drainSpread: 300,
-      redis: redis().url,
-      redisEngine: { keyPrefix, heartbeatMs: 100, nodeTtlMs: 1000, commandTimeoutMs: 2000 },
-    });
+    const options = (port: number) => handoverNodeOptions(port, redis().url, keyPrefix);
     const start = async (port: number) => {
       const server = await createServer(options(port));
       servers.push(server);

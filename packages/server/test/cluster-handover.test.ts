@@ -12,10 +12,10 @@
  * accepted message reaches every client exactly once, and no client handshakes again.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { type BayouServer, type CreateServerOptions, createServer } from '../src/index.js';
+import { type BayouServer, createServer } from '../src/index.js';
 import { type BayouProcess, startBayou } from './bayou-process.js';
 import { eventually, numberedStream, redisPerFile, requireRedis } from './cluster-helpers.js';
-import { describeOf, HandoverClients, type Subscriber } from './handover-helpers.js';
+import { describeOf, HandoverClients, handoverNodeOptions, type Subscriber } from './handover-helpers.js';
 import { TRANSPORTS } from './interop-helpers.js';
 import { freePort } from './programs.js';
 import { RoundRobinBalancer } from './round-robin-balancer.js';
@@ -86,18 +86,7 @@ async function rollingRestart(
 describe('sessions handed over at a drain (rolling restart of three nodes on Redis)', () => {
   it('in process: every CometD (ack), Faye and @bayou/client subscriber gets every message once, with no new handshake', async () => {
     const keyPrefix = `handover-${process.pid}:`;
-    const options = (port: number): CreateServerOptions => ({
-      host: '127.0.0.1',
-      port,
-      logger: false,
-      timeout: 2000,
-      sweepInterval: 50,
-      maxInterval: 5000,
-      historySize: 2000,
-      drainSpread: 300,
-      redis: redis().url,
-      redisEngine: { keyPrefix, heartbeatMs: 100, nodeTtlMs: 1000, commandTimeoutMs: 2000 },
-    });
+    const options = (port: number) => handoverNodeOptions(port, redis().url, keyPrefix);
     const nodes: BayouServer[] = [];
     const ports: number[] = [];
     for (let i = 0; i < 3; i++) {

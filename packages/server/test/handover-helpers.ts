@@ -17,6 +17,7 @@ import { AckExtension, type CometD } from 'cometd';
 import Faye from 'faye';
 import { expect } from 'vitest';
 import WebSocket from 'ws';
+import type { CreateServerOptions } from '../src/index.js';
 import { disconnectAll } from './cluster-helpers.js';
 import { cometdOver, disconnect, handshake, subscribe } from './cometd-helpers.js';
 import { type Transport, within } from './interop-helpers.js';
@@ -149,4 +150,23 @@ export function describeOf(s: Subscriber, n: number): string {
   const missing = Array.from({ length: n }, (_, i) => i).filter((i) => !got.has(i));
   const dups = s.received.length - got.size;
   return `${s.log.slice(-25).join('\n')}\n${s.name}: ${s.received.length} received, ${dups} duplicates, ${s.handshakes} handshakes, missing ${missing.slice(0, 20).join(',')}`;
+}
+
+/**
+ * A node of the handover tests: Redis under `keyPrefix`, a 300 ms paced drain, quick node
+ * liveness (100 ms beats, 1 s TTL), 2 s held connects, 5 s maxInterval, history of 2,000.
+ */
+export function handoverNodeOptions(port: number, redisUrl: string, keyPrefix: string): CreateServerOptions {
+  return {
+    host: '127.0.0.1',
+    port,
+    logger: false,
+    timeout: 2000,
+    sweepInterval: 50,
+    maxInterval: 5000,
+    historySize: 2000,
+    drainSpread: 300,
+    redis: redisUrl,
+    redisEngine: { keyPrefix, heartbeatMs: 100, nodeTtlMs: 1000, commandTimeoutMs: 2000 },
+  };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BayouError } from '../errors.js';
-import { authOf, buildServer, loggerFor } from './build-server.js';
+import { authOf, buildServer, drainSpreadWithin, loggerFor } from './build-server.js';
 
 describe('buildServer', () => {
   it('refuses a console password the flag would refuse, from the file too: empty, short or not a string', async () => {
@@ -67,10 +67,20 @@ describe('buildServer', () => {
     await built.server.close();
   });
 
+  it('fits the paced drain in the shutdown timeout: the default spread halves the timeout, one given too long is refused', () => {
+    expect(drainSpreadWithin({})).toBeUndefined(); // 5 s within 10 s: as it is
+    expect(drainSpreadWithin({ shutdownTimeout: 300 })).toBe(150);
+    expect(drainSpreadWithin({ drainSpread: 0, shutdownTimeout: 300 } as never)).toBeUndefined();
+    expect(drainSpreadWithin({ drainSpread: 200, shutdownTimeout: 300 } as never)).toBeUndefined();
+    expect(() => drainSpreadWithin({ drainSpread: 300, shutdownTimeout: 300 } as never)).toThrow(
+      /--drain-spread/,
+    );
+  });
+
   it('refuses a short secret, a lone TLS file, a missing TLS file and a bad origin', async () => {
     await expect(buildServer({ tokens: { secret: 'short' } })).rejects.toThrow(/at least 32/);
     await expect(buildServer({ tls: { key: 'k.pem' } as never })).rejects.toThrow(/go together/);
-    // The paced drain runs within the shutdown timeout.
+    // The paced drain runs within the shutdown timeout: a spread given that long is refused.
     await expect(
       buildServer({ port: 0, logger: false, drainSpread: 20_000, shutdownTimeout: 10_000 }),
     ).rejects.toThrow(

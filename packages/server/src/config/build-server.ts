@@ -136,15 +136,18 @@ export function authOf(config: BayouConfig): BayouConfig['auth'] {
 
 /**
  * The paced drain runs inside the shutdown timeout: a spread as long leaves the sessions not
- * yet handed over to the timeout's cut (they handshake again).
+ * yet handed over to the timeout's cut (they handshake again). One given that long is
+ * refused; the default, under a shorter timeout, becomes half of it (returned).
  */
-function checkDrainFits(config: BayouConfig): void {
-  const spread = (config as { drainSpread?: number }).drainSpread ?? defaultOptions.drainSpread;
+export function drainSpreadWithin(config: BayouConfig): number | undefined {
+  const given = (config as { drainSpread?: number }).drainSpread;
+  const spread = given ?? defaultOptions.drainSpread;
   const timeout = config.shutdownTimeout ?? STANDALONE_DEFAULTS.shutdownTimeout;
-  if (spread > 0 && spread >= timeout)
-    throw configError(
-      `drainSpread (--drain-spread) ${spread} ms must be shorter than shutdownTimeout (--shutdown-timeout) ${timeout} ms: the drain happens within it; raise --shutdown-timeout (e.g. to ${spread + 5000}) or lower --drain-spread`,
-    );
+  if (spread === 0 || spread < timeout) return undefined;
+  if (given === undefined) return Math.floor(timeout / 2);
+  throw configError(
+    `drainSpread (--drain-spread) ${spread} ms must be shorter than shutdownTimeout (--shutdown-timeout) ${timeout} ms: the drain happens within it; raise --shutdown-timeout (e.g. to ${spread + 5000}) or lower --drain-spread`,
+  );
 }
 
 export async function buildServer(
@@ -153,7 +156,7 @@ export async function buildServer(
 ): Promise<BuiltServer> {
   if ((config.tls?.key === undefined) !== (config.tls?.cert === undefined))
     throw configError('tls.key and tls.cert (--tls-key, --tls-cert) go together');
-  checkDrainFits(config);
+  const fittedSpread = drainSpreadWithin(config);
   // Tokens and channel rules become the plugin's `auth` option: its auth extension also
   // refreshes tokens, ends sessions whose token expired and binds long-polls to their cookie.
   // The top-level keys (what the flags set) and the file's own `auth` are one option.
@@ -167,6 +170,7 @@ export async function buildServer(
   }
   const rest: Record<string, unknown> = { ...config };
   for (const key of OWN_KEYS) delete rest[key];
+  if (fittedSpread !== undefined) rest.drainSpread = fittedSpread;
   // A connect backend decides who may connect, as tokens do: such a server is not open.
   const backendAuth = config.proxy?.connect !== undefined;
   const host =
