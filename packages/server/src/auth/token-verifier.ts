@@ -4,11 +4,8 @@
  * first use, cached and refreshed when a token names an unknown `kid`. Unsigned
  * (`alg: none`) tokens, wrong signatures, algorithms other than the configured ones and
  * malformed claims are refused; an expired token is told apart so the client can refresh it.
- *
- * `jose` is loaded when a verifier is made, not with the server: a node without tokens
- * (most cluster workers) does not carry it (0.95 MB of heap a process).
  */
-import type { JWTPayload, JWTVerifyGetKey } from 'jose';
+import { createRemoteJWKSet, errors, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from 'jose';
 import { HandshakeDeniedError } from '../errors.js';
 import { scopedInvalid } from '../option-errors.js';
 
@@ -63,10 +60,7 @@ export function createTokenVerifier(options: TokenOptions): TokenVerifier {
   if ((secret === undefined) === (jwksUrl === undefined)) invalid('secret', 'set, or jwksUrl, but not both');
   if (secret !== undefined && (typeof secret !== 'string' || secret.length < 32))
     invalid('secret', 'a string of at least 32 characters (HS256 needs 256 bits)');
-  const jose = import('jose');
-  // Caught here too: a failed load is reported by the first verify, not as unhandled.
-  jose.catch(() => undefined);
-  let key: Uint8Array | Promise<JWTVerifyGetKey>;
+  let key: Uint8Array | JWTVerifyGetKey;
   let algorithms: string[];
   if (secret !== undefined) {
     key = new TextEncoder().encode(secret);
@@ -79,13 +73,11 @@ export function createTokenVerifier(options: TokenOptions): TokenVerifier {
       invalid('jwksUrl', 'an absolute http(s) URL');
     }
     if (url.protocol !== 'https:' && url.protocol !== 'http:') invalid('jwksUrl', 'an http(s) URL');
-    const jwks = {
+    key = createRemoteJWKSet(url, {
       cacheMaxAge: (options.jwksCacheMaxAge ?? 600) * 1000,
       cooldownDuration: (options.jwksCooldown ?? 30) * 1000,
       timeoutDuration: options.jwksTimeout ?? 5000,
-    };
-    key = jose.then((j) => j.createRemoteJWKSet(url, jwks));
-    key.catch(() => undefined);
+    });
     algorithms = ASYMMETRIC;
   }
   const requireExp = options.requireExp ?? true;
@@ -103,20 +95,19 @@ export function createTokenVerifier(options: TokenOptions): TokenVerifier {
         throw new HandshakeDeniedError('missing', 'no token in ext.auth.token');
       if (typeof token !== 'string' || token.length > MAX_TOKEN_LENGTH)
         throw new HandshakeDeniedError('malformed', 'the token is not a compact JWT');
-      const j = await jose;
       let payload: JWTPayload;
       try {
         // `key` is a secret or a key-set getter; jose's overloads take either.
-        payload = (await j.jwtVerify(token, (await key) as Uint8Array, verifyOptions)).payload;
+        payload = (await jwtVerify(token, key as Uint8Array, verifyOptions)).payload;
       } catch (err) {
-        throw tokenError(j.errors, err);
+        throw tokenError(err);
       }
       return readClaims(payload);
     },
   };
 }
 
-function tokenError(errors: typeof import('jose').errors, err: unknown): HandshakeDeniedError {
+function tokenError(err: unknown): HandshakeDeniedError {
   if (err instanceof errors.JWTExpired) return new HandshakeDeniedError('expired', 'the token has expired');
   if (err instanceof errors.JWKSTimeout || err instanceof errors.JWKSInvalid) {
     return new HandshakeDeniedError('invalid', `the key set could not be used (${(err as Error).message})`);

@@ -16,6 +16,9 @@ describe('mergePatch', () => {
     expect(mergePatch({ a: 1 }, { b: { c: null } })).toBeUndefined();
     expect(mergePatch({ a: 1 }, 'text')).toBeUndefined();
     expect(mergePatch([1], [2])).toBeUndefined();
+    // A __proto__ key deep in a new subtree (found by the property below, seed -505951938).
+    expect(mergePatch({}, JSON.parse('{"":{"__proto__":[]}}'))).toBeUndefined();
+    expect(mergePatch({ a: { b: 1 } }, JSON.parse('{"a":{"b":1,"c":{"__proto__":1}}}'))).toBeUndefined();
   });
 
   it('rebuilds the new data exactly when applied to the base, whatever the JSON', () => {

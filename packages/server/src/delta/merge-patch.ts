@@ -21,7 +21,7 @@ export function mergePatch(base: unknown, next: unknown): JsonObject | undefined
     // A `__proto__` key would set the patch's prototype: such data goes whole.
     if (to === null || key === PROTO) return undefined;
     if (!Object.hasOwn(base, key)) {
-      if (containsNull(to)) return undefined;
+      if (unpatchable(to)) return undefined;
       patch[key] = to;
       continue;
     }
@@ -34,7 +34,7 @@ export function mergePatch(base: unknown, next: unknown): JsonObject | undefined
       continue;
     }
     if (typeof to === 'object' && JSON.stringify(from) === JSON.stringify(to)) continue;
-    if (isObject(to) && containsNull(to)) return undefined;
+    if (isObject(to) && unpatchable(to)) return undefined;
     patch[key] = to;
   }
   for (const key in base) {
@@ -44,11 +44,14 @@ export function mergePatch(base: unknown, next: unknown): JsonObject | undefined
   return patch;
 }
 
-/** Whether an object holds a `null` at any depth (a patch would read it as a removal). */
-function containsNull(value: Json): boolean {
+/**
+ * Whether an object holds, at any depth of objects, a `null` (a patch would read it as a
+ * removal) or a `__proto__` key (applying it would set a prototype, so a client skips it).
+ */
+function unpatchable(value: Json): boolean {
   if (value === null) return true;
   if (!isObject(value)) return false;
-  for (const key in value) if (containsNull(value[key] as Json)) return true;
+  for (const key in value) if (key === PROTO || unpatchable(value[key] as Json)) return true;
   return false;
 }
 
