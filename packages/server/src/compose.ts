@@ -20,6 +20,7 @@ import type { Engine } from './engine/engine.js';
 import { AuthExtension } from './extensions/auth-extension.js';
 import { LimitsExtension } from './extensions/limits-extension.js';
 import { ConnectionGuard } from './http/connection-guard.js';
+import { createMetrics } from './http/metrics.js';
 import { type BayouPluginOptions, resolvePluginOptions, startEngine } from './http/plugin-options.js';
 import { type BayouNode, createNode } from './kernel/create-node.js';
 import { Limiter } from './limits/limiter.js';
@@ -281,7 +282,6 @@ async function metricsOf(
   proxy: ProxyStats | undefined,
 ): Promise<Registry | null> {
   if (options.metricsPath === false && options.metricsRegistry === undefined) return null;
-  const { createMetrics } = await import('./http/metrics.js');
   const { ws, streams, guard, limiter } = n;
   const security = {
     limits: limiter.stats,

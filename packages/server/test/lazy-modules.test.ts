@@ -1,8 +1,9 @@
 /**
- * What a server that does not use them never loads (#36, the empty worker's memory): the
- * OpenTelemetry API without an SDK registered (prom-client requires its CommonJS copy for
- * the metrics: the server shares that one, not a second, ES module copy), `jose` without
- * connection tokens. A child
+ * What a server never loads (#36, the empty worker's memory): a second, ES module copy of the
+ * OpenTelemetry API (prom-client requires its CommonJS copy for the metrics; the server's
+ * tracing shares that one). `jose` and prom-client are imported statically: loaded on first
+ * use, they made esbuild put them before the entry in the CommonJS bundle, whose default
+ * export attw then no longer found. A child
  * process builds the server from the build (`dist/index.js`) and lists every module it
  * loaded: ES modules through a resolve hook, CommonJS ones through `Module._load`.
  */
@@ -66,12 +67,11 @@ const named = (loaded: string[], pkg: string): string[] =>
   loaded.filter((m) => m === pkg || m.includes(`/node_modules/${pkg}/`));
 
 describe('modules a server does not use', () => {
-  it('loads neither the OpenTelemetry API nor jose without an SDK, metrics and tokens', async () => {
+  it('loads no ES module copy of the OpenTelemetry API without metrics either', async () => {
     const loaded = await loadedBy('no-metrics');
     // The hook saw the server's own modules and its dependencies (the list is real).
     expect(named(loaded, 'ws').length).toBeGreaterThan(0);
-    expect(named(loaded, '@opentelemetry/api')).toEqual([]);
-    expect(named(loaded, 'jose')).toEqual([]);
+    expect(named(loaded, '@opentelemetry/api').filter((m) => m.endsWith('.mjs'))).toEqual([]);
   }, 20_000);
 
   it('with the metrics on, holds the one CommonJS copy of the OpenTelemetry API prom-client requires', async () => {
@@ -79,11 +79,5 @@ describe('modules a server does not use', () => {
     expect(named(loaded, 'prom-client').length).toBeGreaterThan(0);
     expect(loaded).toContain('@opentelemetry/api');
     expect(named(loaded, '@opentelemetry/api').filter((m) => m.endsWith('.mjs'))).toEqual([]);
-    expect(named(loaded, 'jose')).toEqual([]);
-  }, 20_000);
-
-  it('loads jose once a token verifier is made', async () => {
-    const loaded = await loadedBy('tokens');
-    expect(named(loaded, 'jose').length).toBeGreaterThan(0);
   }, 20_000);
 });
