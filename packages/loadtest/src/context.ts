@@ -45,6 +45,8 @@ export interface PartResult {
   sessionsLost: number;
   /** Why sessions were lost, by reason (`socket closed 1006`, `connect refused: 402::…`). */
   lostReasons?: Record<string, number>;
+  /** When sessions were lost (epoch ms), the first `LOST_AT_CAP` of this part. */
+  lostAt?: number[];
   aborted?: string;
   /** connections: generator RSS at the end of the hold. */
   rssBytes: number;
@@ -55,6 +57,9 @@ export interface PartResult {
 }
 
 export type { DriverFactory };
+
+/** How many loss times a part keeps (the count and reasons are kept whole). */
+export const LOST_AT_CAP = 200;
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 

@@ -62,6 +62,21 @@ describe('text report', () => {
     expect(renderReport(result({ server: undefined }))).toContain('no /metrics');
   });
 
+  it('says why and when sessions were lost, equal times grouped', () => {
+    const lost = result({
+      sessions: {
+        ...result().sessions,
+        lost: 4,
+        lostReasons: { 'connect refused: 402::session_unknown': 3, 'socket closed 1006': 1 },
+        lostAtSeconds: [12.3, 300.1, 300.1, 301.5],
+      },
+    });
+    const text = renderReport(lost);
+    expect(text).toContain('lost during run 4 (connect refused: 402::session_unknown ×3, socket closed 1006 ×1)');
+    expect(text).toContain('lost at    12.3 s, 300.1 s ×2, 301.5 s (4 timed; seconds since the start)');
+    expect(renderReport(result())).not.toContain('lost at');
+  });
+
   it('renders the progress line', () => {
     expect(
       progressLine({

@@ -93,6 +93,7 @@ export function renderReport(r: RunResult): string {
       (s.lostReasons ? ` (${reasonList(s.lostReasons)})` : '') +
       (s.firstError ? `  first error: ${s.firstError}` : ''),
   ];
+  if (s.lostAtSeconds) lines.push(`lost at    ${lossTimeList(s.lostAtSeconds)}`);
   if (s.rampStopped) lines.push(`RAMP       ${s.rampStopped}`);
   if (r.feed?.source === 'demo') lines.push(...demoFeedSection(r));
   else if (r.scenario !== 'connections') lines.push(...messagesSection(r));
@@ -102,6 +103,19 @@ export function renderReport(r: RunResult): string {
   if (r.aborted) lines.push(`ABORTED    ${r.aborted}`);
   lines.push(r.exitCode === 0 ? 'result     OK' : `result     FAILED (exit code ${r.exitCode})`);
   return lines.join('\n');
+}
+
+/** `12.3 s, 300.1 s ×3, … (of 47; seconds since the start)`: equal times grouped, the first 12. */
+function lossTimeList(at: readonly number[]): string {
+  const groups: [number, number][] = [];
+  for (const t of at) {
+    const last = groups[groups.length - 1];
+    if (last && last[0] === t) last[1]++;
+    else groups.push([t, 1]);
+  }
+  const shown = groups.slice(0, 12).map(([t, n]) => `${t.toFixed(1)} s${n > 1 ? ` ×${n}` : ''}`);
+  const more = groups.length > 12 ? ', …' : '';
+  return `${shown.join(', ')}${more} (${int(at.length)} timed; seconds since the start)`;
 }
 
 /** `socket closed 1006 ×700, connect refused: 402::… ×5`, most frequent first. */

@@ -25,6 +25,11 @@ export interface RunResult {
     lost: number;
     /** Why, by reason, summed over the workers. */
     lostReasons?: Record<string, number>;
+    /**
+     * When sessions were lost, in seconds since the run started (sorted; at most
+     * `LOST_AT_CAP` per worker): tells a loss in the ramp from one in the hold or the broadcast.
+     */
+    lostAtSeconds?: number[];
     setupSeconds: number;
     connectsPerSecond: number;
     firstError?: string;
@@ -135,6 +140,7 @@ export function buildResult(input: ResultInput): RunResult {
     failed: parts.reduce((n, p) => n + p.setup.failed, 0),
     lost: parts.reduce((n, p) => n + p.sessionsLost, 0),
     lostReasons: sumReasons(parts),
+    lostAtSeconds: lossTimes(parts, input.startedAt.getTime()),
     setupSeconds: round(setupSeconds, 3),
     connectsPerSecond: Math.round(connected / Math.max(setupSeconds, 0.001)),
     firstError: parts.find((p) => p.setup.firstError)?.setup.firstError,
@@ -322,6 +328,11 @@ function connectionsFigures(result: RunResult, input: ResultInput, connected: nu
 }
 
 /** The workers' lost-session reasons added up (absent when none was lost). */
+function lossTimes(parts: readonly PartResult[], start: number): number[] | undefined {
+  const at = parts.flatMap((p) => p.lostAt ?? []).sort((a, b) => a - b);
+  return at.length === 0 ? undefined : at.map((t) => round((t - start) / 1000, 1));
+}
+
 function sumReasons(parts: readonly PartResult[]): Record<string, number> | undefined {
   const sum: Record<string, number> = {};
   for (const p of parts) for (const [k, n] of Object.entries(p.lostReasons ?? {})) sum[k] = (sum[k] ?? 0) + n;

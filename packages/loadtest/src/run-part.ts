@@ -1,5 +1,5 @@
 /** Runs one part of a scenario (all of it with one worker) against a fresh driver. */
-import type { PartContext, PartResult, Slice } from './context.js';
+import { LOST_AT_CAP, type PartContext, type PartResult, type Slice } from './context.js';
 import type { DriverFactory } from './driver.js';
 import { headerMap } from './option-values.js';
 import type { LoadtestOptions, Scenario } from './options.js';
@@ -28,6 +28,7 @@ export async function runPart(
   stats.maxLatencyUs = options.maxLatency * 1000;
   let sessionsLost = 0;
   const lostReasons: Record<string, number> = {};
+  const lostAt: number[] = [];
   const demo =
     scenario === 'feed' && options.source === 'demo' ? new DemoFeedTracker(options, slice, stats) : undefined;
   const driver = factory({
@@ -46,6 +47,7 @@ export async function runPart(
     onSessionLost: (_index, reason) => {
       sessionsLost++;
       tally(lostReasons, reason ?? 'unknown');
+      if (lostAt.length < LOST_AT_CAP) lostAt.push(Date.now());
     },
   });
   const ctx: PartContext = { options, slice, driver, stats, ...hooks, demo };
@@ -60,7 +62,7 @@ export async function runPart(
     const aborted =
       result.aborted ??
       (stats.latencyExceeded ? `latency above --max-latency ${options.maxLatency}ms` : undefined);
-    return { ...result, aborted, sessionsLost, lostReasons };
+    return { ...result, aborted, sessionsLost, lostReasons, lostAt };
   } finally {
     clearInterval(ticker);
     await driver.close();

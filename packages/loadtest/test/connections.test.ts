@@ -98,6 +98,10 @@ describe('connections scenario', () => {
         lostReasons: { 'socket closed 4001 kicked': 3 },
       });
       expect(renderReport(r)).toContain('lost during run 3 (socket closed 4001 kicked ×3)');
+      // When: inside the run, after the sessions were opened.
+      expect(r.sessions.lostAtSeconds).toHaveLength(3);
+      for (const t of r.sessions.lostAtSeconds ?? []) expect(t).toBeGreaterThan(0);
+      expect(renderReport(r)).toMatch(/lost at {4}.*\(3 timed; seconds since the start\)/);
     } finally {
       await kicking.close();
     }
