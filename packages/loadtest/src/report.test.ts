@@ -72,7 +72,9 @@ describe('text report', () => {
       },
     });
     const text = renderReport(lost);
-    expect(text).toContain('lost during run 4 (connect refused: 402::session_unknown ×3, socket closed 1006 ×1)');
+    expect(text).toContain(
+      'lost during run 4 (connect refused: 402::session_unknown ×3, socket closed 1006 ×1)',
+    );
     expect(text).toContain('lost at    12.3 s, 300.1 s ×2, 301.5 s (4 timed; seconds since the start)');
     expect(renderReport(result())).not.toContain('lost at');
   });
