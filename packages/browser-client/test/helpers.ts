@@ -155,6 +155,13 @@ export class TestProxy {
       res.writeHead(200, { 'content-type': 'text/html' }).end(testPage(bundle));
       return;
     }
+    // The shared page in a sandbox without allow-same-origin: an opaque origin ('null'),
+    // where Chromium refuses Web Locks and SharedWorkers.
+    if (req.url === '/test/sandboxed') {
+      const headers = { 'content-type': 'text/html', 'content-security-policy': 'sandbox allow-scripts' };
+      res.writeHead(200, headers).end(testPage('bayou-shared.min.js'));
+      return;
+    }
     if (
       req.url === '/test/bayou.min.js' ||
       req.url === '/test/bayou-shared.min.js' ||

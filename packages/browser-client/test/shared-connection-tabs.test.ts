@@ -2,8 +2,8 @@
  * `sharedConnection` in headless Chromium, WebSocket refused (harness: `shared-tabs.ts`):
  * the leader's stream cut mid-stream loses and repeats nothing; a tab that joins late gets
  * only what it subscribed to, and the hub gives up a channel when the last tab following
- * it is closed; a follower's publishes and records go through the leader; a SharedWorker
- * holds the connection instead of a tab.
+ * it is closed; a follower's publishes and records go through the leader; presence.
+ * The SharedWorker's cases are in `shared-connection-worker.test.ts`.
  */
 import { describe, expect, it } from 'vitest';
 import { waitFor } from './helpers.js';
@@ -96,30 +96,43 @@ describe('a connection shared by the tabs of one browser, more cases (Chromium, 
     );
     expect(await follower?.received()).toEqual(['/chat:hi from the follower']);
   });
-  it("a SharedWorker holds the connection: no tab leads; the worker's stream cut and the first tab closed mid-stream lose and repeat nothing", async () => {
-    const { server, proxy, base } = await serve();
-    const options = { sharedConnection: true, sharedWorker: '/test/bayou-shared-worker.js' };
-    const tabs: Tab[] = [];
-    for (let i = 0; i < 6; i++) tabs.push(await open(`${base}/test/shared`, options, ['/feed']));
+  it('tabs with different keys (identities) do not share: a session each, each its own messages', async () => {
+    const { server, base } = await serve();
+    const ada = await open(`${base}/test/shared`, { sharedConnection: 'ada' }, ['/feed']);
+    const bob = await open(`${base}/test/shared`, { sharedConnection: 'bob' }, ['/feed']);
+    const ada2 = await open(`${base}/test/shared`, { sharedConnection: 'ada' }, ['/feed']);
+    await waitFor(() => server.bayou.subscriberCount('/feed') === 2, 15_000, 'two subscriptions');
+    server.bayou.publish('/feed', 1);
+    for (const tab of [ada, bob, ada2]) await exactlyOnce(tab, 1);
+    expect(server.bayou.sessionCount).toBe(2);
+    expect(await Promise.all([ada, bob, ada2].map((t) => t.leader()))).toEqual([true, true, false]);
+    const ids = await Promise.all(
+      [ada, bob, ada2].map((t) =>
+        t.page.evaluate(() => (window as unknown as { client: { clientId: string } }).client.clientId),
+      ),
+    );
+    expect(ids[0]).toBe(ids[2]);
+    expect(ids[1]).not.toBe(ids[0]);
+  });
+
+  it('a page in an opaque origin (sandboxed: Web Locks refused) falls back to a connection of its own', async () => {
+    const { server, base } = await serve({ allowedOrigins: ['null'] });
+    const tabs = [
+      await open(`${base}/test/sandboxed`, { sharedConnection: true }, ['/feed']),
+      await open(`${base}/test/sandboxed`, { sharedConnection: true }, ['/feed']),
+    ];
     await waitFor(
       async () => (await states(tabs)).every((s) => s === 'connected'),
       15_000,
       'every tab connected',
     );
-    expect(await Promise.all(tabs.map((t) => t.leader()))).toEqual(tabs.map(() => false));
-    expect(server.bayou.sessionCount).toBe(1);
-    const s = stream(server);
-    await waitFor(async () => (await count(tabs[5])) >= 20, 15_000, 'the stream');
-    expect(proxy.cutStreams()).toBe(1);
-    await tabs[0]?.page.close();
-    const rest = tabs.slice(1);
-    const before = await count(rest[0]);
-    await waitFor(async () => (await count(rest[0])) >= before + 40, 15_000, 'the stream again');
-    const n = s.stop();
-    for (const tab of rest) await exactlyOnce(tab, n);
-    expect(await Promise.all(rest.map((t) => t.leader()))).toEqual(rest.map(() => false));
-    expect(server.bayou.sessionCount).toBe(1);
+    await waitFor(() => server.bayou.subscriberCount('/feed') === 2, 15_000, 'a subscription each');
+    server.bayou.publish('/feed', 1);
+    server.bayou.publish('/feed', 2);
+    for (const tab of tabs) await exactlyOnce(tab, 2);
+    expect(server.bayou.sessionCount).toBe(2);
   });
+
   it("presence in shared tabs: one tab follows a room's members, another tab's subscription makes the shared session join and leave", async () => {
     const { server, base } = await serve({
       authenticate: (message) => ({ sub: (message.ext as { user?: string } | undefined)?.user }),

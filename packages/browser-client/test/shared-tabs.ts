@@ -138,5 +138,18 @@ export function tabsHarness() {
     return tabs;
   }
 
-  return { serve, load, start, open, stream, count, states, exactlyOnce, sharedTabs };
+  /** Terminates the origin's SharedWorkers as the browser would (DevTools' closeTarget); returns how many. */
+  async function killSharedWorkers(page: Page): Promise<number> {
+    const cdp = await context.newCDPSession(page);
+    try {
+      const { targetInfos } = await cdp.send('Target.getTargets');
+      const workers = targetInfos.filter((t) => t.type === 'shared_worker');
+      for (const w of workers) await cdp.send('Target.closeTarget', { targetId: w.targetId });
+      return workers.length;
+    } finally {
+      await cdp.detach();
+    }
+  }
+
+  return { serve, load, start, open, stream, count, states, exactlyOnce, sharedTabs, killSharedWorkers };
 }

@@ -59,6 +59,8 @@ export class SharedTab {
   private currentTransport: string | null = null;
   private session: string | null = null;
   private waiting: { resolve(): void; reject(e: BayouError): void }[] = [];
+  /** The name of the lock a tab holds for its lifetime (the hub watches it). */
+  private readonly lockOf = (tab: string) => `${this.name}\n${tab}`;
 
   constructor(
     private readonly url: string,
@@ -209,14 +211,16 @@ export class SharedTab {
       this.release = r;
     });
     const signal = stop.signal;
-    await new Promise<void>((granted) => {
+    // Granted at once, or refused (`true`: an opaque origin, where nothing can be shared).
+    const denied = await new Promise<boolean>((done) => {
       const hold = () => {
-        granted();
+        done(false);
         return held;
       };
-      navigator.locks.request(`${this.name}\n${this.id}`, { signal }, hold).catch(() => granted());
+      navigator.locks.request(this.lockOf(this.id), { signal }, hold).catch(() => done(true));
     });
     if (signal.aborted) return;
+    if (denied) return this.alone();
     this.joined = true;
     this.resend();
     // With a worker, a tab queues for the lead WORKER_START later: the worker (which may take
@@ -228,17 +232,20 @@ export class SharedTab {
     navigator.locks
       .request(this.name, { signal }, () => {
         if (signal.aborted) return;
-        this.hub = new Hub(
-          this.url,
-          this.options,
-          this.id,
-          (tab) => `${this.name}\n${tab}`,
-          (m) => this.broadcast(m),
-        );
+        this.hub = new Hub(this.url, this.options, this.id, this.lockOf, (m) => this.broadcast(m));
         this.hub.start(this.leaderHub !== null);
         return held;
       })
-      .catch(() => {});
+      .catch(() => signal.aborted || this.alone());
+  }
+
+  /** Web Locks refused (an opaque origin: a sandboxed page): a hub, so a connection, of its own. */
+  private alone(): void {
+    this.channel?.close();
+    this.channel = null;
+    this.joined = true;
+    this.hub = new Hub(this.url, this.options, this.id, String, (m) => this.heard(m));
+    this.hub.start(false);
   }
 
   /** Hello, every subscription and every unanswered call, to a hub that may not know them. */
