@@ -24,8 +24,8 @@ export default defineProject({
     root: join(here, '..'),
     environment: 'happy-dom',
     include: ['test/**/*.test.{ts,tsx}'],
-    // The README example runs in Chromium once, in the React 19 project.
-    exclude: [...configDefaults.exclude, 'test/readme-example.test.ts'],
+    // The README example and the shared-connection tabs run in Chromium once, in the React 19 project.
+    exclude: [...configDefaults.exclude, 'test/readme-example.test.ts', 'test/shared-chromium.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
   },
