@@ -124,6 +124,13 @@ async function websocketWorks(url: string): Promise<boolean> {
   return (reply as { successful?: boolean }[])[0]?.successful === true;
 }
 
+async function metric(server: Started['server'], name: string): Promise<number> {
+  const text = (await server.app.inject({ method: 'GET', url: '/metrics' })).body;
+  const line = new RegExp(`^${name} (\\d+)$`, 'm').exec(text);
+  if (line === null) throw new Error(`no metric ${name}`);
+  return Number(line[1]);
+}
+
 describe('HTTP/2 on the standalone server', () => {
   let s: Started | null = null;
   afterAll(async () => {
@@ -182,6 +189,42 @@ describe('HTTP/2 on the standalone server', () => {
     expect(await websocketWorks(`${base.replace('http', 'ws')}/bayeux`)).toBe(true);
     await server.close();
     s = null;
+  });
+
+  it('the connection guard counts TCP connections over HTTP/2 (TLS and h2c): many sessions on one, the next connection past maxConnections refused', async () => {
+    const warnings: string[] = [];
+    const warned = (w: Error) => warnings.push(w.message);
+    process.on('warning', warned);
+    for (const options of [{ https: tls }, {}]) {
+      s = await startServer({ ...options, http2: true, maxConnections: 1, handshakeTimeout: 0 });
+      const { server, base } = s;
+      const h2 = http2.connect(base, { rejectUnauthorized: false });
+      try {
+        const ids = [];
+        for (let i = 0; i < 4; i++) ids.push((await session(h2)).id);
+        expect(new Set(ids).size).toBe(4);
+        expect(await metric(server, 'bayou_connections_open')).toBe(1);
+        const other = http2.connect(base, { rejectUnauthorized: false });
+        other.on('error', () => {});
+        // Over TLS nothing can be said before the handshake: the socket is closed. Over h2c
+        // the request is answered 503, as an HTTP/1.1 one would be.
+        const refused = await h2post(other, [handshake]).then(
+          (r) => r.status,
+          () => 'closed',
+        );
+        other.destroy();
+        expect(refused).toBe(options.https ? 'closed' : 503);
+        expect(await metric(server, 'bayou_connections_refused_total')).toBe(1);
+        expect((await h2post(h2, [handshake])).body[0]?.successful).toBe(true);
+      } finally {
+        h2.close();
+      }
+      await server.close();
+      s = null;
+    }
+    process.off('warning', warned);
+    // The 503 over h2c is made without HTTP/1.1's Connection header (Node warned of it).
+    expect(warnings.filter((w) => /connection header/i.test(w))).toEqual([]);
   });
 
   it('bayou start with TLS serves HTTP/2 unless --http2=false', async () => {

@@ -123,7 +123,8 @@ export class ConnectionGuard {
       'content-type': 'application/json',
       'content-length': Buffer.byteLength(this.body),
       'retry-after': String(RETRY_AFTER_SECONDS),
-      connection: 'close',
+      // HTTP/2 (h2c) has no Connection header: Node drops it there with a process warning.
+      ...(req.httpVersionMajor < 2 ? { connection: 'close' } : {}),
     });
     res.end(this.body);
     return true;
