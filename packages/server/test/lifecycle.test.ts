@@ -153,6 +153,45 @@ describe('session expiry', () => {
     await server.close();
   });
 
+  it('says at warn level, once, that a session expired with its WebSocket open (no connect after the reply)', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const stream = { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) };
+    const { server, base } = await startServer({
+      maxInterval: 300,
+      sweepInterval: 50,
+      logger: { level: 'warn', stream },
+    });
+    const quiet = async () => {
+      const c = new TestClient(base, 'websocket');
+      await c.handshake();
+      // Answered at once; the test then sends no next connect on the open socket.
+      await c.request({
+        channel: '/meta/connect',
+        clientId: c.clientId,
+        connectionType: 'websocket',
+        advice: { timeout: 0 },
+      });
+      return c;
+    };
+    const [a, b] = [await quiet(), await quiet()];
+    await eventually(() => server.bayou.sessionCount === 0, 3000);
+    const said = lines.filter((l) => String(l.msg).startsWith('session expired with its connection open'));
+    // Two such expiries, said once (at most once a minute, with the count since).
+    expect(said).toHaveLength(1);
+    expect(said[0]).toMatchObject({ carrier: 'websocket', expiredOnOpenCarrier: 1 });
+    expect(said[0]?.sinceReplyMs).toBeGreaterThanOrEqual(300);
+    // Its next connect on that socket is refused as for any unknown session.
+    const late = await a.request({
+      channel: '/meta/connect',
+      clientId: a.clientId,
+      connectionType: 'websocket',
+    });
+    expect(late).toMatchObject({ successful: false, error: '402::session_unknown' });
+    await a.close();
+    await b.close();
+    await server.close();
+  });
+
   it('keeps a WebSocket session alive while it keeps connecting', async () => {
     const { server, base } = await startServer({ maxInterval: 300, timeout: 200, sweepInterval: 50 });
     const c = new TestClient(base, 'websocket');

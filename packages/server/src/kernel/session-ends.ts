@@ -134,7 +134,35 @@ export class SessionEnds implements SessionHost, SweepHandler {
   }
 
   sessionExpired(session: Session): void {
+    if (session.carrier !== null) this.expiredOnOpenCarrier(session);
     this.removeSession(session, 'timeout');
+  }
+
+  /** Sessions expired with their carrier still open since the last warning, and when that was. */
+  private openExpiries = { count: 0, warnedAt: Number.NEGATIVE_INFINITY };
+
+  /**
+   * A session that expires while its carrier (a WebSocket) is still open had its connect
+   * answered and no next connect within `maxInterval`: a client too busy to answer, or a
+   * connect that waited that long somewhere. Its client will be told `402` on that next
+   * connect. Said at warn level, at most once a minute with the count since.
+   */
+  private expiredOnOpenCarrier(session: Session): void {
+    const o = this.openExpiries;
+    o.count++;
+    const now = Date.now();
+    if (now - o.warnedAt < 60_000) return;
+    this.p.log.warn(
+      {
+        clientId: session.id,
+        carrier: session.carrier?.kind.name,
+        sinceReplyMs: now - (session.expiresAt - this.p.options.maxInterval),
+        expiredOnOpenCarrier: o.count,
+      },
+      'session expired with its connection open: no connect came within maxInterval of the previous connect reply (its next connect is answered 402)',
+    );
+    o.count = 0;
+    o.warnedAt = now;
   }
 
   /**
