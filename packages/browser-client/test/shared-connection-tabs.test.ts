@@ -133,6 +133,24 @@ describe('a connection shared by the tabs of one browser, more cases (Chromium, 
     expect(server.bayou.sessionCount).toBe(2);
   });
 
+  it('a SharedWorker that cannot start (its script missing): a tab leads after the 3 s it gives the worker', async () => {
+    const { server, base } = await serve();
+    const options = { sharedConnection: true, sharedWorker: '/test/no-such-worker.js' };
+    const tabs = [
+      await open(`${base}/test/shared`, options, ['/feed']),
+      await open(`${base}/test/shared`, options, ['/feed']),
+    ];
+    await waitFor(
+      async () => (await states(tabs)).every((s) => s === 'connected'),
+      15_000,
+      'every tab connected',
+    );
+    expect((await Promise.all(tabs.map((t) => t.leader()))).filter(Boolean)).toHaveLength(1);
+    server.bayou.publish('/feed', 1);
+    for (const tab of tabs) await exactlyOnce(tab, 1);
+    expect(server.bayou.sessionCount).toBe(1);
+  });
+
   it("presence in shared tabs: one tab follows a room's members, another tab's subscription makes the shared session join and leave", async () => {
     const { server, base } = await serve({
       authenticate: (message) => ({ sub: (message.ext as { user?: string } | undefined)?.user }),
