@@ -32,7 +32,8 @@ export interface GapInfo {
 
 export class Recovery implements Extension {
   private enabled = false;
-  private readonly positions = new Map<string, Position>();
+  /** The last position of each concrete channel (read by a shared connection's hub). */
+  readonly positions = new Map<string, Position>();
   /** What subscribe replies could not recover, by subscribe id, until the client takes it. */
   private readonly gaps = new Map<string, GapInfo[]>();
 

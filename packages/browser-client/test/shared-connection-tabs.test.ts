@@ -2,8 +2,10 @@
  * `sharedConnection` in headless Chromium, WebSocket refused (harness: `shared-tabs.ts`):
  * the leader's stream cut mid-stream loses and repeats nothing; a tab that joins late gets
  * only what it subscribed to, and the hub gives up a channel when the last tab following
- * it is closed; a follower's publishes and records go through the leader; presence.
- * The SharedWorker's cases are in `shared-connection-worker.test.ts`.
+ * it is closed; a follower's publishes and records go through the leader; presence; a
+ * leader change on a quiet channel. The SharedWorker's cases are in
+ * `shared-connection-worker.test.ts`, who shares with whom and the fallbacks in
+ * `shared-connection-fallback.test.ts`.
  */
 import { describe, expect, it } from 'vitest';
 import { waitFor } from './helpers.js';
@@ -29,6 +31,38 @@ describe('a connection shared by the tabs of one browser, more cases (Chromium, 
     await waitFor(async () => (await count(tabs[5])) >= before + 40, 15_000, 'the stream again');
     const n = s.stop();
     for (const tab of tabs) await exactlyOnce(tab, n);
+  });
+
+  it('a leader change on a channel nothing has arrived on yet: what is published before the new leader subscribes is recovered', async () => {
+    const { server, proxy, base } = await serve();
+    const tabs = await sharedTabs(base, 3, ['/quiet']);
+    await waitFor(() => server.bayou.subscriberCount('/quiet') === 1, 15_000, 'the subscription');
+    await waitFor(
+      async () => (await states(tabs)).every((s) => s === 'connected'),
+      15_000,
+      'every tab connected',
+    );
+    const leader = tabs[0] as Tab;
+    expect(await leader.leader()).toBe(true);
+    // The network down: the new leader cannot subscribe before the publish.
+    proxy.setDown(true);
+    await leader.page.close();
+    const rest = tabs.slice(1);
+    await waitFor(
+      async () => (await Promise.all(rest.map((t) => t.leader()))).some(Boolean),
+      15_000,
+      'a new leader',
+    );
+    server.bayou.publish('/quiet', 1);
+    proxy.setDown(false);
+    for (const tab of rest)
+      await waitFor(async () => (await tab.received()).length > 0, 15_000, 'the message from history');
+    // Then the live stream: the next message, and nothing twice.
+    server.bayou.publish('/quiet', 2);
+    for (const tab of rest) {
+      await waitFor(async () => (await tab.received()).length === 2, 15_000, 'the next message');
+      expect(await tab.received()).toEqual(['/quiet:1', '/quiet:2']);
+    }
   });
 
   it('a tab that joins late gets only what it subscribed to; the last tab to leave a channel unsubscribes', async () => {
@@ -96,61 +130,6 @@ describe('a connection shared by the tabs of one browser, more cases (Chromium, 
     );
     expect(await follower?.received()).toEqual(['/chat:hi from the follower']);
   });
-  it('tabs with different keys (identities) do not share: a session each, each its own messages', async () => {
-    const { server, base } = await serve();
-    const ada = await open(`${base}/test/shared`, { sharedConnection: 'ada' }, ['/feed']);
-    const bob = await open(`${base}/test/shared`, { sharedConnection: 'bob' }, ['/feed']);
-    const ada2 = await open(`${base}/test/shared`, { sharedConnection: 'ada' }, ['/feed']);
-    await waitFor(() => server.bayou.subscriberCount('/feed') === 2, 15_000, 'two subscriptions');
-    server.bayou.publish('/feed', 1);
-    for (const tab of [ada, bob, ada2]) await exactlyOnce(tab, 1);
-    expect(server.bayou.sessionCount).toBe(2);
-    expect(await Promise.all([ada, bob, ada2].map((t) => t.leader()))).toEqual([true, true, false]);
-    const ids = await Promise.all(
-      [ada, bob, ada2].map((t) =>
-        t.page.evaluate(() => (window as unknown as { client: { clientId: string } }).client.clientId),
-      ),
-    );
-    expect(ids[0]).toBe(ids[2]);
-    expect(ids[1]).not.toBe(ids[0]);
-  });
-
-  it('a page in an opaque origin (sandboxed: Web Locks refused) falls back to a connection of its own', async () => {
-    const { server, base } = await serve({ allowedOrigins: ['null'] });
-    const tabs = [
-      await open(`${base}/test/sandboxed`, { sharedConnection: true }, ['/feed']),
-      await open(`${base}/test/sandboxed`, { sharedConnection: true }, ['/feed']),
-    ];
-    await waitFor(
-      async () => (await states(tabs)).every((s) => s === 'connected'),
-      15_000,
-      'every tab connected',
-    );
-    await waitFor(() => server.bayou.subscriberCount('/feed') === 2, 15_000, 'a subscription each');
-    server.bayou.publish('/feed', 1);
-    server.bayou.publish('/feed', 2);
-    for (const tab of tabs) await exactlyOnce(tab, 2);
-    expect(server.bayou.sessionCount).toBe(2);
-  });
-
-  it('a SharedWorker that cannot start (its script missing): a tab leads after the 3 s it gives the worker', async () => {
-    const { server, base } = await serve();
-    const options = { sharedConnection: true, sharedWorker: '/test/no-such-worker.js' };
-    const tabs = [
-      await open(`${base}/test/shared`, options, ['/feed']),
-      await open(`${base}/test/shared`, options, ['/feed']),
-    ];
-    await waitFor(
-      async () => (await states(tabs)).every((s) => s === 'connected'),
-      15_000,
-      'every tab connected',
-    );
-    expect((await Promise.all(tabs.map((t) => t.leader()))).filter(Boolean)).toHaveLength(1);
-    server.bayou.publish('/feed', 1);
-    for (const tab of tabs) await exactlyOnce(tab, 1);
-    expect(server.bayou.sessionCount).toBe(1);
-  });
-
   it("presence in shared tabs: one tab follows a room's members, another tab's subscription makes the shared session join and leave", async () => {
     const { server, base } = await serve({
       authenticate: (message) => ({ sub: (message.ext as { user?: string } | undefined)?.user }),

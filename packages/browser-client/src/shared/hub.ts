@@ -164,7 +164,7 @@ export class Hub {
     }
     channel.tabs.add(from);
     channel.sub.ready.then(
-      () => this.post({ t: 'ok', to: from, ch }),
+      () => this.post({ t: 'ok', to: from, ch, pos: this.recovery.positions.get(ch) }),
       (error) => this.post({ t: 'ok', to: from, ch, error: plainError(error) }),
     );
   }

@@ -21,6 +21,7 @@ import type { ConnectionState } from '../state.js';
 import { type MessageHandler, type Subscription, SubscriptionRegistry } from '../subscriptions.js';
 import type { Extension, Message } from '../types.js';
 import { Hub, randomId } from './hub.js';
+import { Seen } from './seen.js';
 import { type Call, type FromHub, isToHub, type ToHub, toBayouError, type Wire } from './wire.js';
 import { startWorker } from './worker-start.js';
 
@@ -36,8 +37,7 @@ export class SharedTab {
   private readonly id = randomId();
   private readonly events = new Emitter<ClientEvents>();
   private readonly subscriptions = new SubscriptionRegistry();
-  /** The last position seen per hub subscription and concrete channel (duplicates are dropped). */
-  private readonly seen = new Map<string, Map<string, Position>>();
+  private readonly seen = new Seen();
   private readonly calls = new Map<number, PendingCall>();
   private readonly extensions: Extension[] = [];
   private readonly codec = new RecordCodec();
@@ -149,7 +149,7 @@ export class SharedTab {
         live = false;
         if (!this.subscriptions.remove(channel, handler)) return;
         this.subscriptions.forget(channel);
-        this.seen.delete(channel);
+        this.seen.forget(channel);
         this.toHub({ t: 'unsub', from: this.id, ch: channel });
       },
     };
@@ -262,8 +262,7 @@ export class SharedTab {
   private sendSubscribe(ch: string): void {
     const entry = this.subscriptions.get(ch);
     if (entry !== undefined) entry.inFlight = true;
-    const seen = this.seen.get(ch);
-    const pos = seen === undefined ? undefined : Object.fromEntries(seen);
+    const pos = this.seen.positions(ch);
     this.toHub({ t: 'sub', from: this.id, ch, pos, rec: this.codec.requests.get(ch) });
   }
 
@@ -302,6 +301,7 @@ export class SharedTab {
         this.deliver(m.s, m.m);
         return;
       case 'ok':
+        if (m.pos !== undefined && this.subscriptions.get(m.ch) !== undefined) this.seen.start(m.ch, m.pos);
         this.confirmed(m.ch, m.error === undefined ? null : toBayouError(m.error));
         return;
       case 'res': {
@@ -328,13 +328,7 @@ export class SharedTab {
     const entry = this.subscriptions.get(sub);
     if (entry === undefined) return;
     const p = message.ext?.[EXT_REPLAY] as Position | undefined;
-    if (p !== undefined && typeof p?.offset === 'number') {
-      const seen = this.seen.get(sub) ?? new Map<string, Position>();
-      this.seen.set(sub, seen);
-      const last = seen.get(message.channel);
-      if (last !== undefined && last.epoch === p.epoch && p.offset <= last.offset) return;
-      seen.set(message.channel, { offset: p.offset, epoch: p.epoch });
-    }
+    if (p !== undefined && typeof p?.offset === 'number' && !this.seen.fresh(sub, message.channel, p)) return;
     let m: Message | null = message;
     for (const ext of this.extensions) if (m !== null && ext.incoming) m = ext.incoming(m);
     if (m === null) return;

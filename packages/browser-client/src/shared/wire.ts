@@ -32,7 +32,8 @@ export type FromHub =
   | { t: 'up'; state: string; transport: string | null; clientId: string | null }
   /** A delivery to the hub's subscription `s`. */
   | { t: 'd'; s: string; m: Message }
-  | { t: 'ok'; to: string; ch: string; error?: PlainError }
+  /** The subscribe's answer; `pos`: the hub's position on the channel (where it started). */
+  | { t: 'ok'; to: string; ch: string; error?: PlainError; pos?: Position }
   | { t: 'res'; to: string; id: number; value?: unknown; error?: PlainError }
   | { t: 'gap'; info: GapInfo }
   | { t: 'err'; error: PlainError; fatal: boolean };
