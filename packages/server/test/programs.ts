@@ -19,14 +19,25 @@ export function programPath(name: string, envVar: string): string | null {
 }
 
 /** A loopback port nothing listens on right now. */
+/**
+ * A port free now, for a process the test starts (and may restart) on it. Chosen below the
+ * kernel's ephemeral range (`/proc/sys/net/ipv4/ip_local_port_range`, 32768 up here): a port
+ * from `listen(0)` is an ephemeral one, which any client connection on the machine may take
+ * as its source port before a restarted node binds it again (seen as EADDRINUSE on a busy
+ * machine).
+ */
 export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (await bindable(port)) return port;
+  }
+  throw new Error('no free port below the ephemeral range after 50 tries');
+}
+
+function bindable(port: number): Promise<boolean> {
   const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
+  return new Promise((resolve) => {
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
 }

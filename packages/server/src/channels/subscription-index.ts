@@ -23,6 +23,8 @@ class Subscribers extends Set<Session> {
 export class SubscriptionIndex {
   private readonly byName = new Map<string, Subscribers>();
   private stamp = 0;
+  /** Counts names left without subscribers: a reader that kept names may recheck only when it moved. */
+  emptied = 0;
 
   /** Returns `true` when this is the first subscriber of `name`. */
   add(name: string, session: Session): boolean {
@@ -44,6 +46,7 @@ export class SubscriptionIndex {
     if (set === undefined || !set.delete(session)) return false;
     if (set.size > 0) return false;
     this.byName.delete(name);
+    this.emptied++;
     return true;
   }
 

@@ -10,9 +10,24 @@ import { type HandoverParts, SessionHandovers } from './session-handover.js';
 
 const MAX_INTERVAL = 1000;
 
+/** Channels with subscribers here, counting those left without (the index's `emptied`), and the lookups. */
+class Followed extends Set<string> {
+  emptied = 0;
+  lookups = 0;
+  override delete(channel: string): boolean {
+    const had = super.delete(channel);
+    if (had) this.emptied++;
+    return had;
+  }
+  override clear(): void {
+    if (this.size > 0) this.emptied++;
+    super.clear();
+  }
+}
+
 /** Handovers over a store that takes every record, with `subscribed` channels having subscribers. */
 function handovers(
-  subscribed: Set<string>,
+  subscribed: Followed,
   recovering: Map<string, StreamPosition | null> = new Map(),
 ): {
   h: SessionHandovers;
@@ -56,7 +71,15 @@ function handovers(
       recoverFor: () => undefined,
       recoveringFrom: (_: Session, channel: string) => recovering.get(channel),
     } as unknown as ReplayExtension,
-    index: { subscriberCount: (channel) => (subscribed.has(channel) ? 1 : 0) },
+    index: {
+      subscriberCount: (channel) => {
+        subscribed.lookups++;
+        return subscribed.has(channel) ? 1 : 0;
+      },
+      get emptied() {
+        return subscribed.emptied;
+      },
+    },
     cluster: { isAlive: () => true, takeOver: async () => false, sendDirect: () => false },
   };
   return { h: SessionHandovers.create(parts, 'n1') as SessionHandovers, registry, records, ttls };
@@ -68,7 +91,7 @@ afterEach(() => {
 
 describe('SessionHandovers', () => {
   it('keeps the last position only of channels with subscribers here, and drops those left without past 10,000', () => {
-    const subscribed = new Set<string>();
+    const subscribed = new Followed();
     const { h } = handovers(subscribed);
     h.seen({ channel: '/nobody', payload: '{}', position: { offset: 1, epoch: 'e' } }, 0);
     expect(h.tracked).toBe(0);
@@ -95,9 +118,31 @@ describe('SessionHandovers', () => {
     expect(h.tracked).toBe(4);
   });
 
+  it('does not pass over more than 10,000 followed channels at every publication, only after one lost its subscribers', () => {
+    const subscribed = new Followed();
+    const { h } = handovers(subscribed);
+    const publish = (channel: string, offset = 1) =>
+      h.seen({ channel, payload: '{}', position: { offset, epoch: 'e' } }, 1);
+    for (let i = 0; i < 15_000; i++) subscribed.add(`/c/${i}`);
+    for (let i = 0; i < 15_000; i++) publish(`/c/${i}`);
+    expect(h.tracked).toBe(15_000);
+    // Every channel still followed: a thousand more publications look nothing up.
+    subscribed.lookups = 0;
+    for (let i = 0; i < 1000; i++) publish(`/c/${i}`, 2);
+    expect(subscribed.lookups).toBe(0);
+    // One channel lost its subscribers here: the next publication passes once and drops it.
+    subscribed.delete('/c/7');
+    publish('/c/8', 3);
+    expect(h.tracked).toBe(14_999);
+    expect(subscribed.lookups).toBeGreaterThanOrEqual(14_999);
+    subscribed.lookups = 0;
+    publish('/c/9', 3);
+    expect(subscribed.lookups).toBe(0);
+  });
+
   it('forgets a handed-over clientId after maxInterval, as newer ones are handed over', async () => {
     vi.useFakeTimers({ now: 1_000_000, toFake: ['Date'] });
-    const { h, registry, records } = handovers(new Set());
+    const { h, registry, records } = handovers(new Followed());
     const first = registry.create(LONG_POLLING_CARRIER);
     expect(await h.handOver(first, 0)).toBe(true);
     expect(records.has(first.id)).toBe(true);
@@ -114,7 +159,7 @@ describe('SessionHandovers', () => {
 
   it('keeps the record (and the clientId remembered) for the interval its client is told to wait, plus maxInterval', async () => {
     vi.useFakeTimers({ now: 1_000_000, toFake: ['Date'] });
-    const { h, registry, ttls } = handovers(new Set());
+    const { h, registry, ttls } = handovers(new Followed());
     const paced = registry.create(LONG_POLLING_CARRIER);
     // A paced drain told this client to come back after 4 s.
     expect(await h.handOver(paced, 4000)).toBe(true);
@@ -126,7 +171,7 @@ describe('SessionHandovers', () => {
   });
 
   it("records where a session being recovered stands, not the node's last position (its live messages are held)", async () => {
-    const subscribed = new Set(['/a', '/b', '/c']);
+    const subscribed = new Followed(['/a', '/b', '/c']);
     const recovering = new Map<string, StreamPosition | null>([
       ['/a', { offset: 3, epoch: 'e' }],
       ['/b', null],

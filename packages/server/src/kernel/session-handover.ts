@@ -57,7 +57,11 @@ export interface HandoverParts {
   readonly extensions: ExtensionPipeline;
   readonly replay: ReplayExtension;
   /** Subscribers of a channel on this node. */
-  readonly index: { subscriberCount(channel: string): number };
+  readonly index: {
+    subscriberCount(channel: string): number;
+    /** Grows whenever a name is left without subscribers. */
+    readonly emptied: number;
+  };
   /** The other nodes: whether one is alive, and asking one to hand a session over now. */
   readonly cluster: {
     isAlive(nodeId: string): MaybePromise<boolean>;
@@ -123,9 +127,20 @@ export class SessionHandovers {
     const position = publication.position;
     if (position === null || (reached === 0 && !this.followed(publication.channel))) return;
     this.last.set(publication.channel, position);
+    if (this.last.size <= this.pruneAbove && this.p.index.emptied === this.prunedAt) return;
     if (this.last.size <= MAX_TRACKED_CHANNELS) return;
+    // A pass over every kept channel, so only when it can drop something: a channel here lost
+    // its last subscriber since the previous pass, or the kept ones doubled since (all still
+    // followed: more than MAX_TRACKED_CHANNELS of them must not cost a pass per publication).
     for (const channel of this.last.keys()) if (!this.followed(channel)) this.last.delete(channel);
+    this.prunedAt = this.p.index.emptied;
+    this.pruneAbove = Math.max(MAX_TRACKED_CHANNELS, 2 * this.last.size);
   }
+
+  /** `index.emptied` at the last pass over the kept channels. */
+  private prunedAt = -1;
+  /** Past this many kept channels a pass is made even if no channel here was emptied. */
+  private pruneAbove = MAX_TRACKED_CHANNELS;
 
   /** Whether a session here subscribes to `channel` or to a wildcard matching it. */
   private followed(channel: string): boolean {
