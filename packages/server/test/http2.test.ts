@@ -191,6 +191,55 @@ describe('HTTP/2 on the standalone server', () => {
     s = null;
   });
 
+  it('long-polling, streaming and EventSource of one browser on one HTTP/2 connection, all held at once', async () => {
+    s = await startServer({ https: tls, http2: true, timeout: 3000 });
+    const { server, base } = s;
+    const h2 = http2.connect(base, { rejectUnauthorized: false });
+    /** A request left open: its body so far, as text. */
+    const open = (headers: http2.OutgoingHttpHeaders, body?: object[]) => {
+      const req = h2.request(headers, { endStream: body === undefined });
+      const got = { text: '', status: 0 };
+      req.on('response', (h) => {
+        got.status = Number(h[':status']);
+      });
+      req.setEncoding('utf8');
+      req.on('data', (d) => {
+        got.text += d;
+      });
+      req.on('error', () => {});
+      if (body !== undefined) req.end(JSON.stringify(body));
+      return got;
+    };
+    try {
+      const polling = await session(h2);
+      const cookie = polling.cookie;
+      const hello = (type: string) => ({ ...handshake, supportedConnectionTypes: [type, 'long-polling'] });
+      const streaming = (await h2post(h2, [hello('streaming')], cookie)).body[0]?.clientId as string;
+      const es = (await h2post(h2, [hello('eventsource')], cookie)).body[0]?.clientId as string;
+      for (const id of [polling.id, streaming, es])
+        await h2post(h2, [{ channel: '/meta/subscribe', clientId: id, subscription: '/all' }], cookie);
+      const post = { ':method': 'POST', 'content-type': 'application/json', cookie };
+      const held = open({ ...post, ':path': '/bayeux' }, [connect(polling.id)]);
+      const stream = open({ ...post, ':path': '/bayeux/stream' }, [
+        { channel: '/meta/connect', clientId: streaming, connectionType: 'streaming' },
+      ]);
+      const events = open({ ':path': `/bayeux/${es}`, accept: 'text/event-stream', cookie });
+      await eventually(() => events.status === 200);
+      await h2post(h2, [{ channel: '/meta/connect', clientId: es, connectionType: 'eventsource' }], cookie);
+      await eventually(() => server.bayou.stats().heldLongPolls === 1 && stream.status === 200);
+      server.bayou.publish('/all', 'one connection');
+      for (const got of [held, stream, events])
+        await eventually(() => got.text.includes('"data":"one connection"'));
+      expect(h2.alpnProtocol).toBe('h2');
+      expect(server.bayou.sessionCount).toBe(3);
+      expect(await new Promise((r) => server.app.server.getConnections((_e, n) => r(n)))).toBe(1);
+    } finally {
+      h2.close();
+    }
+    await server.close();
+    s = null;
+  });
+
   it('the connection guard counts TCP connections over HTTP/2 (TLS and h2c): many sessions on one, the next connection past maxConnections refused', async () => {
     const warnings: string[] = [];
     const warned = (w: Error) => warnings.push(w.message);
