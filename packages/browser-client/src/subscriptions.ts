@@ -147,16 +147,20 @@ export class SubscriptionRegistry {
   dispatch(message: Message): void {
     for (const name of expandChannel(message.channel)) {
       const entry = this.entries.get(name);
-      if (!entry) continue;
-      for (const handler of [...entry.handlers]) {
-        try {
-          handler(message);
-        } catch (err) {
-          setTimeout(() => {
-            throw err;
-          }, 0);
-        }
-      }
+      if (entry) handOut(entry, message);
+    }
+  }
+}
+
+/** Calls each handler of `entry` with `message`; one that throws is reported later, apart. */
+export function handOut(entry: ChannelEntry, message: Message): void {
+  for (const handler of [...entry.handlers]) {
+    try {
+      handler(message);
+    } catch (err) {
+      setTimeout(() => {
+        throw err;
+      }, 0);
     }
   }
 }

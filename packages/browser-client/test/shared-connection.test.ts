@@ -42,6 +42,16 @@ describe('a connection shared by the tabs of one browser (Chromium, WebSocket re
         ),
       ),
     ).toEqual(new Set(['streaming']));
+    // Every tab heard the transport event, with the reason: WebSocket failed (refused).
+    for (const tab of tabs) {
+      const log = await tab.page.evaluate(
+        () => (window as unknown as { log: { transports: string[]; reasons: string[] } }).log,
+      );
+      expect({ transports: log.transports, reasons: log.reasons }).toEqual({
+        transports: ['streaming'],
+        reasons: ['failed'],
+      });
+    }
   });
 
   it('the same 12 tabs without sharing hit the wall: some starve, the server holds a session per live tab', async () => {

@@ -14,6 +14,7 @@ import type { BayouClientOptions } from '../options.js';
 import type { RecordOptions } from '../records/record-codec.js';
 import { Recovery } from '../recovery.js';
 import type { Subscription } from '../subscriptions.js';
+import type { TransportReason } from '../transport-selector.js';
 import type { Message } from '../types.js';
 import { type Call, type FromHub, plainError, type ToHub } from './wire.js';
 
@@ -35,6 +36,8 @@ export class Hub {
   /** The channels of each tab, and the last call id it had handled (resends are skipped). */
   private readonly tabs = new Map<string, { channels: Set<string>; lastCall: number }>();
   private readonly stop = new AbortController();
+  /** Why the transport in use is the one (the client's last `transport` event). */
+  private reason: TransportReason = 'preferred';
   /**
    * The leader's page going away: a beacon (it outlives the page) ends the session at once,
    * rather than leaving it to expire (`maxInterval`) beside the next leader's.
@@ -57,15 +60,11 @@ export class Hub {
     this.client = new BayouClient(url, { ...options, sharedConnection: false, recover: false });
     this.client.use(this.recovery);
     this.client.use({ outgoing: (m) => this.recordRequest(m), incoming: (m) => this.gaps(m) });
-    const up = () =>
-      this.post({
-        t: 'up',
-        state: this.client.state,
-        transport: this.client.transport,
-        clientId: this.client.clientId,
-      });
-    this.client.on('state', up);
-    this.client.on('transport', up);
+    this.client.on('state', () => this.up());
+    this.client.on('transport', (_transport, _previous, reason) => {
+      this.reason = reason;
+      this.up();
+    });
     this.client.on('error', (error) => this.post({ t: 'err', error: plainError(error), fatal: false }));
     addEventListener('pagehide', this.pageHide);
   }
@@ -92,12 +91,7 @@ export class Hub {
     const tab = this.tab(m.from);
     switch (m.t) {
       case 'hello':
-        this.post({
-          t: 'up',
-          state: this.client.state,
-          transport: this.client.transport,
-          clientId: this.client.clientId,
-        });
+        this.up();
         return;
       case 'bye':
         this.gone(m.from);
@@ -120,6 +114,12 @@ export class Hub {
         });
       }
     }
+  }
+
+  /** The session's state, transport (and why that one) and clientId, to every tab. */
+  private up(): void {
+    const { state, transport, clientId } = this.client;
+    this.post({ t: 'up', state, transport, clientId, reason: this.reason });
   }
 
   /** A tab seen for the first time is watched through its lock. */

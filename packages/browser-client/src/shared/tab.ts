@@ -18,20 +18,23 @@ import type { RecordStore } from '../records/record-store.js';
 import { type RecordCallback, type RecordHandle, Records } from '../records/records.js';
 import type { Position } from '../recovery.js';
 import type { ConnectionState } from '../state.js';
-import { type MessageHandler, type Subscription, SubscriptionRegistry } from '../subscriptions.js';
+import { handOut, type MessageHandler, type Subscription, SubscriptionRegistry } from '../subscriptions.js';
 import type { Extension, Message } from '../types.js';
 import { Hub, randomId } from './hub.js';
 import { Seen } from './seen.js';
-import { type Call, type FromHub, isToHub, type ToHub, toBayouError, type Wire } from './wire.js';
+import {
+  type Call,
+  type FromHub,
+  isToHub,
+  type PendingCall,
+  type ToHub,
+  toBayouError,
+  type Wire,
+} from './wire.js';
 import { startWorker } from './worker-start.js';
 
 /** Milliseconds a tab gives the SharedWorker to lead before it queues for the lead itself. */
 const WORKER_START = 3000;
-
-interface PendingCall extends Call {
-  resolve(value: unknown): void;
-  reject(error: BayouError): void;
-}
 
 export class SharedTab {
   private readonly id = randomId();
@@ -57,6 +60,8 @@ export class SharedTab {
   private release: (() => void) | null = null;
   private current: ConnectionState = 'disconnected';
   private currentTransport: string | null = null;
+  /** The last transport this tab's `transport` listeners heard of. */
+  private heardTransport: string | null = null;
   private session: string | null = null;
   private waiting: { resolve(): void; reject(e: BayouError): void }[] = [];
   /** The name of the lock a tab holds for its lifetime (the hub watches it). */
@@ -121,6 +126,8 @@ export class SharedTab {
     this.channel?.close();
     this.channel = null;
     this.leaderHub = null;
+    this.currentTransport = null;
+    this.heardTransport = null;
     for (const entry of this.subscriptions.resetSession()) entry.status = 'pending';
     const error = new BayouError(ErrorCodes.DISCONNECTED, 'disconnected');
     for (const call of this.calls.values()) call.reject(error);
@@ -291,12 +298,18 @@ export class SharedTab {
         this.leaderHub = m.hub;
         this.resend();
         return;
-      case 'up':
+      case 'up': {
+        const before = this.heardTransport;
         this.currentTransport = m.transport;
         this.session = m.clientId;
+        if (m.transport !== null && m.transport !== before) {
+          this.heardTransport = m.transport;
+          this.events.emit('transport', m.transport, before, m.reason);
+        }
         if (m.state === 'connected') this.setState('connected');
         else if (this.current === 'connected') this.setState('reconnecting');
         return;
+      }
       case 'd':
         this.deliver(m.s, m.m);
         return;
@@ -331,16 +344,7 @@ export class SharedTab {
     if (p !== undefined && typeof p?.offset === 'number' && !this.seen.fresh(sub, message.channel, p)) return;
     let m: Message | null = message;
     for (const ext of this.extensions) if (m !== null && ext.incoming) m = ext.incoming(m);
-    if (m === null) return;
-    for (const handler of [...entry.handlers]) {
-      try {
-        handler(m);
-      } catch (err) {
-        setTimeout(() => {
-          throw err;
-        }, 0);
-      }
-    }
+    if (m !== null) handOut(entry, m);
   }
 
   private confirmed(ch: string, error: BayouError | null): void {

@@ -6,6 +6,7 @@
 import { BayouError, type ErrorCode } from '../errors.js';
 import type { RecordOptions } from '../records/record-codec.js';
 import type { GapInfo, Position } from '../recovery.js';
+import type { TransportReason } from '../transport-selector.js';
 import type { Message } from '../types.js';
 
 /** One publish (`req` false) or `/service` request of a tab. */
@@ -14,6 +15,12 @@ export interface Call {
   ch: string;
   data: unknown;
   req: boolean;
+}
+
+/** A call of a tab waiting for the hub's answer. */
+export interface PendingCall extends Call {
+  resolve(value: unknown): void;
+  reject(error: BayouError): void;
 }
 
 /** Tab to hub. */
@@ -29,7 +36,8 @@ export type ToHub =
 export type FromHub =
   /** A new hub leads (its id): tabs send their hello, subscriptions and unanswered calls again. */
   | { t: 'lead'; hub: string }
-  | { t: 'up'; state: string; transport: string | null; clientId: string | null }
+  /** The session's state; `reason`: why its transport is the one in use (the `transport` event's). */
+  | { t: 'up'; state: string; transport: string | null; clientId: string | null; reason: TransportReason }
   /** A delivery to the hub's subscription `s`. */
   | { t: 'd'; s: string; m: Message }
   /** The subscribe's answer; `pos`: the hub's position on the channel (where it started). */
