@@ -7,7 +7,13 @@
  * each running the same server as a node of the cluster (see `cluster/workers.ts`).
  */
 import { readFileSync } from 'node:fs';
-import { isWorker, onPrimaryShutdown, reportListening, runWorkers } from './cluster/workers.js';
+import {
+  isWorker,
+  onPrimaryShutdown,
+  reportListening,
+  reportStartFailure,
+  runWorkers,
+} from './cluster/workers.js';
 import type { BuiltServer } from './config/build-server.js';
 import type { BayouConfig } from './config/define-config.js';
 import { UsageError, usage } from './config/flags.js';
@@ -23,11 +29,23 @@ export const WORKERS_NEED_REDIS =
   'and only a shared Redis lets workers forward a long-poll to the worker that holds its session and ' +
   'deliver a message published on one worker to subscribers on the others';
 
+/** Why this process cannot start: its one line, written (or sent to the primary) by `failed`. */
+class StartFailure extends Error {}
+
 /** One line on stderr, exit code 2; `withUsage` adds where every option is listed. */
 function fail(message: string, withUsage: boolean): never {
-  process.stderr.write(
-    `bayou: ${message}${withUsage ? ' (npx @bayou/server --help lists every option)' : ''}\n`,
+  throw new StartFailure(
+    `bayou: ${message}${withUsage ? ' (npx @bayou/server --help lists every option)' : ''}`,
   );
+}
+
+/**
+ * Ends the process with code 2 and its one line: on stderr, or, in a worker, sent to the
+ * primary, which writes the first such line once however many workers fail the same way.
+ */
+function failed(line: string): void {
+  if (isWorker() && reportStartFailure(line, () => process.exit(2))) return;
+  process.stderr.write(`${line}\n`);
   process.exit(2);
 }
 
@@ -147,6 +165,5 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`bayou: ${startupFailure(err, { host: '?', port: 0 })}\n`);
-  process.exit(2);
+  failed(err instanceof StartFailure ? err.message : `bayou: ${startupFailure(err, { host: '?', port: 0 })}`);
 });

@@ -88,6 +88,16 @@ describe('bayou start failing to start', () => {
     );
   });
 
+  it('with --workers, says it once however many workers fail the same way, and exits 2', async () => {
+    // Each of the 3 workers meets the closed Redis port at once; the primary tells it once.
+    const url = `redis://127.0.0.1:${await freePort()}`;
+    const ended = await runToExit(['--port', '0', '--workers', '3', '--redis', url]);
+    const line = oneLine(ended);
+    expect(line).toContain(`bayou: cannot join the cluster on ${url}: connect ECONNREFUSED`);
+    expect(line).toContain('is Redis running there?');
+    expect(ended.stdout).toBe('');
+  });
+
   it('says how to fix a config module importing @bayou/server where it is not installed', async () => {
     // A folder outside the repository: no node_modules above it resolves @bayou/server.
     const outside = mkdtempSync(join(tmpdir(), 'bayou-outside-'));

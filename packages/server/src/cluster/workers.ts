@@ -14,7 +14,10 @@
 import cluster, { type Worker } from 'node:cluster';
 
 /** Messages between the primary and its workers (over the cluster IPC channel). */
-export type WorkerMessage = { type: 'bayou:listening'; base: string } | { type: 'bayou:shutdown' };
+export type WorkerMessage =
+  | { type: 'bayou:listening'; base: string }
+  | { type: 'bayou:failed'; line: string }
+  | { type: 'bayou:shutdown' };
 
 export interface WorkersOptions {
   count: number;
@@ -24,6 +27,8 @@ export interface WorkersOptions {
   say(line: string): void;
   /** Writes one line about a problem (stderr). */
   warn(line: string): void;
+  /** Writes a worker's start-up failure, the first one only (default: stderr, as is). */
+  failed?(line: string): void;
   /** Ends the primary. Default: `process.exit`. */
   exit?(code: number): void;
   /** The crash-loop guard's settings; each has a default. */
@@ -80,6 +85,8 @@ class Primary {
   /** Fast crashes in a row. */
   private fastCrashes = 0;
   private signals = 0;
+  /** The first start-up failure a worker reported: the others that fail alike are not repeated. */
+  private failure: string | null = null;
   private resolveStarted: () => void = () => undefined;
 
   constructor(private readonly options: WorkersOptions) {
@@ -94,6 +101,7 @@ class Primary {
     const worker = cluster.fork();
     this.alive.add(worker);
     worker.on('message', (m: unknown) => {
+      if (isMessage(m) && m.type === 'bayou:failed') this.reportFailure(m.line);
       if (!isMessage(m) || m.type !== 'bayou:listening') return;
       this.listening.set(worker, Date.now());
       if (!this.started && this.listening.size === this.options.count) {
@@ -104,9 +112,19 @@ class Primary {
         this.resolveStarted();
       }
     });
-    worker.on('exit', (code, signal) =>
-      this.exited(worker, signal ? `signal ${signal}` : `code ${code}`, signal ? null : code),
-    );
+    worker.on('exit', (code, signal) => {
+      const exited = () =>
+        this.exited(worker, signal ? `signal ${signal}` : `code ${code}`, signal ? null : code);
+      // Its last messages (a start-up failure) are read before its channel closes.
+      if (worker.isConnected()) worker.once('disconnect', exited);
+      else exited();
+    });
+  }
+
+  private reportFailure(line: string): void {
+    if (this.failure !== null) return;
+    this.failure = line;
+    (this.options.failed ?? ((l: string) => process.stderr.write(`${l}\n`)))(line);
   }
 
   private exited(worker: Worker, how: string, code: number | null): void {
@@ -119,8 +137,9 @@ class Primary {
     }
     if (!this.started && listenedAt === undefined) {
       // It could not start (bad config, port in use, Redis unreachable…): its one-line
-      // reason is on stderr; its code 2 (a start-up failure the operator fixes) is ours too.
-      this.options.warn(`a worker exited with ${how} before it listened: stopping`);
+      // reason is on stderr, once; its code 2 (a start-up failure the operator fixes) is ours too.
+      if (this.failure === null)
+        this.options.warn(`a worker exited with ${how} before it listened: stopping`);
       this.shutdownAll(code === 2 ? 2 : 1);
       return;
     }
@@ -200,6 +219,16 @@ class Primary {
 /** In a worker: tells the primary where it listens. */
 export function reportListening(base: string): void {
   process.send?.({ type: 'bayou:listening', base } satisfies WorkerMessage);
+}
+
+/**
+ * In a worker: hands its start-up failure's line to the primary, then calls `done` (once the
+ * line is sent). False when there is no primary to tell.
+ */
+export function reportStartFailure(line: string, done: () => void): boolean {
+  if (process.send === undefined || !process.connected) return false;
+  process.send({ type: 'bayou:failed', line } satisfies WorkerMessage, undefined, {}, () => done());
+  return true;
 }
 
 /** In a worker: calls `shutdown` when the primary asks for it. */
