@@ -49,6 +49,8 @@ describe('options', () => {
     expect(() => parseArgs(['storm'])).toThrow(
       expect.objectContaining({ code: LoadtestErrors.UNKNOWN_SCENARIO }),
     );
+    // Every scenario the command takes is named, chaos too (the CLI runs it before parseArgs).
+    expect(() => parseArgs(['chaso'])).toThrow('unknown scenario chaso (chat|feed|connections|chaos)');
     expect(() => parseArgs(['chat', '--nope', '1'])).toThrow(
       expect.objectContaining({ code: LoadtestErrors.UNKNOWN_OPTION }),
     );

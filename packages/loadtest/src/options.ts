@@ -389,7 +389,7 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
       if (scenario !== undefined || !SCENARIOS.includes(token.value as Scenario)) {
         throw new LoadtestError(
           LoadtestErrors.UNKNOWN_SCENARIO,
-          `unknown scenario ${token.value} (chat|feed|connections)`,
+          `unknown scenario ${token.value} (chat|feed|connections|chaos)`,
         );
       }
       scenario = token.value as Scenario;

@@ -1,5 +1,5 @@
 /**
- * The real `bayou-loadtest` command (bin → dist) before a run: `chat` and `feed` against a
+ * The real `bayou-loadtest` command (bin → dist) before a run: `chat`, `feed` and `connections` against a
  * server that is not there or refuses every handshake stop at once with exit code 2 and the
  * reason, instead of publishing into the void and reporting every message lost; `--token`
  * is what `bayou start --jwt-secret` reads (`ext.auth.token`); `--html` says where it wrote;
@@ -58,11 +58,13 @@ describe('bayou-loadtest refuses a server it cannot use before the run', () => {
   });
   afterAll(() => server?.close());
 
-  for (const scenario of ['chat', 'feed']) {
+  // connections reads only --clients of the sizes: the others are chat's and feed's.
+  const sizes = (scenario: string) => (scenario === 'connections' ? ['--clients', '4'] : small);
+  for (const scenario of ['chat', 'feed', 'connections']) {
     it(`${scenario}: nothing listening at --url → exit 2 at once with the fix`, {
       timeout: 15_000,
     }, async () => {
-      const run = await cli([scenario, '--url', 'http://127.0.0.1:1/bayeux', ...small, ...quiet]);
+      const run = await cli([scenario, '--url', 'http://127.0.0.1:1/bayeux', ...sizes(scenario), ...quiet]);
       expect(run.code).toBe(2);
       expect(run.err).toMatch(/cannot reach --url http:\/\/127\.0\.0\.1:1\/bayeux \(ECONNREFUSED\)/);
       expect(run.out).not.toMatch(/lost/);
@@ -72,7 +74,7 @@ describe('bayou-loadtest refuses a server it cannot use before the run', () => {
     it(`${scenario}: every handshake refused (no token) → exit 2 with the server's error and --token`, {
       timeout: 15_000,
     }, async () => {
-      const run = await cli([scenario, '--url', url, ...small, ...quiet]);
+      const run = await cli([scenario, '--url', url, ...sizes(scenario), ...quiet]);
       expect(run.code).toBe(2);
       expect(run.err).toContain('refused the handshake (403::handshake_denied)');
       expect(run.err).toContain('--token <jwt>');
