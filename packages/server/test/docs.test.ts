@@ -3,13 +3,21 @@
  * the commands they show run (each one the docs test can run here; the others say why not).
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { BayeuxErrors, formatError } from '@bayou/protocol';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ErrorCodes } from '../src/index.js';
 import { defaultOptions } from '../src/options.js';
-import { commandsOf, type Plan, plan, type ReadmeCommand, readmes, where } from './readme-commands.js';
+import {
+  commandsOf,
+  FILES_DIR,
+  type Plan,
+  plan,
+  type ReadmeCommand,
+  readmes,
+  where,
+} from './readme-commands.js';
 
 const readme = (pkg: string) => readFileSync(resolve(import.meta.dirname, `../../${pkg}/README.md`), 'utf8');
 
@@ -68,7 +76,7 @@ function run(p: Exclude<Plan, { kind: 'skip' }>): Promise<Ran> {
     const timer = setTimeout(stop, 20_000);
     const read = (chunk: Buffer) => {
       output += chunk.toString();
-      const found = /http:\/\/127\.0\.0\.1:[1-9]\d*/.exec(output);
+      const found = /https?:\/\/127\.0\.0\.1:[1-9]\d*/.exec(output);
       if (p.kind === 'serve' && found && url === undefined) {
         url = found[0];
         stop();
@@ -98,6 +106,7 @@ async function pool<T, R>(items: readonly T[], limit: number, fn: (item: T) => P
 }
 
 describe('the commands the READMEs show', () => {
+  afterAll(() => rmSync(FILES_DIR, { recursive: true, force: true }));
   const planned = readmes()
     .flatMap(commandsOf)
     .map((command) => ({ command, plan: plan(command) }));
@@ -120,6 +129,7 @@ describe('the commands the READMEs show', () => {
     expect(runnable('help').length).toBeGreaterThanOrEqual(5);
     expect(runnable('serve').length).toBeGreaterThanOrEqual(8);
     expect(runnable('flags').length).toBeGreaterThanOrEqual(5);
+    expect(runnable('make').length).toBeGreaterThanOrEqual(1);
   });
 
   it('--help of each command shown exits 0 and prints its usage', { timeout: 60_000 }, async () => {
@@ -133,9 +143,15 @@ describe('the commands the READMEs show', () => {
   it('each server and example shown comes up with its flags and environment (on loopback, a port of its own)', {
     timeout: 90_000,
   }, async () => {
+    // First the commands that make the files servers read (the README's test certificate).
+    for (const c of runnable('make')) {
+      const made = await run(c.plan);
+      expect(made.code, `${where(c.command)}\n${made.output}`).toBe(0);
+    }
     const results = await pool(runnable('serve'), 3, async (c) => ({ c, r: await run(c.plan) }));
+    expect(results.some(({ r }) => r.url?.startsWith('https:'))).toBe(true);
     for (const { c, r } of results) {
-      expect(r.url, `${where(c.command)}\n${r.output}`).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(r.url, `${where(c.command)}\n${r.output}`).toMatch(/^https?:\/\/127\.0\.0\.1:\d+$/);
       expect(r.output, where(c.command)).not.toMatch(/Error|exit code 2/);
     }
   });

@@ -3,10 +3,17 @@
  * cannot (a whole-repository task, a registry install, Redis, certificate files, minutes of
  * load). Every command gets one of the two: a command nobody classified fails the test.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 
 export const ROOT = resolve(import.meta.dirname, '../../..');
+
+/**
+ * Where the files a README's commands make (a test certificate) are made, and where the
+ * servers that read them start: `openssl req … -keyout key.pem` then `--tls-key key.pem`.
+ */
+export const FILES_DIR = mkdtempSync(join(tmpdir(), 'bayou-readme-'));
 
 export interface ReadmeCommand {
   /** The README, relative to the repository root. */
@@ -18,8 +25,12 @@ export interface ReadmeCommand {
   words: string[];
 }
 
-/** How a command runs here: a CLI's help, a server (or app) that must come up, a flag check. */
+/**
+ * How a command runs here: a CLI's help, a server (or app) that must come up, a flag check,
+ * a command that makes files the others read (run first, to exit 0).
+ */
 export type Plan =
+  | { kind: 'make'; argv: string[]; cwd: string }
   | { kind: 'help'; argv: string[]; cwd: string }
   | { kind: 'serve'; argv: string[]; cwd: string; env: Record<string, string> }
   | { kind: 'flags'; argv: string[]; cwd: string }
@@ -65,7 +76,7 @@ export function shellWords(line: string): string[] {
   return words;
 }
 
-/** The commands of a README's ```sh blocks that run a program of ours, npm or node. */
+/** The commands of a README's ```sh blocks, every one (a command nobody plans fails the test). */
 export function commandsOf(file: string): ReadmeCommand[] {
   const text = readFileSync(join(ROOT, file), 'utf8');
   const commands: ReadmeCommand[] = [];
@@ -83,7 +94,6 @@ export function commandsOf(file: string): ReadmeCommand[] {
         const [name, ...value] = (words.shift() as string).split('=');
         env[name as string] = value.join('=');
       }
-      if (!['npx', 'npm', 'node', 'curl'].includes(words[0] ?? '')) continue;
       commands.push({ file, line, env, words });
     }
   }
@@ -141,6 +151,11 @@ const SKIPPED: [RegExp, string][] = [
   [/^curl\b/, 'the server API by hand: server-api and openapi tests cover it'],
   [/^npx vitest\b/, 'runs a test suite: npm test runs it'],
   [/^node (--cpu-prof\b|bench\/)/, 'a benchmark: minutes of load, run by npm run bench'],
+  [/^bash packages\/loadtest\/bench\//, 'an idle-sessions run: minutes to an hour of load'],
+  [
+    /^docker compose\b/,
+    'builds images and runs a cluster in containers (minutes); cluster-nginx.test.ts runs its balancer config',
+  ],
 ];
 
 export function plan(command: ReadmeCommand): Plan {
@@ -149,6 +164,7 @@ export function plan(command: ReadmeCommand): Plan {
   const bare = words.join(' ');
   for (const [pattern, reason] of SKIPPED) if (pattern.test(bare)) return { kind: 'skip', reason };
   const cwd = join(ROOT, dirname(command.file));
+  if (words[0] === 'openssl' && words[1] === 'req') return { kind: 'make', argv: words, cwd: FILES_DIR };
   if (words[0] === 'npm' && words[1] === '--prefix' && words[3] === 'start') {
     return {
       kind: 'serve',
@@ -174,10 +190,10 @@ export function plan(command: ReadmeCommand): Plan {
     if (args.includes('--redis') || 'BAYOU_REDIS_URL' in env) {
       return { kind: 'skip', reason: 'needs Redis: the Redis engine and cluster tests run these' };
     }
-    if (args.includes('--tls-key'))
-      return { kind: 'skip', reason: 'needs certificate files: safe-defaults runs TLS' };
     const filled = Object.fromEntries(Object.entries(env).map(([k, v]) => [k, fill(v)]));
-    return { kind: 'serve', argv: ['node', bin, ...onLoopback(args)], cwd: ROOT, env: filled };
+    // Its certificate files are the ones the README's openssl line made there.
+    const at = args.includes('--tls-key') ? FILES_DIR : ROOT;
+    return { kind: 'serve', argv: ['node', bin, ...onLoopback(args)], cwd: at, env: filled };
   }
   if (words[1] === '@bayou/loadtest' && ['chat', 'feed', 'connections'].includes(args[0] as string)) {
     // A run lasts from 10 s to minutes: its flags and values are checked (parsed, resolved), not run.
