@@ -57,6 +57,12 @@ async function onScreen(page: Page, selector: string): Promise<void> {
   expect(box!.x + box!.width, selector).toBeLessThanOrEqual(390);
 }
 
+/** Taps the *Members ↓* link and waits for `name` in the list it jumps to. */
+async function showMembers(page: Page, name: string): Promise<void> {
+  await page.click('a.to-members');
+  await page.waitForSelector(`#members li[data-name="${name}"]`, { state: 'visible' });
+}
+
 describe('the chat as a newcomer meets it', () => {
   beforeAll(async () => {
     browser = await launchChromium();
@@ -91,6 +97,36 @@ describe('the chat as a newcomer meets it', () => {
     // The README's phone screenshot: written when missing or asked for, so test runs leave the tree clean.
     const file = join(packageDir, 'screenshot-phone.png');
     if (!existsSync(file) || process.env.CHAT_SCREENSHOT === '1') writeFileSync(file, png);
+  });
+
+  it('carries a private message between two phones: a member tapped from the list below, the answer from the inbox', async () => {
+    const texts = (page: Page) =>
+      page.$$eval('#messages li.message .text', (spans) => spans.map((s) => s.textContent ?? ''));
+    const erin = await phonePage();
+    const frank = await phonePage();
+    await joinChat(erin, 'erin');
+    await joinChat(frank, 'frank');
+    await showMembers(erin, 'frank');
+    await onScreen(erin, '#members li[data-name="frank"] button');
+    await erin.click('#members li[data-name="frank"] button');
+    await erin.fill('#text', 'psst, from a phone');
+    await onScreen(erin, '#send');
+    await erin.click('#send');
+    // Frank's inbox lists Erin with an unread message; he opens it and answers.
+    const inbox = '#dms li[data-name="erin"]';
+    await waitFor(
+      async () => (await frank.textContent(inbox))?.includes('1') ?? false,
+      10_000,
+      'the unread badge',
+    );
+    await onScreen(frank, `${inbox} button.item`);
+    await frank.click(`${inbox} button.item`);
+    expect(await texts(frank)).toEqual(['psst, from a phone']);
+    await frank.fill('#text', 'got it');
+    await frank.click('#send');
+    await waitFor(async () => (await texts(erin)).includes('got it'), 10_000, 'the answer');
+    expect(await texts(erin)).toEqual(['psst, from a phone', 'got it']);
+    for (const page of [erin, frank]) expect((await overflow(page)).past).toEqual([]);
   });
 
   it('tells the real reason for a bad name, and a bad room by the room input until a room is joined', async () => {
