@@ -96,6 +96,24 @@ describe('option groups merge key by key across flags, environment and file', ()
     });
   });
 
+  // Every key of every group, not only the first two: key i from source (i + shift) mod 3.
+  const everyKey = [...groups.entries()]
+    .map(([group, specs]) => ({
+      group,
+      specs: specs.filter((s) => s.key !== 'tokens.jwksUrl'),
+    }))
+    .filter(({ specs }) => specs.length >= 2);
+  it.each(everyKey)('$group: every key kept, whichever source sets it', async ({ specs }) => {
+    for (const shift of [0, 1, 2]) {
+      const sets = specs.map((s, i) => [s, SOURCES[(i + shift) % 3] as Source] as [FlagSpec, Source]);
+      const config = await resolveWith(sets);
+      for (const [spec, source] of sets)
+        expect(get(config, spec.key as string), `${spec.key} from ${source}`).toEqual(
+          sample(spec, source).value,
+        );
+    }
+  });
+
   it('keeps the password from the environment when --admin, BAYOU_ADMIN or the file turns the console on', async () => {
     const env = { BAYOU_ADMIN_PASSWORD: 'a long passphrase' };
     const adminFile = join(dir, 'admin.json');
