@@ -12,12 +12,14 @@ import { defaultOptions } from '../src/options.js';
 import {
   commandsOf,
   FILES_DIR,
+  LOCAL_REDIS,
   type Plan,
   plan,
   type ReadmeCommand,
   readmes,
   where,
 } from './readme-commands.js';
+import { RedisServer } from './redis-server.js';
 
 const readme = (pkg: string) => readFileSync(resolve(import.meta.dirname, `../../${pkg}/README.md`), 'utf8');
 
@@ -148,7 +150,26 @@ describe('the commands the READMEs show', () => {
       const made = await run(c.plan);
       expect(made.code, `${where(c.command)}\n${made.output}`).toBe(0);
     }
-    const results = await pool(runnable('serve'), 3, async (c) => ({ c, r: await run(c.plan) }));
+    const serving = runnable('serve');
+    // The README's commands on the local Redis (redis://127.0.0.1:6379) get one of the test's.
+    const onRedis = serving.filter(({ plan: p }) => p.kind === 'serve' && p.redis === true);
+    expect(onRedis.length).toBeGreaterThanOrEqual(2);
+    const redis = await RedisServer.start();
+    const local = (w: string) => w.replace(LOCAL_REDIS, redis.url);
+    const withRedis = (p: Exclude<Plan, { kind: 'skip' }>): Exclude<Plan, { kind: 'skip' }> =>
+      p.kind === 'serve' && p.redis === true
+        ? {
+            ...p,
+            argv: p.argv.map(local),
+            env: Object.fromEntries(Object.entries(p.env).map(([k, v]) => [k, local(v)])),
+          }
+        : p;
+    let results: { c: (typeof serving)[number]; r: Ran }[];
+    try {
+      results = await pool(serving, 3, async (c) => ({ c, r: await run(withRedis(c.plan)) }));
+    } finally {
+      await redis.stop();
+    }
     expect(results.some(({ r }) => r.url?.startsWith('https:'))).toBe(true);
     for (const { c, r } of results) {
       expect(r.url, `${where(c.command)}\n${r.output}`).toMatch(/^https?:\/\/127\.0\.0\.1:\d+$/);

@@ -32,7 +32,14 @@ export interface ReadmeCommand {
 export type Plan =
   | { kind: 'make'; argv: string[]; cwd: string }
   | { kind: 'help'; argv: string[]; cwd: string }
-  | { kind: 'serve'; argv: string[]; cwd: string; env: Record<string, string> }
+  | {
+      kind: 'serve';
+      argv: string[];
+      cwd: string;
+      env: Record<string, string>;
+      /** `LOCAL_REDIS` in `argv`/`env` stands for a Redis the test starts. */
+      redis?: boolean;
+    }
   | { kind: 'flags'; argv: string[]; cwd: string }
   | { kind: 'skip'; reason: string };
 
@@ -158,12 +165,38 @@ const SKIPPED: [RegExp, string][] = [
   ],
 ];
 
+/** The Redis a README's command names on this machine; the docs test starts one for it. */
+const README_REDIS = 'redis://127.0.0.1:6379';
+export const LOCAL_REDIS = '<local-redis>';
+
+/** A `bayou start` on Redis: on the local one, a Redis of the test's; elsewhere, skipped. */
+function onRedis(args: string[], env: Record<string, string>, serve: Plan): Plan {
+  const urls = [...args.filter((_, i) => args[i - 1] === '--redis'), env.BAYOU_REDIS_URL ?? README_REDIS];
+  if (urls.some((u) => u !== README_REDIS))
+    return {
+      kind: 'skip',
+      reason: 'a Redis elsewhere (a host name, TLS, Sentinel): the Redis engine tests run them',
+    };
+  if (args.includes('--workers'))
+    return {
+      kind: 'skip',
+      reason: 'six worker processes: cluster-cli.test.ts runs --workers 2 on a local Redis',
+    };
+  if (serve.kind !== 'serve') return serve;
+  const local = (w: string) => (w === README_REDIS ? LOCAL_REDIS : w);
+  const localEnv = Object.fromEntries(Object.entries(serve.env).map(([k, v]) => [k, local(v)]));
+  return { ...serve, argv: serve.argv.map(local), env: localEnv, redis: true };
+}
+
 export function plan(command: ReadmeCommand): Plan {
   const { words, env } = command;
+  const cwd = join(ROOT, dirname(command.file));
+  // A script's own --help runs, even a benchmark's: it prints its usage and exits.
+  if (words[0] === 'node' && /^bench\/[\w-]+\.mjs$/.test(words[1] ?? '') && words[2] === '--help')
+    return { kind: 'help', argv: words, cwd };
   // Matched without the environment assignments in front.
   const bare = words.join(' ');
   for (const [pattern, reason] of SKIPPED) if (pattern.test(bare)) return { kind: 'skip', reason };
-  const cwd = join(ROOT, dirname(command.file));
   if (words[0] === 'openssl' && words[1] === 'req') return { kind: 'make', argv: words, cwd: FILES_DIR };
   if (words[0] === 'npm' && words[1] === '--prefix' && words[3] === 'start') {
     return {
@@ -187,13 +220,11 @@ export function plan(command: ReadmeCommand): Plan {
   const args = words.slice(2).map(fill);
   if (args.includes('--help')) return { kind: 'help', argv: ['node', bin, ...args], cwd: ROOT };
   if (words[1] === '@bayou/server' && args[0] === 'start') {
-    if (args.includes('--redis') || 'BAYOU_REDIS_URL' in env) {
-      return { kind: 'skip', reason: 'needs Redis: the Redis engine and cluster tests run these' };
-    }
     const filled = Object.fromEntries(Object.entries(env).map(([k, v]) => [k, fill(v)]));
     // Its certificate files are the ones the README's openssl line made there.
     const at = args.includes('--tls-key') ? FILES_DIR : ROOT;
-    return { kind: 'serve', argv: ['node', bin, ...onLoopback(args)], cwd: at, env: filled };
+    const serve: Plan = { kind: 'serve', argv: ['node', bin, ...onLoopback(args)], cwd: at, env: filled };
+    return args.includes('--redis') || 'BAYOU_REDIS_URL' in env ? onRedis(args, env, serve) : serve;
   }
   if (words[1] === '@bayou/loadtest' && ['chat', 'feed', 'connections'].includes(args[0] as string)) {
     // A run lasts from 10 s to minutes: its flags and values are checked (parsed, resolved), not run.
