@@ -77,7 +77,8 @@ export class RedisBroker implements Broker {
   /** Names whose SUBSCRIBE is not confirmed yet. */
   private readonly pending = new Map<string, Promise<void>>();
   private readonly recent = new Set<string>();
-  private readonly gate: DeliveryGate;
+  /** @internal Holds live publications while a catch-up is due (`redis-engine.ts` at a drop). */
+  readonly gate: DeliveryGate;
   private readonly turns: TurnBatcher;
   private seq = 0;
   /** The catch-up from history under way, if any. */
@@ -174,6 +175,8 @@ export class RedisBroker implements Broker {
     this.engine.node();
     const n = this.interest.get(name) ?? 0;
     this.interest.set(name, n + 1);
+    if (n === 0 && !name.startsWith(NODE_INBOX_PREFIX))
+      this.engine.followed?.(this.engine.keys.topic(name), true);
     let pending = this.pending.get(name);
     if (n > 0 && pending === undefined) return undefined;
     if (pending === undefined) {
@@ -197,7 +200,8 @@ export class RedisBroker implements Broker {
       this.interest.set(name, n);
       return undefined;
     }
-    this.interest.delete(name);
+    if (this.interest.delete(name) && !name.startsWith(NODE_INBOX_PREFIX))
+      this.engine.followed?.(this.engine.keys.topic(name), false);
     if (!isWildcard(name)) this.gate.forget(name);
     const sub = this.engine.sub;
     if (sub === null || !isReady(sub)) return undefined; // nothing to undo: a reconnect will not resubscribe it

@@ -27,6 +27,8 @@ export interface RedisCore {
   commands(): RedisClient;
   /** Counts a failed call as an engine error and passes the promise on. */
   track<T>(promise: Promise<T>): Promise<T>;
+  /** A name's pub/sub name is followed now (`yes`) or no longer, its node's inbox aside. */
+  followed?(topic: string, yes: boolean): void;
   /** Refreshes this node's liveness and reads the live nodes. */
   heartbeat(): Promise<Set<string>>;
 }

@@ -3,7 +3,7 @@
  * shared by all nodes. This module owns the connections, the node's life (start,
  * heartbeat, reconnects, close) and its counters; the parts live in their own modules.
  */
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type {
   Engine,
   EngineCapabilities,
@@ -23,6 +23,7 @@ import { type RedisEngineOptions, type ResolvedRedisOptions, resolveRedisOptions
 import { RedisPresence } from './redis-presence.js';
 import { DeliveryProbe, type ProbeHost } from './redis-probe.js';
 import { HEARTBEAT, type RedisClient, runScript } from './redis-scripts.js';
+import { type ShardProbeHost, ShardProbes } from './redis-shard-probes.js';
 
 /** Counters for metrics; they only grow. */
 export interface RedisEngineStats {
@@ -48,8 +49,10 @@ export class RedisEngine implements Engine, RedisCore {
   readonly handover: RedisHandover;
   /** @internal The cap on channels with history keys this node wrote. */
   readonly historyBound: RedisHistoryBound;
-  /** @internal Probes of the subscriber connection (`redis-probe.ts`). */
+  /** @internal Probes of the subscriber connection (`redis-probe.ts`); not started on a Redis Cluster. */
   readonly probe: DeliveryProbe;
+  /** @internal On a Redis Cluster, a probe per shard the node follows a channel on (`redis-shard-probes.ts`). */
+  readonly shardProbes: ShardProbes | null;
   /** @internal Key and topic names. */
   readonly keys: RedisKeys;
   /** @internal The command connection (set by `start`). */
@@ -93,6 +96,15 @@ export class RedisEngine implements Engine, RedisCore {
     this.handover = new RedisHandover(this);
     this.historyBound = new RedisHistoryBound(this);
     this.probe = new DeliveryProbe(this.probeHost(), this.options.probeIntervalMs);
+    this.shardProbes =
+      this.options.cluster === null
+        ? null
+        : new ShardProbes(this.shardProbeHost(), this.options.probeIntervalMs);
+  }
+
+  /** @internal A name's pub/sub name is followed now, or no longer: the shard probes count them. */
+  followed(topic: string, yes: boolean): void {
+    this.shardProbes?.followed(topic, yes);
   }
 
   /** The channels whose history keys this node wrote and still counts, and what it dropped. */
@@ -129,6 +141,10 @@ export class RedisEngine implements Engine, RedisCore {
     // A probe in flight when the connection drops is lost with it, not missed.
     this.sub.on('close', () => {
       this.probe.void();
+      this.shardProbes?.void();
+      // What arrives before the catch-up waits for it: ioredis resubscribes a Redis Cluster's
+      // shard connections by itself, maybe before its `ready` starts the catch-up.
+      if (this.state === 'started') this.broker.gate.hold();
       this.subOutageMissable ??= this.silenced || isReady(this.cmd as RedisClient);
     });
     this.cmd.on('close', () => {
@@ -159,12 +175,13 @@ export class RedisEngine implements Engine, RedisCore {
       void this.heartbeat().catch(() => undefined);
     }, this.options.heartbeatMs);
     this.timer.unref();
-    this.probe.start();
+    if (this.shardProbes !== null) this.shardProbes.start();
+    else this.probe.start();
   }
 
   /** Whether both connections are up and the latest delivery probe came back. */
   ready(): boolean {
-    return this.connectionsUp() && this.probe.healthy();
+    return this.connectionsUp() && this.probe.healthy() && (this.shardProbes?.healthy() ?? true);
   }
 
   /** Whether both connections are up (what `connectionChanged` tells the node about). */
@@ -261,6 +278,7 @@ export class RedisEngine implements Engine, RedisCore {
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
     this.probe.stop();
+    this.shardProbes?.stop();
     this.broker.abandon();
     this.self = null;
   }
@@ -328,6 +346,22 @@ export class RedisEngine implements Engine, RedisCore {
     };
   }
 
+  /** The shard probes' needs: as `probeHost`'s, on the probe names of each shard followed. */
+  private shardProbeHost(): ShardProbeHost {
+    const { reconnect, notice } = this.probeHost();
+    const sub = () => this.sub as Cluster;
+    return {
+      probing: () => this.state === 'started' && this.broker.probeable(),
+      masterOf: (slot) => (this.sub as Cluster | null)?.slots[slot]?.[0],
+      topic: (k) => this.keys.shardProbe(this.node().nodeId, k),
+      subscribe: (topic) => this.track(sub().ssubscribe(topic)),
+      unsubscribe: (topic) => this.track(sub().sunsubscribe(topic)),
+      send: (topic, nonce) => this.track(this.commands().spublish(topic, nonce)),
+      reconnect,
+      notice,
+    };
+  }
+
   /** Opens `client` again a second after ioredis ended it, unless the engine stopped meanwhile. */
   private reopen(client: RedisClient): void {
     if (this.state !== 'started') return;
@@ -354,6 +388,7 @@ export class RedisEngine implements Engine, RedisCore {
   private receive(topic: string, message: string): void {
     if (this.state !== 'started') return;
     if (topic === this.probeTopic) this.probe.received(message);
-    else this.broker.receive(topic, message);
+    else if (this.shardProbes === null || !this.shardProbes.received(topic, message))
+      this.broker.receive(topic, message);
   }
 }

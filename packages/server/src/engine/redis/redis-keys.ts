@@ -20,6 +20,7 @@
  *   <p>{ctl}:occupiers  set: nodes that occupy channels (swept when they die)
  *   <p>{node:<id>}:occupies  set: the channels node <id> occupies
  *   <p>{node:<id>}:probe  pub/sub name of node <id>'s delivery probes
+ *   <p>{node:<id>:<k>}:probe  on a Redis Cluster, node <id>'s probe name for one shard
  *   <p>{session:<clientId>}:handover  string: a session handed over at a drain   PX maxInterval
  *   <p>{session:<clientId>}:mail  list: direct messages not yet taken   PX as its record, or maxInterval
  *   <p>{session:<clientId>}:owner  string: the nodeId that adopted it      PX a day, or until it ends
@@ -71,6 +72,10 @@ export class RedisKeys {
   /** The pub/sub name node <id> sends its delivery probes to (`redis-probe.ts`). */
   probe(nodeId: string): string {
     return `${this.prefix}{node:${nodeId}}:probe`;
+  }
+  /** Probe name number `k` of node <id>, each hashing to some shard (`redis-shard-probes.ts`). */
+  shardProbe(nodeId: string, k: number): string {
+    return `${this.prefix}{node:${nodeId}:${k}}:probe`;
   }
   handover(clientId: string): string {
     return `${this.prefix}{session:${clientId}}:handover`;
