@@ -1,21 +1,23 @@
 /**
  * A Redis that fails over: a primary, a replica and a Sentinel (real redis-server
- * processes on free loopback ports), one Bayou node given the Sentinel URL, and a
- * numbered stream of publishes while Sentinel promotes the replica (`SENTINEL FAILOVER`
- * with the old primary still running, or the primary killed). Every publish answered
- * `successful: true` reaches both subscribers (WebSocket and long-polling) once and in
- * order, and delivery resumes within 5 s of the new primary. A backend publishes through
- * `POST /api/publish` at about 50/s meanwhile: every refusal, there or to a client, is a
- * 503 (`503::engine_unavailable`), never a 500; after the promotion the node's delivery
- * probes come back and `/readyz` is 200 again.
+ * processes on free loopback ports), two Bayou nodes given the Sentinel URL, and a
+ * numbered stream of publishes to the first while Sentinel promotes the replica
+ * (`SENTINEL FAILOVER` with the old primary still running, or the primary killed). Every
+ * publish answered `successful: true` reaches every subscriber (WebSocket and long-polling
+ * on the first node, WebSocket on the second) once and in order, and delivery resumes
+ * within 5 s of the new primary. A backend publishes through `POST /api/publish` at about
+ * 50/s meanwhile: every refusal, there or to a client, is a 503 (`503::engine_unavailable`),
+ * never a 500, logged once at warn per outage and never at error; after the promotion
+ * every node's delivery probes come back and its `/readyz` is 200 again.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RedisEngine } from '../src/engine/redis/index.js';
-import { type BayouServer, createServer, publishApi } from '../src/index.js';
+import { createServer, publishApi } from '../src/index.js';
 import { operationsOf } from '../src/kernel/node-operations.js';
 import { eventually, redisAvailable, requireRedis, sleep } from './cluster-helpers.js';
 import { freePort } from './programs.js';
@@ -82,25 +84,47 @@ describe.runIf(redisAvailable)('Redis Sentinel failover', () => {
     'promotes the replica during a stream (%s, %s): no publish acknowledged and then lost, delivery back within 5 s',
     async (how) => {
       const { primary, replica, sentinel, admin } = await sentinelSetup();
-      const server = await createServer({
-        host: '127.0.0.1',
-        port: 0,
-        timeout: 2000,
-        sweepInterval: 50,
-        redis: `redis+sentinel://127.0.0.1:${sentinel.port}/primary`,
-        redisEngine: {
-          keyPrefix: `fo${process.pid}:`,
-          heartbeatMs: 100,
-          nodeTtlMs: 1000,
-          commandTimeoutMs: 1000,
-          probeIntervalMs: 300,
-        },
-      });
-      cleanup.push(() => (server as BayouServer).close());
+      // What each node logs at warn and above (pino levels: 40 warn, 50 error).
+      const logged: { node: number; level: number; msg: string }[] = [];
+      const node = async (i: number) => {
+        const stream = new Writable({
+          write(chunk, _enc, done) {
+            for (const line of String(chunk).split('\n')) {
+              if (line === '') continue;
+              const { level, msg } = JSON.parse(line) as { level: number; msg: string };
+              if (level >= 40) logged.push({ node: i, level, msg });
+            }
+            done();
+          },
+        });
+        const server = await createServer({
+          host: '127.0.0.1',
+          port: 0,
+          timeout: 2000,
+          sweepInterval: 50,
+          logger: { level: 'warn', stream },
+          redis: `redis+sentinel://127.0.0.1:${sentinel.port}/primary`,
+          redisEngine: {
+            keyPrefix: `fo${process.pid}:`,
+            heartbeatMs: 100,
+            nodeTtlMs: 1000,
+            commandTimeoutMs: 1000,
+            probeIntervalMs: 300,
+          },
+        });
+        cleanup.push(() => server.close());
+        return server;
+      };
+      const [server, other] = [await node(0), await node(1)];
       await server.app.register(publishApi, { apiKey: KEY, publish: (c, d) => server.bayou.publish(c, d) });
       const base = await server.listen();
-      const engine = operationsOf(server.app).engine as RedisEngine;
-      const subscribers = [new TestClient(base, 'websocket'), new TestClient(base, 'long-polling')];
+      const engines = [server, other].map((s) => operationsOf(s.app).engine as RedisEngine);
+      const bases = [base, await other.listen()];
+      const subscribers = [
+        new TestClient(base, 'websocket'),
+        new TestClient(base, 'long-polling'),
+        new TestClient(bases[1] as string, 'websocket'),
+      ];
       const publisher = new TestClient(base, 'websocket');
       for (const c of [...subscribers, publisher]) {
         cleanup.push(() => c.close());
@@ -156,7 +180,7 @@ describe.runIf(redisAvailable)('Redis Sentinel failover', () => {
         expect(Number(port)).toBe(replica.port);
       }, 20_000);
       const promotedAt = Date.now();
-      const probesBefore = engine.probe.passes;
+      const probesBefore = engines.map((e) => e.probe.passes);
       // Delivery resumes: a message sent after the promotion reaches every subscriber.
       await Promise.all(
         subscribers.map((c) =>
@@ -170,10 +194,15 @@ describe.runIf(redisAvailable)('Redis Sentinel failover', () => {
       // Keep streaming a while on the new primary, then stop and let the last ones arrive.
       const more = acked.length + 30;
       await eventually(() => expect(acked.length).toBeGreaterThanOrEqual(more), 10_000);
-      // Probes come back on the new primary, and the node is ready again.
-      await eventually(() => expect(engine.probe.passes).toBeGreaterThan(probesBefore + 1), 10_000);
-      await eventually(async () => expect((await fetch(`${base}/readyz`)).status).toBe(200), 10_000);
-      expect(engine.ready()).toBe(true);
+      // Probes come back on the new primary, and every node is ready again.
+      for (const [i, engine] of engines.entries()) {
+        await eventually(
+          () => expect(engine.probe.passes).toBeGreaterThan((probesBefore[i] as number) + 1),
+          10_000,
+        );
+        await eventually(async () => expect((await fetch(`${bases[i]}/readyz`)).status).toBe(200), 10_000);
+        expect(engine.ready()).toBe(true);
+      }
       streaming = false;
       await Promise.all([stream, backend]);
       for (const c of subscribers) {
@@ -192,6 +221,14 @@ describe.runIf(redisAvailable)('Redis Sentinel failover', () => {
       // Every refusal during the promotion says "retry later", never "bug".
       expect(refusals.filter((e) => !String(e).startsWith('503::'))).toEqual([]);
       expect(apiRefusals.filter((r) => r.status !== 503 || r.retryAfter === null)).toEqual([]);
+      // Logged as one outage: never at error, and each refusing path (the facade the API
+      // publishes through, Bayeux) says so once at warn, whatever the number of refusals.
+      expect(logged.filter((l) => l.level >= 50)).toEqual([]);
+      const outage = logged.filter((l) => l.msg.includes('the engine is unavailable'));
+      const paths = outage.map((l) => `${l.node} ${l.msg.split(':')[0]}`);
+      expect(paths).toEqual([...new Set(paths)]);
+      if (refusals.length > 0) expect(paths).toContain('0 Bayeux');
+      if (apiRefusals.length > 0) expect(paths).toContain('0 bayou.publish/deliver/updateRecord');
     },
     90_000,
   );
