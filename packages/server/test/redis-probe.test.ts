@@ -191,4 +191,34 @@ describe.runIf(redisAvailable)('delivery probes', () => {
     expect(onB.gaps).toEqual([]);
     expect(await readyz(baseB)).toBe(200);
   }, 30_000);
+
+  it('sends no probe from a node while it follows no channel', async () => {
+    const a = servers[0] as BayouServer;
+    const c = await createServer({
+      host: '127.0.0.1',
+      port: 0,
+      timeout: 2000,
+      redis: `redis://127.0.0.1:${redis().port}`,
+      redisEngine: { keyPrefix: `probe${process.pid}:`, probeIntervalMs: PROBE_MS },
+    });
+    servers.push(c);
+    const client = new TestClient(await c.listen(), 'websocket');
+    clients.push(client);
+    await client.connect(); // a session, and the node's inbox, but no channel
+    // Node A follows channels (the tests above): it probes all along; C, meanwhile, never.
+    const idle = async () => {
+      const from = engineOf(a).probe.passes;
+      await eventually(() => expect(engineOf(a).probe.passes).toBeGreaterThanOrEqual(from + 3), 10_000);
+    };
+    await idle();
+    expect(engineOf(c).probe.passes).toBe(0);
+    // Its first channel starts them; its last unsubscribe stops them (one in flight may still come back).
+    await client.subscribe('/probe/c');
+    await eventually(() => expect(engineOf(c).probe.passes).toBeGreaterThanOrEqual(2), 10_000);
+    expect((await client.unsubscribe('/probe/c')).successful).toBe(true);
+    const after = engineOf(c).probe.passes;
+    await idle();
+    expect(engineOf(c).probe.passes).toBeLessThanOrEqual(after + 1);
+    expect(engineOf(c).probe.failures).toBe(0);
+  }, 30_000);
 });

@@ -211,16 +211,18 @@ export class RedisBroker implements Broker {
   }
 
   /**
-   * @internal Subscribes to this node's probe topic and every name it needs: at start, and
+   * @internal Subscribes to this node's probe topic (on a Redis Cluster the shard probes
+   * subscribe theirs) and every name it needs: at start, and
    * after a reconnect, when it also delivers from history what was missed meanwhile, and,
    * with `reportLost` (an outage during which publishes went through Redis), reports what
    * history could not fill in.
    */
   async resubscribe(catchUp = false, reportLost = true): Promise<void> {
     const e = this.engine;
-    this.own = `${e.node().nodeId}.`;
     const nodeId = e.node().nodeId;
-    const topics = [e.keys.probe(nodeId), ...[...this.interest.keys()].map((n) => e.keys.topic(n))];
+    this.own = `${nodeId}.`;
+    const probe = e.options.cluster === null ? [e.keys.probe(nodeId)] : [];
+    const topics = [...probe, ...[...this.interest.keys()].map((n) => e.keys.topic(n))];
     if (catchUp) {
       // What was in flight when the connection dropped is lost: history fills the gap.
       this.turns.reset();
