@@ -86,14 +86,21 @@ export function startServer(name, execArgv = [], env = {}) {
   /** @type {ServerSpec} */
   const spec = SERVERS[name];
   // BAYOU_BASELINE_NODE_ARGS: Node options for the baseline alone (e.g. the same build with
-  // `--max-semi-space-size=1`, as `bayou start` forks its workers).
-  const own =
-    name === 'bayou-baseline'
-      ? (process.env.BAYOU_BASELINE_NODE_ARGS?.split(/\s+/).filter(Boolean) ?? [])
-      : [];
+  // `--max-semi-space-size=1`, as `bayou start` forks its workers); BAYOU_BASELINE_ENV:
+  // `NAME=value` pairs for its environment alone (e.g. the workers' `MALLOC_ARENA_MAX=1`).
+  const baseline = name === 'bayou-baseline';
+  const own = baseline ? (process.env.BAYOU_BASELINE_NODE_ARGS?.split(/\s+/).filter(Boolean) ?? []) : [];
+  const ownEnv = baseline
+    ? Object.fromEntries(
+        (process.env.BAYOU_BASELINE_ENV?.split(/\s+/).filter(Boolean) ?? []).map((pair) => {
+          const at = pair.indexOf('=');
+          return at > 0 ? [pair.slice(0, at), pair.slice(at + 1)] : [pair, ''];
+        }),
+      )
+    : {};
   const child = fork(join(here, 'servers', spec.script), spec.args, {
     execArgv: ['--expose-gc', ...execArgv, ...own],
-    env: { ...process.env, ...env },
+    env: { ...process.env, ...env, ...ownEnv },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const pid = child.pid;

@@ -21,7 +21,7 @@ import { primaryLog } from './config/primary-log.js';
 import { type ResolvedCli, resolveCli } from './config/resolve-config.js';
 import { type ListenTarget, startupFailure } from './config/startup-failure.js';
 import { consoleLine, engineLine } from './config/startup-log.js';
-import { tuneRuntime, workerExecArgv } from './runtime-tuning.js';
+import { tuneRuntime, workerForkOptions } from './runtime-tuning.js';
 import { STANDALONE_DEFAULTS } from './server-defaults.js';
 
 export const WORKERS_NEED_REDIS =
@@ -94,8 +94,8 @@ async function main(): Promise<void> {
     await runWorkers({
       count: workers,
       shutdownTimeout: cli.config.shutdownTimeout ?? STANDALONE_DEFAULTS.shutdownTimeout,
-      // A small young generation for each worker (runtime-tuning.ts).
-      execArgv: workerExecArgv(),
+      // A small young generation and a malloc that keeps less, for each worker (runtime-tuning.ts).
+      ...workerForkOptions(),
       ...primaryLog(cli.config, Boolean(process.stdout.isTTY)),
     });
     return;

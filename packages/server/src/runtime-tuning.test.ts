@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { tuneRuntime, WORKER_SEMI_SPACE_MB, workerExecArgv } from './runtime-tuning.js';
+import {
+  tuneRuntime,
+  WORKER_MALLOC_ENV,
+  WORKER_SEMI_SPACE_MB,
+  workerEnv,
+  workerExecArgv,
+} from './runtime-tuning.js';
 
 describe('tuneRuntime', () => {
   it('turns allocation-site pretenuring off by default', () => {
@@ -25,5 +31,22 @@ describe('workerExecArgv', () => {
     expect(workerExecArgv(['--max-semi-space-size=8'], '')).toEqual(['--max-semi-space-size=8']);
     expect(workerExecArgv(['--max_semi_space_size', '4'], '')).toEqual(['--max_semi_space_size', '4']);
     expect(workerExecArgv([], '--max-old-space-size=512 --max-semi-space-size=16')).toEqual([]);
+  });
+});
+
+describe('workerEnv', () => {
+  it('forks workers with one malloc arena and a fixed mmap threshold', () => {
+    expect(workerEnv({ PATH: '/usr/bin' })).toEqual({
+      MALLOC_ARENA_MAX: '1',
+      MALLOC_MMAP_THRESHOLD_: '131072',
+    });
+    expect(workerEnv({})).toEqual(WORKER_MALLOC_ENV);
+  });
+
+  it("adds nothing when the process's environment sets malloc's behaviour itself", () => {
+    expect(workerEnv({ MALLOC_ARENA_MAX: '4' })).toEqual({});
+    expect(workerEnv({ MALLOC_TRIM_THRESHOLD_: '0' })).toEqual({});
+    expect(workerEnv({ GLIBC_TUNABLES: 'glibc.malloc.arena_max=2' })).toEqual({});
+    expect(workerEnv({ GLIBC_TUNABLES: 'glibc.rtld.optional_static_tls=512' })).toEqual(WORKER_MALLOC_ENV);
   });
 });

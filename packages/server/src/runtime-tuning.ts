@@ -12,6 +12,15 @@
  * within the bench's spread. Figures in the server README (Idle cost). A process started
  * with its own `--max-semi-space-size` (command line or `NODE_OPTIONS`) passes it on.
  *
+ * **The workers' malloc keeps less.** glibc gives each thread that allocates its own arena
+ * (V8's compiler and GC threads, libuv's pool), and what a thread freed stays in its arena;
+ * it also raises its mmap threshold to the largest block freed so far, after which such
+ * blocks come from the heap and stay there once freed. An idle worker held 16–17 MB in
+ * malloc's heaps with 5,000 sessions; with one arena and the threshold fixed at its
+ * initial 128 KiB (`MALLOC_ARENA_MAX=1`, `MALLOC_MMAP_THRESHOLD_=131072`, `workerEnv`)
+ * 11 MB, and the worker's RSS 6 MB less. A process started with its own `MALLOC_*` or
+ * `glibc.malloc` tunables passes them on instead.
+ *
  * **No allocation-site pretenuring.** V8 watches where objects are allocated and, when
  * nearly all objects of one site survive a young-generation collection, allocates that
  * site's objects straight into the old generation from then on. A Bayeux server meets
@@ -53,6 +62,28 @@ export function workerExecArgv(
   };
   if (given.some(named)) return [...execArgv];
   return [...execArgv, `${SEMI_SPACE}=${WORKER_SEMI_SPACE_MB}`];
+}
+
+/** The glibc malloc settings the workers are forked with (see above). */
+export const WORKER_MALLOC_ENV: Readonly<Record<string, string>> = Object.freeze({
+  MALLOC_ARENA_MAX: '1',
+  MALLOC_MMAP_THRESHOLD_: '131072',
+});
+
+/**
+ * What to add to the environment cluster workers are forked with: `WORKER_MALLOC_ENV`,
+ * unless this process's environment sets malloc's behaviour itself (a `MALLOC_*` variable
+ * or `glibc.malloc` tunables in `GLIBC_TUNABLES`), which then reaches the workers as is.
+ */
+export function workerEnv(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const own = Object.keys(env).some((k) => k.startsWith('MALLOC_'));
+  if (own || env.GLIBC_TUNABLES?.includes('glibc.malloc.')) return {};
+  return { ...WORKER_MALLOC_ENV };
+}
+
+/** The Node options and environment `bayou start --workers` forks its workers with. */
+export function workerForkOptions(): { execArgv: string[]; env: Record<string, string> } {
+  return { execArgv: workerExecArgv(), env: workerEnv() };
 }
 
 /**

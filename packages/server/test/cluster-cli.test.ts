@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServer, MemoryEngine } from '../src/index.js';
-import { WORKER_SEMI_SPACE_MB } from '../src/runtime-tuning.js';
+import { WORKER_MALLOC_ENV, WORKER_SEMI_SPACE_MB } from '../src/runtime-tuning.js';
 import { eventually, redisPerFile, requireRedis } from './cluster-helpers.js';
 import { nodeIdAt } from './test-client.js';
 
@@ -53,21 +53,27 @@ function start(args: string[], env: Record<string, string> = {}) {
   return { child, exit, waitFor, out: () => out };
 }
 
-/** The command lines of `pid`'s child processes (from /proc). */
-function childCommandLines(pid: number): string[][] {
-  const out: string[][] = [];
+/** The processes whose parent is `pid` (from /proc). */
+function childPids(pid: number): number[] {
+  const out: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       // The parent's pid is the second field after the command name's closing parenthesis.
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) !== pid) continue;
-      out.push(readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').filter(Boolean));
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(Number(entry));
     } catch {
       // It ended meanwhile.
     }
   }
   return out;
+}
+
+/** The command lines of `pid`'s child processes. */
+function childCommandLines(pid: number): string[][] {
+  return childPids(pid).map((child) =>
+    readFileSync(`/proc/${child}/cmdline`, 'utf8').split('\0').filter(Boolean),
+  );
 }
 
 afterEach(() => {
@@ -127,6 +133,12 @@ describe('bayou start with Redis', () => {
     expect(workers).toHaveLength(2);
     for (const argv of workers) expect(argv).toContain(`--max-semi-space-size=${WORKER_SEMI_SPACE_MB}`);
     expect(readFileSync(`/proc/${s.child.pid}/cmdline`, 'utf8')).not.toContain('semi-space');
+    // ... and with a malloc that keeps less (runtime-tuning.ts), the primary not.
+    for (const pid of childPids(s.child.pid as number)) {
+      const env = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+      for (const [k, v] of Object.entries(WORKER_MALLOC_ENV)) expect(env).toContain(`${k}=${v}`);
+    }
+    expect(readFileSync(`/proc/${s.child.pid}/environ`, 'utf8')).not.toContain('MALLOC_ARENA_MAX');
     s.child.kill('SIGTERM');
     expect(await s.exit).toBe(0);
     await expect(fetch(`${base}/healthz`)).rejects.toThrow();

@@ -35,6 +35,8 @@ export interface WorkersOptions {
   restart?: Partial<RestartPolicy>;
   /** Node options the workers are forked with. Default: the primary's own (`process.execArgv`). */
   execArgv?: readonly string[];
+  /** Added to the workers' environment (the primary's own, which they inherit). */
+  env?: Readonly<Record<string, string>>;
 }
 
 export interface RestartPolicy {
@@ -98,7 +100,7 @@ class Primary {
   }
 
   fork(): void {
-    const worker = cluster.fork();
+    const worker = cluster.fork(this.options.env);
     this.alive.add(worker);
     worker.on('message', (m: unknown) => {
       if (isMessage(m) && m.type === 'bayou:failed') this.reportFailure(m.line);
