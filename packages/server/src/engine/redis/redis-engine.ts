@@ -160,6 +160,7 @@ export class RedisEngine implements Engine, RedisCore {
     });
     this.sub.on('message', (topic: string, message: string) => this.receive(topic, message));
     this.sub.on('smessage', (topic: string, message: string) => this.receive(topic, message));
+    this.shardProbes?.watch(this.sub as Cluster, () => this.connectionsUp());
     try {
       await Promise.all([connect(this.cmd), connect(this.sub)]);
       this.state = 'started';
@@ -334,30 +335,35 @@ export class RedisEngine implements Engine, RedisCore {
       },
       reconnect: () => {
         this.stats.probeFailures++;
-        this.silenced = true;
-        const sub = this.sub;
-        if (sub === null) return;
-        // Destroyed, not ended: a silent peer may never answer a FIN, and ioredis reconnects on close.
-        const stream = this.options.cluster === null ? (sub as Redis).stream : undefined;
-        if (stream !== undefined) stream.destroy();
-        else sub.disconnect(true);
+        this.resync();
       },
       notice: (level, message) => this.self?.notice?.(level, message),
     };
   }
 
+  /** Drops the subscriber connection(s): the reconnect resubscribes, catches up and tells gaps. */
+  private resync(): void {
+    this.silenced = true;
+    const sub = this.sub;
+    if (sub === null) return;
+    // Destroyed, not ended: a silent peer may never answer a FIN, and ioredis reconnects on close.
+    const stream = this.options.cluster === null ? (sub as Redis).stream : undefined;
+    if (stream !== undefined) stream.destroy();
+    else sub.disconnect(true);
+  }
+
   /** The shard probes' needs: as `probeHost`'s, on the probe names of each shard followed. */
   private shardProbeHost(): ShardProbeHost {
     const { reconnect, notice } = this.probeHost();
-    const sub = () => this.sub as Cluster;
     return {
       probing: () => this.state === 'started' && this.broker.probeable(),
       masterOf: (slot) => (this.sub as Cluster | null)?.slots[slot]?.[0],
       topic: (k) => this.keys.shardProbe(this.node().nodeId, k),
-      subscribe: (topic) => this.track(sub().ssubscribe(topic)),
-      unsubscribe: (topic) => this.track(sub().sunsubscribe(topic)),
+      subscribe: (topic) => this.track((this.sub as Cluster).ssubscribe(topic)),
+      unsubscribe: (topic) => this.track((this.sub as Cluster).sunsubscribe(topic)),
       send: (topic, nonce) => this.track(this.commands().spublish(topic, nonce)),
       reconnect,
+      resync: () => this.resync(),
       notice,
     };
   }

@@ -8,6 +8,7 @@ function setup() {
   const sent: { topic: string; nonce: string }[] = [];
   const log: string[] = [];
   let reconnects = 0;
+  let resyncs = 0;
   const host: ShardProbeHost = {
     probing: () => true,
     masterOf: (slot) => (slot < 8192 ? 'A' : 'B'),
@@ -29,13 +30,16 @@ function setup() {
     reconnect: () => {
       reconnects++;
     },
+    resync: () => {
+      resyncs++;
+    },
     notice: (level, message) => {
       log.push(`${level} ${message}`);
     },
   };
   const probes = new ShardProbes(host, 100);
   const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
-  return { probes, subscribed, sent, log, reconnects: () => reconnects, settle };
+  return { probes, subscribed, sent, log, reconnects: () => reconnects, resyncs: () => resyncs, settle };
 }
 
 /** A pub/sub name on master A (`a`) or B. */
@@ -95,6 +99,20 @@ describe('ShardProbes', () => {
     await t.settle();
     expect(t.probes.passes().size).toBe(0);
     expect(t.subscribed.size).toBe(0);
+  });
+
+  it('resyncs when the connection of a followed shard drops, at most once an interval', async () => {
+    const t = setup();
+    t.probes.followed(topicOn('A'), true);
+    t.probes.tick();
+    t.probes.dropped('B', 1000); // a shard it follows nothing on: nothing missed
+    expect(t.resyncs()).toBe(0);
+    t.probes.dropped('A', 1000);
+    t.probes.dropped('A', 1050); // ioredis retrying within the interval
+    expect(t.resyncs()).toBe(1);
+    t.probes.dropped('A', 1100);
+    expect(t.resyncs()).toBe(2);
+    expect(t.log.filter((l) => l.startsWith('warn'))).toHaveLength(2);
   });
 
   it('turns unhealthy when a shard probe does not come back, reports it once for that shard, reconnects', async () => {

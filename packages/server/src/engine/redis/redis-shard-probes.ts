@@ -12,6 +12,7 @@
  * counts, is reported once per shard, and reconnects the subscriber (`ProbeHost.reconnect`),
  * whose resubscribe catches up from history.
  */
+import type { Cluster } from 'ioredis';
 import { DeliveryProbe, type ProbeHost } from './redis-probe.js';
 import { keySlot } from './redis-slots.js';
 
@@ -26,6 +27,8 @@ export interface ShardProbeHost {
   unsubscribe(topic: string): Promise<unknown>;
   send(topic: string, nonce: string): Promise<unknown>;
   reconnect(): void;
+  /** Drops the subscriber connections so that they reconnect, resubscribe and catch up. */
+  resync(): void;
   notice(level: 'warn' | 'info', message: string): void;
 }
 
@@ -45,6 +48,8 @@ export class ShardProbes {
   /** The shards probed, by master. */
   private readonly shards = new Map<string, Shard>();
   private timer: NodeJS.Timeout | null = null;
+  /** When a dropped shard connection last resynced the node. */
+  private resyncedAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly host: ShardProbeHost,
@@ -98,6 +103,31 @@ export class ShardProbes {
       s.probe.void();
       s.subscribed = 'no';
     }
+  }
+
+  /** Follows `sub`'s shard connections: one that ends while `live()` is `dropped`. */
+  watch(sub: Pick<Cluster, 'on'>, live: () => boolean): void {
+    // ioredis names the master when a shard's subscriber connection ends (not when a command connection does).
+    sub.on('-node', (_redis: unknown, master?: string) => {
+      if (master !== undefined && live()) this.dropped(master);
+    });
+  }
+
+  /**
+   * The subscriber connection of the shard on `master` ended. ioredis opens another and
+   * resubscribes it by itself, but what was published meanwhile never comes: when the node
+   * follows a channel there, it resyncs (reconnect, resubscribe, catch up from history, tell
+   * gaps) — at most once a probe interval, so a shard that stays down costs one resync per
+   * interval, not one per ioredis retry.
+   */
+  dropped(master: string, now = performance.now()): void {
+    if (!this.shards.has(master) || now - this.resyncedAt < this.intervalMs) return;
+    this.resyncedAt = now;
+    this.host.notice(
+      'warn',
+      `Redis Cluster shard ${master}: its subscriber connection dropped; resubscribing and catching up from history`,
+    );
+    this.host.resync();
   }
 
   /** One tick: the shards to probe follow the slots followed, then each shard's probe ticks. */
