@@ -65,6 +65,19 @@ export async function connect(client: RedisClient): Promise<void> {
   }
 }
 
+/**
+ * ioredis (5.x) keeps a Redis Cluster's shard channels across a reconnect and resubscribes
+ * them itself; each one the engine subscribes again after the reconnect (it must know when
+ * they are on before it catches up) was appended to that list once more, so the list grew
+ * by every followed channel at each reconnect, and ioredis resent them all at the next.
+ * Keeps each channel once; does nothing if ioredis keeps them some other way.
+ */
+export function dedupeShardChannels(client: RedisClient): void {
+  const channels = (client as { shardedSubscribers?: { channels?: unknown } }).shardedSubscribers?.channels;
+  if (!(channels instanceof Map)) return;
+  for (const [slot, list] of channels) if (Array.isArray(list)) channels.set(slot, [...new Set(list)]);
+}
+
 export function isReady(client: RedisClient): boolean {
   return client.status === 'ready';
 }

@@ -12,7 +12,7 @@ import type {
   HistoryStats,
 } from '../engine.js';
 import { RedisBroker, RedisHistory } from './redis-broker.js';
-import { connect, createClient, describeRedis, isReady } from './redis-connections.js';
+import { connect, createClient, dedupeShardChannels, describeRedis, isReady } from './redis-connections.js';
 import type { RedisCore } from './redis-core.js';
 import { RedisDirectory } from './redis-directory.js';
 import { RedisHandover } from './redis-handover.js';
@@ -83,6 +83,8 @@ export class RedisEngine implements Engine, RedisCore {
    */
   private subOutageMissable: boolean | null = null;
   private silenced = false;
+  /** @internal A name's pub/sub name is followed now, or no longer: the shard probes count them. */
+  readonly followed = (topic: string, yes: boolean): void => this.shardProbes?.followed(topic, yes);
 
   constructor(options: RedisEngineOptions = {}) {
     this.options = resolveRedisOptions(options);
@@ -100,11 +102,6 @@ export class RedisEngine implements Engine, RedisCore {
       this.options.cluster === null
         ? null
         : new ShardProbes(this.shardProbeHost(), this.options.probeIntervalMs);
-  }
-
-  /** @internal A name's pub/sub name is followed now, or no longer: the shard probes count them. */
-  followed(topic: string, yes: boolean): void {
-    this.shardProbes?.followed(topic, yes);
   }
 
   /** The channels whose history keys this node wrote and still counts, and what it dropped. */
@@ -156,7 +153,8 @@ export class RedisEngine implements Engine, RedisCore {
       const report = this.subOutageMissable === true || this.silenced;
       this.subOutageMissable = null;
       this.silenced = false;
-      return this.broker.resubscribe(true, report);
+      const done = () => dedupeShardChannels(this.sub as RedisClient);
+      return this.broker.resubscribe(true, report).finally(done);
     });
     this.sub.on('message', (topic: string, message: string) => this.receive(topic, message));
     this.sub.on('smessage', (topic: string, message: string) => this.receive(topic, message));
