@@ -53,6 +53,7 @@ describe.runIf(redisServerPath() !== null || ci)('cluster chaos, bounded', () =>
       apiKey: '',
       storm: 'none',
       stormAt: 0,
+      probePercent: 0,
     });
     expect(result.nodeRestarts).toBe(3);
     expect(result.redisRestarts).toBe(1);
@@ -102,6 +103,7 @@ describe.runIf(redisServerPath() !== null || ci)('cluster chaos, bounded', () =>
         apiKey,
         storm: 'none',
         stormAt: 0,
+        probePercent: 0,
       });
       // The operator's chaos: node a dies once the 40 clients are connected and 200 more
       // messages went out to them (the stream runs), as the nodes' /metrics count them.

@@ -33,6 +33,7 @@ describe.runIf(redisServerPath() !== null || ci)('storm, bounded', () => {
       apiKey: '',
       storm: 'drain' as const,
       stormAt: 2500,
+      probePercent: 4,
     };
     const r = await runClusterChaos(options);
     expect({ lost: r.lost, duplicated: r.duplicated, gaps: r.gaps, stranded: r.stranded }).toEqual({
@@ -53,8 +54,11 @@ describe.runIf(redisServerPath() !== null || ci)('storm, bounded', () => {
     expect(storm.handshakes.filter((h) => h.t >= 0).reduce((n, h) => n + h.n, 0)).toBe(0);
     expect(storm.everyClientBackMs).toBeGreaterThan(0);
     expect(storm.targets.longestWait).toBe(true);
+    // The stayers' figures are the probe worker's (20 of the 40 clients), every stayer's beside.
+    expect(storm.probe).toBe(true);
     expect(storm.quietP99).toBeGreaterThan(0);
     expect(storm.stormP99).toBeGreaterThan(0);
+    expect(storm.allStayers.stormP99).toBeGreaterThan(0);
     expect(formatClusterChaos(options, r)).toContain('storm: node0 drained (SIGTERM)');
   }, 60_000);
 });

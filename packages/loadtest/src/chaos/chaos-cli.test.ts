@@ -59,6 +59,7 @@ describe('bayou-loadtest chaos options', () => {
       apiKey: '',
       storm: 'none',
       stormAt: 15_000,
+      probePercent: 4,
     });
     expect(parseChaosArgs(['--cluster', '3', '--restart', 'rolling', '--rooms', '4']).options).toMatchObject({
       restart: 'rolling',

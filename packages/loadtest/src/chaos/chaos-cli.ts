@@ -342,6 +342,7 @@ export function parseChaosArgs(argv: readonly string[]): ParsedChaos {
     redisRestartAt: _a,
     storm: _s,
     stormAt: _sa,
+    probePercent: _pp,
     workers: _w,
     logDir: _l,
     target: _t,

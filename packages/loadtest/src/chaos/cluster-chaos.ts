@@ -13,7 +13,7 @@ import type { ChaosTransport } from './client-transports.js';
 import { startBalancer } from './cluster-balancer.js';
 import type { WorkerClient, WorkerResult } from './cluster-messages.js';
 import { ChaosNode, ChaosRedis, freePort, randomKey, stopAll } from './cluster-processes.js';
-import { ClientWorkers } from './cluster-workers.js';
+import { ClientWorkers, probeShare } from './cluster-workers.js';
 import { drainSpreadOf, type StormKind, type StormReport, stormNode, stormReport } from './storm.js';
 
 export interface ClusterChaosOptions {
@@ -53,6 +53,11 @@ export interface ClusterChaosOptions {
   storm: 'none' | StormKind;
   /** ms into the stream. */
   stormAt: number;
+  /**
+   * With a storm: the percentage of the clients in the probe worker, whose stayers give the
+   * storm's latency figures (the other workers niced); 0: none (`storm.ts`).
+   */
+  probePercent: number;
 }
 
 /** Times to receive again after a node went down, ms. */
@@ -125,6 +130,12 @@ export function clientPlan(o: ClusterChaosOptions): WorkerClient[] {
   }));
 }
 
+/** The storm's probe percentage when the plan gives the probe clients, else 0. */
+function probeOf(o: ClusterChaosOptions): number {
+  const percent = o.storm === 'none' ? 0 : (o.probePercent ?? 0);
+  return percent > 0 && probeShare(clientPlan(o), percent).probe.length > 0 ? percent : 0;
+}
+
 export async function runClusterChaos(o: ClusterChaosOptions): Promise<ClusterChaosResult> {
   const began = performance.now();
   const onSignal = () => {
@@ -156,7 +167,7 @@ export async function runClusterChaos(o: ClusterChaosOptions): Promise<ClusterCh
     for (let i = 0; i < o.nodes; i++) nodes.push(new ChaosNode(`node${i}`, await freePort(), settings));
     await Promise.all(nodes.map((n) => n.start()));
     const balancer = await startBalancer(nodes.map((n) => n.port));
-    const workers = new ClientWorkers(Math.max(1, Math.min(o.workers, o.clients)));
+    const workers = new ClientWorkers(Math.max(1, Math.min(o.workers, o.clients)), probeOf(o));
     const bayeux = `http://127.0.0.1:${balancer}/bayeux`;
     return await stream(o, { redis, nodes, bayeux, workers, apiKey: settings.apiKey }, began);
   } finally {

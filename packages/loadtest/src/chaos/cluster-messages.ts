@@ -67,6 +67,10 @@ export interface WorkerResult {
   stayerLatency: [number, number, number][];
   /** Successful handshakes: `[tenth of a second since the epoch, count]`. */
   handshakes: [number, number][];
+  /** From the storm's probe worker (a few clients apart from the loaded workers, `storm.ts`). */
+  probe: boolean;
+  /** The worker's event-loop delay, the longest each second: `[second since the epoch, ms]`. */
+  loopDelay: [number, number][];
 }
 
 export type ToWorker =
@@ -77,6 +81,8 @@ export type ToWorker =
       clients: WorkerClient[];
       /** No node-down notices will come: a new session after the first marks the client down since its last message. */
       sessionLoss: boolean;
+      /** The storm's probe worker. */
+      probe?: boolean;
     }
   | { type: 'node-down'; nodeId: string; at: number }
   /** Publishing is over: these seqs per room were acknowledged; say `complete` once every client has them. */

@@ -63,7 +63,13 @@ function stormLines(st: NonNullable<ClusterChaosResult['storm']>): string[] {
     `  storm: node0 ${st.kind === 'kill' ? 'SIGKILLed' : 'drained (SIGTERM)'} at ${st.at.toFixed(1)} s, ${n(st.moved)} clients moved, the node exited after ${s(st.exitMs)}`,
     `    handshakes accepted per second (s from the signal: count) ${hs}; peak ${n(st.handshakesPeak)}/s`,
     `    every moved client receiving again after ${s(st.everyClientBackMs)}${st.kind === 'drain' ? ` (target ≤ drainSpread ${s(st.spreadMs)} + 5 s: ${ok(st.targets.longestWait)})` : ''}`,
-    `    stayers' p99 ${st.stormP99} ms during the storm against ${st.quietP99} ms in the quiet 10 s before (target ≤ 2×: ${ok(st.targets.stayersP99)})`,
+    `    stayers' p99${st.probe ? ' (the probe worker)' : ''} ${st.stormP99} ms during the storm against ${st.quietP99} ms in the quiet 10 s before (target ≤ 2×: ${ok(st.targets.stayersP99)})`,
+    ...(st.probe
+      ? [
+          `    every stayer, the loaded workers' too: p99 ${st.allStayers.stormP99} ms against ${st.allStayers.quietP99} ms`,
+        ]
+      : []),
+    `    client workers' event-loop delay, longest second: ${st.loopDelay.loaded.storm} ms during against ${st.loopDelay.loaded.quiet} ms before${st.loopDelay.probe === null ? '' : `; the probe's ${st.loopDelay.probe.storm} ms against ${st.loopDelay.probe.quiet} ms`}`,
   ];
 }
 

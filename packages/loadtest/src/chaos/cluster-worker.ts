@@ -5,11 +5,14 @@
  * node take to receive again on their new session. Counts are made here and only the
  * verdict travels back, so the parent's IPC stays small at 1,000 clients.
  */
+
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { BayouClient, type Subscription, type WebSocketConstructor } from '@bayou/client';
 import { isMetaChannel, META_CONNECT, META_HANDSHAKE, META_SUBSCRIBE } from '@bayou/protocol';
 import WebSocket from 'ws';
 import { clientTransports } from './client-transports.js';
 import type { FromWorker, Loss, ToWorker, WorkerClient, WorkerResult } from './cluster-messages.js';
+import { receivingAgain } from './storm.js';
 
 const MAX_LOSSES_LISTED = 20;
 
@@ -41,6 +44,47 @@ class Watched {
   readonly lastAt = new Map<number, number>();
   /** Set when the client's node died: since when, and the session it lost. */
   down: { at: number; clientId: string } | null = null;
+  /**
+   * When, after `down`, its connection was first cut (Date.now(); 0 until then): a paced
+   * drain hands its session over up to `drainSpread` after the signal, and until then its
+   * node still serves it.
+   */
+  cutAt = 0;
+  /** When its connection was last cut (the node-down notice may come after a quick drain cut it). */
+  lastCutAt = 0;
+  /**
+   * Seen receiving again since `down`, counted at its node's next down or the run's end
+   * (`settle`). `provisional`: on its old session before any cut, which a later cut (its
+   * session handed over only then, at a paced drain) takes back.
+   */
+  back: { ms: number; rehandshook: boolean; provisional: boolean } | null = null;
+
+  /** Its connection was cut: closed, or a long-poll told to come back after an interval. */
+  cut(): void {
+    this.lastCutAt = Date.now();
+    if (this.down === null) return;
+    this.cutAt = this.lastCutAt;
+    if (this.back?.provisional === true) this.back = null;
+  }
+
+  /** Its recovery, once final: counted (the slow ones, and those that handshook again, listed). */
+  settle(): void {
+    const { down, back } = this;
+    if (down === null || back === null) return;
+    recoveries.push(back.ms);
+    if (this.spec.transport === 'long-polling') recoveriesLongPolling.push(back.ms);
+    if ((back.ms > SLOW_MS || back.rehandshook) && slow.length < 50)
+      slow.push({
+        client: this.spec.index,
+        transport: this.spec.transport,
+        at: down.at,
+        ms: back.ms,
+        timeline: this.timeline,
+        clientIds: this.clientIds,
+      });
+    this.down = null;
+    this.back = null;
+  }
   /** What happened to it since its node went down (ms since then: event), for the slow ones. */
   timeline: string[] = [];
 
@@ -57,7 +101,10 @@ class Watched {
       transports: clientTransports(spec.transport),
       WebSocket: timedWebSocket(this),
     });
-    this.client.on('state', (state) => this.note(state));
+    this.client.on('state', (state) => {
+      this.note(state);
+      if (state === 'reconnecting') this.cut();
+    });
     this.client.on('gap', () => {
       this.gaps++;
     });
@@ -68,6 +115,7 @@ class Watched {
           const previous = this.clientIds.at(-1);
           this.clientIds.push(String(message.clientId));
           // Against a cluster the run did not start, a new session is how a lost node shows.
+          this.settle();
           if (sessionLoss && previous !== undefined && this.down === null) {
             this.moved = true;
             this.down = { at: this.lastAny || Date.now(), clientId: previous };
@@ -83,6 +131,9 @@ class Watched {
           );
         else if (message.channel === META_CONNECT && message.successful !== true)
           this.note(`connect ${String(message.error)}`);
+        // A connect answered "come back after an interval" (the usual advice has none): at a
+        // paced drain, its session was handed over, and a long-poll sees nothing else of it.
+        else if (message.channel === META_CONNECT && Number(message.advice?.interval) > 0) this.cut();
         if (message.channel === META_SUBSCRIBE)
           this.lastSubscribeReply = `${new Date().toISOString()} ${JSON.stringify(message)}`;
         return message;
@@ -114,25 +165,17 @@ class Watched {
     this.lastAny = Date.now();
     delivered++;
     const id = this.client.clientId;
-    // Back: on a new session (a handshake elsewhere), or on the same one handed over to another
-    // node at a drain (server #35), with a message published after its node went down.
-    const back =
-      id !== null && (id !== this.down?.clientId || (typeof t === 'number' && t > (this.down?.at ?? 0)));
-    if (this.down !== null && back) {
-      const ms = Date.now() - this.down.at;
-      recoveries.push(ms);
-      if (this.spec.transport === 'long-polling') recoveriesLongPolling.push(ms);
-      if (ms > SLOW_MS && slow.length < 50)
-        slow.push({
-          client: this.spec.index,
-          transport: this.spec.transport,
-          at: this.down.at,
-          ms,
-          timeline: this.timeline,
-          clientIds: this.clientIds,
-        });
-      this.down = null;
-    }
+    const down = this.down;
+    if (
+      down !== null &&
+      this.back === null &&
+      receivingAgain(id, down.clientId, Math.max(down.at, this.cutAt), t)
+    )
+      this.back = {
+        ms: Date.now() - down.at,
+        rehandshook: id !== down.clientId,
+        provisional: id === down.clientId && this.cutAt === 0,
+      };
   }
 }
 
@@ -143,7 +186,13 @@ const count = (m: Map<number, number>, k: number): void => {
   m.set(k, (m.get(k) ?? 0) + 1);
 };
 
+/** This process's event-loop delay: the longest per second, `[second since the epoch, ms]`. */
+const loopDelay: [number, number][] = [];
+const loop = monitorEventLoopDelay({ resolution: 10 });
+loop.enable();
+
 let watched: Watched[] = [];
+let probe = false;
 let sessionLoss = false;
 let delivered = 0;
 const recoveries: number[] = [];
@@ -179,6 +228,8 @@ async function start(url: string, prefix: string, specs: WorkerClient[]): Promis
 
 let lastDelivered = 0;
 function tick(): void {
+  loopDelay.push([Math.floor(Date.now() / 1000), Math.round(loop.max / 1e6)]);
+  loop.reset();
   const connected = watched.filter((w) => w.client.state === 'connected').length;
   post({ type: 'tick', delivered: delivered - lastDelivered, connected });
   lastDelivered = delivered;
@@ -198,10 +249,13 @@ function hasAll(w: Watched, accepted: number[][]): boolean {
 
 function nodeDown(nodeId: string, at: number): void {
   for (const w of watched) {
+    w.settle();
     const id = w.client.clientId;
     if (id?.startsWith(`${nodeId}.`) && w.down === null) {
       w.moved = true;
       w.down = { at, clientId: id };
+      w.cutAt = w.lastCutAt >= at ? w.lastCutAt : 0;
+      w.back = null;
       w.timeline = [];
     }
   }
@@ -226,8 +280,11 @@ function verdict(accepted: number[][]): WorkerResult {
       [...byMs].map(([ms, n]): [number, number, number] => [tenth, ms, n]),
     ),
     handshakes: [...handshakes],
+    probe,
+    loopDelay,
   };
   const acceptedSets = accepted.map((seqs) => new Set(seqs));
+  for (const w of watched) w.settle();
   for (const w of watched) {
     r.gaps += w.gaps;
     if (w.client.state !== 'connected') r.stranded++;
@@ -287,6 +344,7 @@ async function finish(): Promise<void> {
 process.on('message', (m: ToWorker) => {
   if (m.type === 'start') {
     sessionLoss = m.sessionLoss;
+    probe = m.probe === true;
     start(m.url, m.prefix, m.clients).catch((err: Error) => post({ type: 'failed', message: err.message }));
   } else if (m.type === 'node-down') nodeDown(m.nodeId, m.at);
   else if (m.type === 'expect') expected = m.accepted;

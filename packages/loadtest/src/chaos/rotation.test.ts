@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { clientPlan } from './cluster-chaos.js';
+import type { WorkerResult } from './cluster-messages.js';
 import { nodeEnv } from './cluster-processes.js';
-import { workerShare } from './cluster-workers.js';
+import { probeShare, workerShare } from './cluster-workers.js';
 import { Rotation } from './rotation.js';
-import { drainSpreadOf, stormReport } from './storm.js';
+import { drainSpreadOf, receivingAgain, stormReport } from './storm.js';
 
 describe('the chaos balancer rotation', () => {
   it('takes the nodes in turn', () => {
@@ -92,5 +93,67 @@ describe("the storm's wait target", () => {
     expect(back(9000, 5000)).toBe(true);
     expect(back(11_000, 5000)).toBe(false);
     expect(back(11_000, 20_000)).toBe(true);
+  });
+});
+
+describe("the storm's probe", () => {
+  it('takes the first pair of each stride: both transports of a mixed plan, 4% of 10,000, none under 40', () => {
+    const plan = clientPlan({
+      clients: 10_000,
+      rooms: 100,
+      roomsPerClient: 1,
+      seed: 1,
+      transport: 'mixed',
+    } as Parameters<typeof clientPlan>[0]);
+    const { probe, rest } = probeShare(plan, 4);
+    expect(probe).toHaveLength(400);
+    expect(probe.filter((c) => c.transport === 'websocket')).toHaveLength(200);
+    expect(rest).toHaveLength(9600);
+    expect(new Set([...probe, ...rest].map((c) => c.index)).size).toBe(10_000);
+    expect(probeShare(plan.slice(0, 40), 4).probe).toHaveLength(20);
+    expect(probeShare(plan.slice(0, 39), 4).probe).toHaveLength(0);
+    expect(probeShare(plan, 0).probe).toHaveLength(0);
+  });
+
+  it("gives the stayers' p99 of the probe when there is one, every stayer's beside it", () => {
+    const at = 100_000;
+    const part = (probe: boolean, quietMs: number, stormMs: number, delay: number): WorkerResult =>
+      ({
+        probe,
+        stayerLatency: [
+          [(at - 5000) / 100, quietMs, 100],
+          [(at + 500) / 100, stormMs, 100],
+        ],
+        handshakes: [],
+        loopDelay: [
+          [(at - 5000) / 1000, 10],
+          [at / 1000, delay],
+        ],
+      }) as unknown as WorkerResult;
+    const r = stormReport([part(false, 80, 3000, 900), part(true, 50, 90, 40)], 'drain', at, 0, [2000], 0);
+    expect({ quiet: r.quietP99, storm: r.stormP99, probe: r.probe }).toEqual({
+      quiet: 50,
+      storm: 90,
+      probe: true,
+    });
+    expect(r.allStayers).toEqual({ quietP99: 80, stormP99: 3000 });
+    expect(r.targets.stayersP99).toBe(true);
+    expect(r.loopDelay).toEqual({ loaded: { quiet: 10, storm: 900 }, probe: { quiet: 10, storm: 40 } });
+    const without = stormReport([part(false, 80, 3000, 900)], 'drain', at, 0, [2000], 0);
+    expect({ storm: without.stormP99, probe: without.probe, loop: without.loopDelay.probe }).toEqual({
+      storm: 3000,
+      probe: false,
+      loop: null,
+    });
+  });
+});
+
+describe('a moved client receiving again', () => {
+  it('on a new session, or on its own handed-over one with a message published after its connection was cut', () => {
+    // Its draining node still serves it: a message published after the signal is not "back".
+    expect(receivingAgain('n0.a', 'n0.a', 6000, 5000)).toBe(false);
+    expect(receivingAgain('n0.a', 'n0.a', 6000, 6001)).toBe(true);
+    expect(receivingAgain('n1.b', 'n0.a', 0, 1)).toBe(true);
+    expect(receivingAgain(null, 'n0.a', 6000, 7000)).toBe(false);
   });
 });

@@ -159,4 +159,5 @@ if (ports.length > 0) {
   process.on('disconnect', () => process.exit(0));
   // A worker's channel to a primary that was stopped first (the run's end): nothing to say.
   process.on('error', () => process.exit(0));
+  cluster.worker?.on('error', () => process.exit(0));
 }

@@ -30,6 +30,14 @@ export const STORM_FLAGS = [
     mode: 'cluster',
     help: 'when into the stream the storm comes (at least 10 s in, for the quiet window before it)',
   },
+  {
+    key: 'probePercent',
+    flag: 'probe',
+    kind: 'number',
+    default: '4',
+    mode: 'cluster',
+    help: "with --storm: this percentage of the clients (at least 20) held in a worker of their own, the probe, whose stayers' latency is the storm's figure (0: none, every stayer counts)",
+  },
 ] as const;
 
 /** The server's default `drainSpread` (ms): a drained client may wait that long plus 5 s. */
@@ -57,9 +65,21 @@ export interface StormReport {
   handshakesPeak: number;
   /** ms from the signal until the last moved client received again (the storm's window). */
   everyClientBackMs: number;
-  /** Stayers' latency p99, ms: the 10 s before, and during the storm's window. */
+  /**
+   * Stayers' latency p99, ms: the 10 s before, and during the storm's window — of the
+   * probe's clients when the run has a probe (the target's figures), else of all.
+   */
   quietP99: number;
   stormP99: number;
+  /** Whether the p99s above are the probe's. */
+  probe: boolean;
+  /** The same of every stayer, in every worker (with a probe: the loaded workers' view). */
+  allStayers: { quietP99: number; stormP99: number };
+  /**
+   * The client workers' event-loop delay, ms (the longest second of any worker): a late
+   * loop delays its clients' arrival times, so a stayer's latency counts it.
+   */
+  loopDelay: { loaded: { quiet: number; storm: number }; probe: { quiet: number; storm: number } | null };
   /** The nodes' drainSpread, ms (the wait target is it plus 5 s). */
   spreadMs: number;
   /** Pass/fail: stayers' p99 ≤ 2× quiet; with a drain, no client waits past drainSpread + 5 s. */
@@ -86,6 +106,20 @@ export async function stormNode(
   return at;
 }
 
+/**
+ * Whether a message that a moved client received (published at `t`) shows it receiving again:
+ * on a new session (a handshake elsewhere), or on its own session handed over to another node
+ * at a drain (server #35) with a message published after `since` — the signal, or the last
+ * cut of its connection after it. Not merely after the signal: a paced drain hands a session
+ * over up to `drainSpread` later and its node serves it until then (counting those ended the
+ * storm's window after 7.6 s of a 20 s drain); the worker takes such a "back" again when a
+ * later cut comes.
+ */
+export function receivingAgain(id: string | null, lost: string, since: number, t: unknown): boolean {
+  if (id === null) return false;
+  return id !== lost || (typeof t === 'number' && t > since);
+}
+
 function p99(counts: Map<number, number>): number {
   const total = [...counts.values()].reduce((a, b) => a + b, 0);
   if (total === 0) return 0;
@@ -108,15 +142,32 @@ export function stormReport(
   spreadMs = DRAIN_SPREAD_MS,
 ): StormReport {
   const back = Math.max(1000, recoveries.at(-1) ?? 0);
-  const quiet = new Map<number, number>();
-  const storm = new Map<number, number>();
-  for (const p of parts) {
-    for (const [tenth, ms, n] of p.stayerLatency) {
-      const t = tenth * 100;
-      const into = t >= at - QUIET_MS && t < at ? quiet : t >= at && t <= at + back ? storm : null;
-      into?.set(ms, (into.get(ms) ?? 0) + n);
+  const windows = (of: readonly WorkerResult[]) => {
+    const quiet = new Map<number, number>();
+    const storm = new Map<number, number>();
+    for (const p of of) {
+      for (const [tenth, ms, n] of p.stayerLatency) {
+        const t = tenth * 100;
+        const into = t >= at - QUIET_MS && t < at ? quiet : t >= at && t <= at + back ? storm : null;
+        into?.set(ms, (into.get(ms) ?? 0) + n);
+      }
     }
-  }
+    return { quietP99: p99(quiet), stormP99: p99(storm) };
+  };
+  const probes = parts.filter((p) => p.probe);
+  const loaded = parts.filter((p) => !p.probe);
+  const all = windows(parts);
+  const { quietP99, stormP99 } = probes.length > 0 ? windows(probes) : all;
+  const delay = (of: readonly WorkerResult[]) => {
+    const longest = (from: number, to: number) =>
+      Math.max(
+        0,
+        ...of.flatMap((p) =>
+          (p.loopDelay ?? []).filter(([s]) => s * 1000 >= from && s * 1000 < to).map(([, ms]) => ms),
+        ),
+      );
+    return { quiet: longest(at - QUIET_MS, at), storm: longest(at, at + back + 1000) };
+  };
   const perSecond = new Map<number, number>();
   for (const p of parts) {
     for (const [tenth, n] of p.handshakes) {
@@ -125,8 +176,6 @@ export function stormReport(
     }
   }
   const handshakes = [...perSecond].sort(([a], [b]) => a - b).map(([s, n]) => ({ t: s, n }));
-  const quietP99 = p99(quiet);
-  const stormP99 = p99(storm);
   return {
     kind,
     at: (at - t0) / 1000,
@@ -137,6 +186,9 @@ export function stormReport(
     everyClientBackMs: recoveries.at(-1) ?? 0,
     quietP99,
     stormP99,
+    probe: probes.length > 0,
+    allStayers: all,
+    loopDelay: { loaded: delay(loaded), probe: probes.length > 0 ? delay(probes) : null },
     spreadMs,
     targets: {
       stayersP99: stormP99 <= 2 * Math.max(quietP99, 1),
