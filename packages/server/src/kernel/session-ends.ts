@@ -186,6 +186,7 @@ export class SessionEnds implements SessionHost, SweepHandler {
   drainForShutdown(spread = 0, random: () => number = Math.random): Promise<void> {
     const registry = this.p.registry();
     registry.stopSweeping();
+    this.p.handovers()?.draining();
     const sessions = [...registry.values()];
     const window = Math.min(spread, sessions.length * DRAIN_STEP_MS);
     const handing: Promise<void>[] = [];

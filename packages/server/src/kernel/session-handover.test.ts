@@ -170,6 +170,21 @@ describe('SessionHandovers', () => {
     expect(h.handedOver(paced.id)).toBe(false);
   });
 
+  it('remembers what it hands over at its drain until it closes, past the record TTL (a long-poll forwarded here later goes to the adopter)', async () => {
+    vi.useFakeTimers({ now: 1_000_000, toFake: ['Date'] });
+    const { h, registry } = handovers(new Followed());
+    const before = registry.create(LONG_POLLING_CARRIER);
+    await h.handOver(before, 0);
+    h.draining();
+    const paced = registry.create(LONG_POLLING_CARRIER);
+    expect(await h.handOver(paced, 500)).toBe(true);
+    // A 20 s spread: this node still drains long after the record's TTL.
+    vi.setSystemTime(1_000_000 + MAX_INTERVAL + 20_000);
+    expect(h.handedOver(paced.id)).toBe(true);
+    // Handed over before the drain (a WebSocket taken over): forgotten after its TTL, as before.
+    expect(h.handedOver(before.id)).toBe(false);
+  });
+
   it("records where a session being recovered stands, not the node's last position (its live messages are held)", async () => {
     const subscribed = new Followed(['/a', '/b', '/c']);
     const recovering = new Map<string, StreamPosition | null>([

@@ -81,6 +81,14 @@ export class SessionHandovers {
    * forgotten as newer ones come in (a node that takes sessions over lives on).
    */
   private readonly moved = new Map<string, number>();
+  /**
+   * Set once this node drains: from then on each clientId it hands over is remembered until
+   * it closes, not for the record's TTL. A drain spread over 20 s outlives that TTL (10–11 s
+   * by default), and a long-poll another node forwarded here by its clientId's name after it
+   * ran out was answered here, `402 session_unknown`, though the session lived on its
+   * adopter: 171–231 clients handshook again in each 10,000-client drain with a 20 s spread.
+   */
+  private drainingSince: number | null = null;
   /** Sessions this node adopted: their adopter key is deleted when they end here. */
   private readonly adopted = new Set<string>();
   /** Claims in flight, so two requests of one session claim once. */
@@ -148,6 +156,11 @@ export class SessionHandovers {
     return false;
   }
 
+  /** The node drains: what it hands over from now on is remembered until it closes (`drainingSince`). */
+  draining(now = Date.now()): void {
+    this.drainingSince ??= now;
+  }
+
   /** Whether this node handed the session over (a request for it goes to its adopter). */
   handedOver(clientId: unknown, now = Date.now()): boolean {
     if (typeof clientId !== 'string') return false;
@@ -196,7 +209,7 @@ export class SessionHandovers {
     }
     // From now on a request for it is told to go elsewhere (until now this node still held it:
     // a connect that came meanwhile is answered below, `retry`, as the held one).
-    this.remember(session.id, Date.now(), ttl);
+    this.remember(session.id, Date.now(), this.drainingSince === null ? ttl : Number.POSITIVE_INFINITY);
     // Direct messages queued while the record was written go with it (kept in its mail).
     for (const message of session.drain()) this.sendOn(session.id, message);
     if (gone(session)) return true;
