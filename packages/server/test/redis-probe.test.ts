@@ -206,18 +206,18 @@ describe.runIf(redisAvailable)('delivery probes', () => {
     clients.push(client);
     await client.connect(); // a session, and the node's inbox, but no channel
     // Node A follows channels (the tests above): it probes all along; C, meanwhile, never.
-    const idle = async () => {
+    const aProbesThrice = async () => {
       const from = engineOf(a).probe.passes;
       await eventually(() => expect(engineOf(a).probe.passes).toBeGreaterThanOrEqual(from + 3), 10_000);
     };
-    await idle();
+    await aProbesThrice();
     expect(engineOf(c).probe.passes).toBe(0);
     // Its first channel starts them; its last unsubscribe stops them (one in flight may still come back).
     await client.subscribe('/probe/c');
     await eventually(() => expect(engineOf(c).probe.passes).toBeGreaterThanOrEqual(2), 10_000);
     expect((await client.unsubscribe('/probe/c')).successful).toBe(true);
     const after = engineOf(c).probe.passes;
-    await idle();
+    await aProbesThrice();
     expect(engineOf(c).probe.passes).toBeLessThanOrEqual(after + 1);
     expect(engineOf(c).probe.failures).toBe(0);
   }, 30_000);
