@@ -192,6 +192,43 @@ describe('the idle heartbeat', () => {
     expect(server.bayou.sessionCount).toBe(1);
   });
 
+  it('keeps a heartbeat session whose next connect is late while its socket answers pings: maxInterval and two heartbeats', async () => {
+    // maxInterval alone (200 ms) ends before the second ping (500–600 ms after the reply);
+    // maxInterval + 2 heartbeats (800 ms) does not: a client busy reading a burst keeps its session.
+    const { server, base } = await start({ heartbeatInterval: 300, maxInterval: 200 });
+    const ws = new WebSocket(`${base.replace(/^http/, 'ws')}/bayeux`);
+    cleanup.push(() => ws.terminate());
+    let pings = 0;
+    ws.on('ping', () => pings++);
+    const replies: Msg[] = [];
+    ws.on('message', (data) => {
+      for (const m of JSON.parse(data.toString()) as Msg[]) replies.push(m);
+    });
+    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+    const reply = async (id: string) => {
+      await eventually(() => replies.some((m) => m.id === id), 5000, `reply ${id}`);
+      return replies.find((m) => m.id === id) as Msg;
+    };
+    const handshake = {
+      id: 'h',
+      channel: '/meta/handshake',
+      version: '1.0',
+      supportedConnectionTypes: ['websocket'],
+    };
+    ws.send(JSON.stringify([{ ...handshake, ext: { bayou: { heartbeat: true } } }]));
+    const clientId = (await reply('h')).clientId as string;
+    const connect = { channel: '/meta/connect', clientId, connectionType: 'websocket' };
+    ws.send(JSON.stringify([{ ...connect, id: 'c0', advice: { timeout: 0 } }]));
+    expect((await reply('c0')).successful).toBe(true);
+    // No next connect: two heartbeats later the session is still there.
+    await eventually(() => pings >= 2, 5000, 'two heartbeats');
+    expect(server.bayou.session(clientId)).toBeDefined();
+    // And it does expire, maxInterval and two heartbeats after the reply: the next connect is told so.
+    await eventually(() => server.bayou.sessionCount === 0, 5000, 'expired');
+    ws.send(JSON.stringify([{ ...connect, id: 'c1' }]));
+    expect(await reply('c1')).toMatchObject({ successful: false, error: '402::session_unknown' });
+  });
+
   it('changes nothing for a client that does not ask, nor on long-polling', async () => {
     const { server, base } = await start();
     const connects = countConnects(server);

@@ -31,6 +31,7 @@ export type ConnectOptions = Pick<
   | 'multiSessionInterval'
   | 'streamMaxBytes'
   | 'heartbeatTimeout'
+  | 'heartbeatInterval'
 >;
 
 export class Connects {
@@ -47,6 +48,13 @@ export class Connects {
   private readonly asideGapAdvice: string;
   /** The largest frame of a stream relayed from another node: `streamMaxBytes` less a stream's padding and framing. */
   private readonly relayedFrameBytes: number;
+  /**
+   * How long a heartbeat session whose connect was answered on its open WebSocket waits for
+   * the next one: `maxInterval` and two heartbeats. The heartbeat proves the link meanwhile
+   * (a silent socket is closed within two, and then `maxInterval` counts from the close),
+   * so a client busy for longer than `maxInterval` (a burst to read first) keeps its session.
+   */
+  private readonly beatingInterval: number;
 
   constructor(
     private readonly options: ConnectOptions,
@@ -59,6 +67,7 @@ export class Connects {
     this.advice = JSON.stringify(this.adviceFields);
     this.heartbeatFields = { ...this.adviceFields, timeout: options.heartbeatTimeout };
     this.heartbeatAdvice = JSON.stringify(this.heartbeatFields);
+    this.beatingInterval = options.maxInterval + 2 * options.heartbeatInterval;
     this.multipleClientsAdvice = JSON.stringify({
       reconnect: 'retry',
       interval: options.multiSessionInterval,
@@ -172,7 +181,8 @@ export class Connects {
    */
   complete(session: Session, advice?: Record<string, unknown>, withMessages = true, error?: string): void {
     const beats = pinged(session, session.carrier);
-    const held = transition(session, { type: 'release' }, Date.now(), this.options.maxInterval);
+    const wait = beats ? this.beatingInterval : this.options.maxInterval;
+    const held = transition(session, { type: 'release' }, Date.now(), wait);
     if (held === null) return;
     if (held.browserId !== null) this.browserPolls.release(held.browserId);
     const adviceJson =
@@ -264,7 +274,8 @@ export class Connects {
     now: number,
   ): void {
     const fresh = session.carrier !== carrier;
-    transition(session, { type: 'bind-carrier', carrier, held }, now, this.options.maxInterval);
+    const wait = pinged(session, carrier) ? this.beatingInterval : this.options.maxInterval;
+    transition(session, { type: 'bind-carrier', carrier, held }, now, wait);
     if (fresh) ctx.bound.push(session);
   }
 
