@@ -74,8 +74,15 @@ function countingWebSocket(): { WS: WebSocketConstructor; pings: number; empty: 
   return seen;
 }
 
-/** A raw `ws` socket with a heartbeat session: handshaken, connected, subscribed, a connect held. */
-async function rawSession(base: string, autoPong: boolean): Promise<{ ws: WebSocket; pings: () => number }> {
+/**
+ * A raw `ws` socket with a heartbeat session: handshaken, connected, subscribed, and a
+ * connect held unless `next` is false (the first answered, no next one sent).
+ */
+async function rawSession(
+  base: string,
+  autoPong: boolean,
+  { interval = INTERVAL, next = true } = {},
+): Promise<{ ws: WebSocket; pings: () => number; clientId: string; reply: (id: string) => Promise<Msg> }> {
   const ws = new WebSocket(`${base.replace(/^http/, 'ws')}/bayeux`, { autoPong });
   let pings = 0;
   ws.on('ping', () => pings++);
@@ -100,7 +107,7 @@ async function rawSession(base: string, autoPong: boolean): Promise<{ ws: WebSoc
     ]),
   );
   const hs = await reply('h');
-  expect(hs.ext).toEqual({ bayou: { heartbeat: INTERVAL } });
+  expect(hs.ext).toEqual({ bayou: { heartbeat: interval } });
   const clientId = hs.clientId as string;
   const connect = (id: string, advice?: object) =>
     ({
@@ -119,8 +126,8 @@ async function rawSession(base: string, autoPong: boolean): Promise<{ ws: WebSoc
   const first = await reply('c0');
   expect(first.advice).toMatchObject({ timeout: 60_000 });
   await reply('s');
-  ws.send(JSON.stringify([connect('c1')]));
-  return { ws, pings: () => pings };
+  if (next) ws.send(JSON.stringify([connect('c1')]));
+  return { ws, pings: () => pings, clientId, reply };
 }
 
 describe('the idle heartbeat', () => {
@@ -196,36 +203,14 @@ describe('the idle heartbeat', () => {
     // maxInterval alone (200 ms) ends before the second ping (500–600 ms after the reply);
     // maxInterval + 2 heartbeats (800 ms) does not: a client busy reading a burst keeps its session.
     const { server, base } = await start({ heartbeatInterval: 300, maxInterval: 200 });
-    const ws = new WebSocket(`${base.replace(/^http/, 'ws')}/bayeux`);
+    const { ws, pings, clientId, reply } = await rawSession(base, true, { interval: 300, next: false });
     cleanup.push(() => ws.terminate());
-    let pings = 0;
-    ws.on('ping', () => pings++);
-    const replies: Msg[] = [];
-    ws.on('message', (data) => {
-      for (const m of JSON.parse(data.toString()) as Msg[]) replies.push(m);
-    });
-    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
-    const reply = async (id: string) => {
-      await eventually(() => replies.some((m) => m.id === id), 5000, `reply ${id}`);
-      return replies.find((m) => m.id === id) as Msg;
-    };
-    const handshake = {
-      id: 'h',
-      channel: '/meta/handshake',
-      version: '1.0',
-      supportedConnectionTypes: ['websocket'],
-    };
-    ws.send(JSON.stringify([{ ...handshake, ext: { bayou: { heartbeat: true } } }]));
-    const clientId = (await reply('h')).clientId as string;
-    const connect = { channel: '/meta/connect', clientId, connectionType: 'websocket' };
-    ws.send(JSON.stringify([{ ...connect, id: 'c0', advice: { timeout: 0 } }]));
-    expect((await reply('c0')).successful).toBe(true);
     // No next connect: two heartbeats later the session is still there.
-    await eventually(() => pings >= 2, 5000, 'two heartbeats');
+    await eventually(() => pings() >= 2, 5000, 'two heartbeats');
     expect(server.bayou.session(clientId)).toBeDefined();
     // And it does expire, maxInterval and two heartbeats after the reply: the next connect is told so.
     await eventually(() => server.bayou.sessionCount === 0, 5000, 'expired');
-    ws.send(JSON.stringify([{ ...connect, id: 'c1' }]));
+    ws.send(JSON.stringify([{ id: 'c1', channel: '/meta/connect', clientId, connectionType: 'websocket' }]));
     expect(await reply('c1')).toMatchObject({ successful: false, error: '402::session_unknown' });
   });
 
