@@ -214,6 +214,26 @@ describe('the idle heartbeat', () => {
     expect(await reply('c1')).toMatchObject({ successful: false, error: '402::session_unknown' });
   });
 
+  it('says the true time since the reply when a heartbeat session expires with its socket open', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const stream = { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) };
+    const { server, base } = await start({
+      heartbeatInterval: 1000,
+      maxInterval: 200,
+      logger: { level: 'warn', stream },
+    });
+    // Before the handshake: the connect reply comes later, so this bounds the time since it.
+    const before = Date.now();
+    const { ws } = await rawSession(base, true, { interval: 1000, next: false });
+    cleanup.push(() => ws.terminate());
+    await eventually(() => server.bayou.sessionCount === 0, 10_000, 'expired');
+    const elapsed = Date.now() - before;
+    const said = lines.find((l) => String(l.msg).startsWith('session expired with its connection open'));
+    // It waited maxInterval and two heartbeats (2,200 ms), and says so: not 2,000 ms more.
+    expect(said?.sinceReplyMs).toBeGreaterThanOrEqual(2200);
+    expect(said?.sinceReplyMs).toBeLessThanOrEqual(elapsed);
+  });
+
   it('changes nothing for a client that does not ask, nor on long-polling', async () => {
     const { server, base } = await start();
     const connects = countConnects(server);

@@ -90,7 +90,7 @@ export class Connects {
       session,
       { type: 'bind-carrier', carrier: ctx.carrier, held: null },
       Date.now(),
-      this.options.maxInterval,
+      this.waitFor(session, ctx.carrier),
     );
     ctx.bound.push(session);
   }
@@ -181,8 +181,7 @@ export class Connects {
    */
   complete(session: Session, advice?: Record<string, unknown>, withMessages = true, error?: string): void {
     const beats = pinged(session, session.carrier);
-    const wait = beats ? this.beatingInterval : this.options.maxInterval;
-    const held = transition(session, { type: 'release' }, Date.now(), wait);
+    const held = transition(session, { type: 'release' }, Date.now(), this.waitOf(session));
     if (held === null) return;
     if (held.browserId !== null) this.browserPolls.release(held.browserId);
     const adviceJson =
@@ -274,9 +273,23 @@ export class Connects {
     now: number,
   ): void {
     const fresh = session.carrier !== carrier;
-    const wait = pinged(session, carrier) ? this.beatingInterval : this.options.maxInterval;
-    transition(session, { type: 'bind-carrier', carrier, held }, now, wait);
+    transition(session, { type: 'bind-carrier', carrier, held }, now, this.waitFor(session, carrier));
     if (fresh) ctx.bound.push(session);
+  }
+
+  /**
+   * How long `session`, its connect answered on the carrier it has now, waits for its next
+   * connect before it expires: `maxInterval`, or `maxInterval` and two heartbeats for a
+   * connected heartbeat session on a carrier that pings. The one source of that wait, so the
+   * expiry warning says the time since the reply, not a re-derived one.
+   */
+  waitOf(session: Session): number {
+    return this.waitFor(session, session.carrier);
+  }
+
+  /** The wait of `session` on `carrier` (a handshake's, before any connect: `maxInterval`). */
+  private waitFor(session: Session, carrier: Carrier | null): number {
+    return session.connected && pinged(session, carrier) ? this.beatingInterval : this.options.maxInterval;
   }
 
   private flushSoon(session: Session): void {

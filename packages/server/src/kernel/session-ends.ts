@@ -143,7 +143,8 @@ export class SessionEnds implements SessionHost, SweepHandler {
 
   /**
    * A session that expires while its carrier (a WebSocket) is still open had its connect
-   * answered and no next connect within `maxInterval`: a client too busy to answer, or a
+   * answered and no next connect within its wait (`Connects.waitOf`: `maxInterval`, and two
+   * heartbeats more for a heartbeat session): a client too busy to answer, or a
    * connect that waited that long somewhere. Its client will be told `402` on that next
    * connect. Said at warn level, at most once a minute with the count since.
    */
@@ -156,10 +157,10 @@ export class SessionEnds implements SessionHost, SweepHandler {
       {
         clientId: session.id,
         carrier: session.carrier?.kind.name,
-        sinceReplyMs: now - (session.expiresAt - this.p.options.maxInterval),
+        sinceReplyMs: now - (session.expiresAt - this.p.connects().waitOf(session)),
         expiredOnOpenCarrier: o.count,
       },
-      'session expired with its connection open: no connect came within maxInterval of the previous connect reply (its next connect is answered 402)',
+      'session expired with its connection open: no connect came within its wait (maxInterval, and two heartbeats more for a heartbeat session) of the previous connect reply (its next connect is answered 402)',
     );
     o.count = 0;
     o.warnedAt = now;
