@@ -18,7 +18,8 @@ import { BrowserSlots } from '../session/browser-slots.js';
 import type { Carrier, CarrierKind, ConnectionTypes } from '../session/carrier.js';
 import type { Outbound } from '../session/outbound.js';
 import type { Session } from '../session/session.js';
-import { type HeldConnect, type PendingPoll, transition } from '../session/session-lifecycle.js';
+import type { HeldConnect, PendingPoll } from '../session/session-lifecycle.js';
+import type { SessionRegistry } from '../session/session-registry.js';
 import { overHttp2 } from '../transports/request-info.js';
 import { STREAM_FRAMING } from '../transports/stream-link.js';
 
@@ -62,6 +63,8 @@ export class Connects {
     private readonly extensions: ExtensionPipeline,
     /** The kind a connect's `connectionType` names (`transports/carrier-kinds.ts`). */
     private readonly connectionTypes: ConnectionTypes,
+    /** Where every transition of a session goes (it files the session's deadline). */
+    private readonly sessions: Pick<SessionRegistry, 'transition'>,
   ) {
     this.adviceFields = { reconnect: 'retry', interval: options.interval, timeout: options.timeout };
     this.advice = JSON.stringify(this.adviceFields);
@@ -86,7 +89,7 @@ export class Connects {
   /** A handshake on a carrier that pushes binds the new session to it, so its replies keep their order. */
   bindHandshake(session: Session, ctx: BatchContext): void {
     if (ctx.carrier === null) return;
-    transition(
+    this.sessions.transition(
       session,
       { type: 'bind-carrier', carrier: ctx.carrier, held: null },
       Date.now(),
@@ -142,7 +145,7 @@ export class Connects {
     const now = Date.now();
     if (advice !== null) {
       if (ctx.carrier !== null) this.bindCarrier(session, ctx, ctx.carrier, null, now);
-      else transition(session, { type: 'detach' }, now, this.options.maxInterval);
+      else this.sessions.transition(session, { type: 'detach' }, now, this.options.maxInterval);
       // A connect answered at once (the first, one with `advice.timeout: 0`, a browser past
       // its long-poll slots) carries what waits when deliveries travel only in connect
       // replies: what an acknowledgement put back, what was queued while the client was away.
@@ -164,7 +167,7 @@ export class Connects {
     };
     if (ctx.carrier !== null) this.bindCarrier(session, ctx, ctx.carrier, held, now);
     else {
-      transition(session, { type: 'hold-poll', held }, now, this.options.maxInterval);
+      this.sessions.transition(session, { type: 'hold-poll', held }, now, this.options.maxInterval);
       ctx.held = true;
     }
     // A stream relayed from another node, reopened after a cut: its resent frames leave now.
@@ -181,7 +184,7 @@ export class Connects {
    */
   complete(session: Session, advice?: Record<string, unknown>, withMessages = true, error?: string): void {
     const beats = pinged(session, session.carrier);
-    const held = transition(session, { type: 'release' }, Date.now(), this.waitOf(session));
+    const held = this.sessions.transition(session, { type: 'release' }, Date.now(), this.waitOf(session));
     if (held === null) return;
     if (held.browserId !== null) this.browserPolls.release(held.browserId);
     const adviceJson =
@@ -230,7 +233,7 @@ export class Connects {
     if (!streaming) {
       if (session.held !== null) this.complete(session, undefined, false);
       session.carriedBy(named);
-      transition(session, { type: 'detach' }, Date.now(), this.options.maxInterval);
+      this.sessions.transition(session, { type: 'detach' }, Date.now(), this.options.maxInterval);
       if (session.deliveryMode !== 'connect-reply') messages = session.drain();
     }
     const ext = this.extensions.connectExt(session, messages, messages.length === 0);
@@ -242,7 +245,7 @@ export class Connects {
   /** A stream opened without a connect (an EventSource request) carries `session` from now on. */
   bindStream(session: Session, link: Carrier): void {
     if (session.held !== null) this.complete(session, undefined, false);
-    transition(
+    this.sessions.transition(
       session,
       { type: 'bind-carrier', carrier: link, held: null },
       Date.now(),
@@ -255,13 +258,13 @@ export class Connects {
   /** The carrier of `session` closed: keep the session until it expires. */
   carrierClosed(session: Session, link: Carrier): void {
     if (session.carrier !== link) return;
-    transition(session, { type: 'carrier-closed' }, Date.now(), this.options.maxInterval);
+    this.sessions.transition(session, { type: 'carrier-closed' }, Date.now(), this.options.maxInterval);
   }
 
   /** The client went away while its long-poll was held; queued messages wait for the next one. */
   pollAborted(session: Session, poll: PendingPoll): void {
     if (session.held?.poll !== poll) return;
-    const held = transition(session, { type: 'release' }, Date.now(), this.options.maxInterval);
+    const held = this.sessions.transition(session, { type: 'release' }, Date.now(), this.options.maxInterval);
     if (held?.browserId) this.browserPolls.release(held.browserId);
   }
 
@@ -273,7 +276,12 @@ export class Connects {
     now: number,
   ): void {
     const fresh = session.carrier !== carrier;
-    transition(session, { type: 'bind-carrier', carrier, held }, now, this.waitFor(session, carrier));
+    this.sessions.transition(
+      session,
+      { type: 'bind-carrier', carrier, held },
+      now,
+      this.waitFor(session, carrier),
+    );
     if (fresh) ctx.bound.push(session);
   }
 

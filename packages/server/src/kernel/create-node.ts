@@ -267,7 +267,7 @@ function buildSessions(
     connects: () => connects,
     outbound: () => outbound,
   });
-  const registry = new SessionRegistry(ends, options.maxInterval, base.nodeId);
+  const registry = new SessionRegistry(ends, options.maxInterval, base.nodeId, options.sweepInterval);
   const ack = new AckExtension(
     connectionTypes,
     (s) => queueMicrotask(() => ends.dropSlowConsumer(s as Session)),
@@ -285,7 +285,7 @@ function buildSessions(
     undefined,
     () => stats.flushed(),
   );
-  const connects = new Connects(options, outbound, extensions, connectionTypes);
+  const connects = new Connects(options, outbound, extensions, connectionTypes, registry);
   const findSession = (clientId: unknown): Session | undefined => {
     const session = registry.get(clientId);
     return session?.state === 'removed' ? undefined : session;

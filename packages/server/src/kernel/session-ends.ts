@@ -9,7 +9,6 @@ import type { ExtensionPipeline } from '../bayeux/extensions.js';
 import type { ResolvedOptions } from '../options.js';
 import type { Outbound } from '../session/outbound.js';
 import type { ServerSession, Session, SessionHost } from '../session/session.js';
-import { transition } from '../session/session-lifecycle.js';
 import type { SessionRegistry, SweepHandler } from '../session/session-registry.js';
 import type { RemovalReason } from '../types.js';
 import type { Connects } from './connects.js';
@@ -81,7 +80,7 @@ export class SessionEnds implements SessionHost, SweepHandler {
       const live = this.p.registry().get(session.id);
       if (live !== session || live.state === 'removed') return;
     }
-    transition(session, { type: 'remove' }, Date.now(), this.p.options.maxInterval);
+    this.p.registry().transition(session, { type: 'remove' }, Date.now(), this.p.options.maxInterval);
     this.p.stats.removed[reason]++;
     this.p.registry().delete(session);
     for (const name of [...session.subscriptions]) {

@@ -12,7 +12,8 @@
  *                           removed
  *
  * `transition` is the only writer of the state, the carrier, the held connect and the
- * deadlines; everything else reads them. An illegal transition is a programmer error and
+ * deadlines; everything else reads them. The kernel calls it through its registry's
+ * `transition` (`session-registry.ts`), which files the deadline it leaves for the sweep. An illegal transition is a programmer error and
  * throws, so a bug shows at once instead of as a session that never expires.
  */
 import type { Carrier, ConnectCarrier } from './carrier.js';
@@ -137,4 +138,10 @@ export function due(l: Lifecycle, now: number): 'answer' | 'expire' | null {
   if (l.state === 'removed') return null;
   if (l.held !== null) return now >= l.held.deadline ? 'answer' : null;
   return now >= l.expiresAt ? 'expire' : null;
+}
+
+/** The next time the sweep has something to do with a session: its held connect's deadline, else its expiry (`Infinity`: none, or removed). */
+export function nextDeadline(l: Lifecycle): number {
+  if (l.state === 'removed') return Number.POSITIVE_INFINITY;
+  return l.held !== null ? l.held.deadline : l.expiresAt;
 }

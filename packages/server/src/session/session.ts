@@ -115,6 +115,8 @@ export class Session implements ExtensionSession, Lifecycle {
   carrier: Carrier | null = null;
   held: HeldConnect | null = null;
   expiresAt: number;
+  /** Its place on the registry's deadline wheel (`deadline-wheel.ts`), written by the wheel only. */
+  deadlineSpot = -1;
 
   /** The kind of carrier its last connect named (see `carriedBy`). */
   private kind: CarrierKind;
