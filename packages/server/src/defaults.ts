@@ -101,6 +101,8 @@ export const SERVER_DEFAULTS = deepFreeze({
     historyChannels: plugin.historyChannels,
     batchWindowMs: 1,
     probeIntervalMs: 5000,
+    replicaAcks: null as number | null,
+    replicaAckTimeoutMs: 500,
   },
   /** The in-process engine's history bounds: the plugin's. */
   memoryEngine: {

@@ -226,7 +226,7 @@ describe.runIf(redisAvailable)('Redis Sentinel failover', () => {
       expect(logged.filter((l) => l.level >= 50)).toEqual([]);
       const outage = logged.filter((l) => l.msg.includes('the engine is unavailable'));
       const paths = outage.map((l) => `${l.node} ${l.msg.split(':')[0]}`);
-      expect(paths).toEqual([...new Set(paths)]);
+      expect(paths, JSON.stringify(logged)).toEqual([...new Set(paths)]);
       if (refusals.length > 0) expect(paths).toContain('0 Bayeux');
       if (apiRefusals.length > 0) expect(paths).toContain('0 bayou.publish/deliver/updateRecord');
     },

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { decodePublication, newEpoch } from './redis-broker.js';
+import { decodePublication } from './redis-broker.js';
+import { newEpoch } from './redis-history.js';
 
 describe('decodePublication', () => {
   it('reads a publication with its position, keeping newlines of the payload', () => {

@@ -9,41 +9,25 @@
  * record update, the W3C `traceparent` of a traced publish, empty otherwise; offset and
  * epoch empty without history). Ids, flags, channel names and epochs never contain a newline.
  */
-import { randomBytes } from 'node:crypto';
 import { expandChannel, isTraceparent, isWildcard } from '@bayou/protocol';
 import type { Redis } from 'ioredis';
 import {
   type Broker,
-  type History,
   type HistoryPolicy,
   NODE_INBOX_PREFIX,
   type Publication,
-  type Recovery,
   type StreamPosition,
 } from '../engine.js';
 import { isReady } from './redis-connections.js';
 import type { RedisCore } from './redis-core.js';
 import { DeliveryGate } from './redis-delivery.js';
-import { LATEST, PUBLISH, PUBLISH_RECORD, type RedisClient, runScript, SINCE } from './redis-scripts.js';
+import { newEpoch, RedisHistory } from './redis-history.js';
+import { ReplicaWait } from './redis-replicas.js';
+import { PUBLISH, PUBLISH_RECORD, type RedisClient, runScript } from './redis-scripts.js';
 import { type Corkable, TurnBatcher } from './redis-turns.js';
 
 /** How many recent publication ids a node remembers to drop duplicate copies. */
 const RECENT_IDS = 512;
-
-/** Drawn once per process; `newEpoch` appends a counter, so no draw per publish. */
-const EPOCH_BASE = randomBytes(6).toString('base64url');
-let epochs = 0;
-
-/**
- * A fresh epoch, for Redis to take when a channel's history is missing (the scripts use
- * it only then): unique across nodes (random part) and within one (counter), so a history
- * lost twice never comes back under an epoch clients already hold. Cheap enough to build
- * for every publish, unlike drawing random bytes each time.
- */
-export function newEpoch(): string {
-  epochs = (epochs + 1) % Number.MAX_SAFE_INTEGER;
-  return `${EPOCH_BASE}${epochs.toString(36)}`;
-}
 
 /** Splits a wire publication; null when it is not one. */
 export function decodePublication(message: string): { id: string; publication: Publication } | null {
@@ -80,7 +64,10 @@ export class RedisBroker implements Broker {
   /** @internal Holds live publications while a catch-up is due (`redis-engine.ts` at a drop). */
   readonly gate: DeliveryGate;
   private readonly turns: TurnBatcher;
+  private readonly replicas: ReplicaWait;
   private seq = 0;
+  /** A catch-up put off until the command connection is on the subscriber's server: the names it reports if lost. */
+  private deferred: string[] | null = null;
   /** The catch-up from history under way, if any. */
   private catching: Promise<void> | null = null;
   /** `<nodeId>.`: how this node's own publication ids start. */
@@ -89,6 +76,8 @@ export class RedisBroker implements Broker {
   constructor(private readonly engine: RedisCore) {
     this.gate = new DeliveryGate(() => engine.node());
     this.turns = new TurnBatcher(engine.options.batchWindowMs, (p) => this.gate.accept(p));
+    const o = engine.options;
+    this.replicas = new ReplicaWait(o.replicaAcks, o.replicaAckTimeoutMs, (p) => engine.track(p), o.redis);
   }
 
   async publish(
@@ -106,6 +95,7 @@ export class RedisBroker implements Broker {
     const names = expandChannel(channel);
     const topics = e.options.sharded ? [e.keys.topic(channel)] : names.map((n) => e.keys.topic(n));
     const header = this.header(trace ?? '', channel, names);
+    const replicated = this.replicas.after(cmd);
     const reply = (await e.track(
       runScript(
         cmd,
@@ -131,6 +121,7 @@ export class RedisBroker implements Broker {
       const message = `${header}\n${position?.offset ?? ''}\n${position?.epoch ?? ''}\n${payload}`;
       await this.spread(cmd, names.slice(1), message);
     }
+    if (replicated !== null) await replicated;
     return position;
   }
 
@@ -147,6 +138,7 @@ export class RedisBroker implements Broker {
     const topics = e.options.sharded ? [e.keys.topic(subject)] : names.map((n) => e.keys.topic(n));
     const header = this.header('r', subject, names);
     const verb = e.options.sharded ? 'SPUBLISH' : 'PUBLISH';
+    const replicated = this.replicas.after(cmd);
     await e.track(
       runScript(
         cmd,
@@ -156,6 +148,7 @@ export class RedisBroker implements Broker {
       ),
     );
     if (e.options.sharded) await this.spread(cmd, names.slice(1), `${header}\n\n\n${fields}`);
+    if (replicated !== null) await replicated;
   }
 
   async recordImage(subject: string): Promise<Record<string, unknown> | null> {
@@ -231,7 +224,7 @@ export class RedisBroker implements Broker {
     try {
       for (let i = 0; i < topics.length; i += 1000) await e.track(this.listen(topics.slice(i, i + 1000)));
     } finally {
-      if (catchUp) await this.catchUp(reportLost ? this.followedNames() : []);
+      if (catchUp) await this.caughtUpOnce(reportLost ? this.followedNames() : []);
     }
   }
 
@@ -252,8 +245,31 @@ export class RedisBroker implements Broker {
     while (this.catching !== null) await this.catching;
     const sub = this.engine.sub;
     if (sub === null || !isReady(sub)) return; // the subscriber's reconnect will catch up
+    const lost = this.deferred ?? [];
+    this.deferred = null;
     this.gate.hold();
-    await this.catchUp();
+    await this.catchUp(lost);
+  }
+
+  /**
+   * The catch-up after a subscriber reconnect. Through Sentinel the subscriber connection
+   * may reach the new primary before the command connection, which reads history: a
+   * catch-up then would read the old primary, miss that the new one never got this node's
+   * last deliveries, and let the new primary's next messages, numbered with offsets this
+   * node already delivered, be dropped as repeats. Live messages are held instead until the
+   * command connection is on the same server (`recheck`), or `commandTimeoutMs` passed.
+   */
+  private caughtUpOnce(lost: readonly string[]): Promise<void> {
+    const cmd = this.engine.cmd;
+    if (cmd !== null && isReady(cmd) && this.sameServer(cmd)) return this.catchUp(lost);
+    this.deferred = [...(this.deferred ?? []), ...lost];
+    setTimeout(() => {
+      if (this.deferred === null) return;
+      const late = this.deferred;
+      this.deferred = null;
+      void this.catchUp(late).catch(() => undefined);
+    }, this.engine.options.commandTimeoutMs).unref();
+    return Promise.resolve();
   }
 
   /**
@@ -312,10 +328,15 @@ export class RedisBroker implements Broker {
   private listening(cmd: RedisClient): boolean {
     const sub = this.engine.sub;
     if (sub === null || !isReady(sub) || this.gate.holding()) return false;
+    return this.sameServer(cmd);
+  }
+
+  /** Whether `cmd` and the subscriber connection are on the same server. */
+  private sameServer(cmd: RedisClient): boolean {
     // Only Sentinel moves the connections between servers (a name may resolve to several).
     if (this.engine.options.redis.sentinels === undefined) return true;
     const a = (cmd as Redis).stream;
-    const b = (sub as Redis).stream;
+    const b = (this.engine.sub as Redis | null)?.stream;
     return a?.remotePort === b?.remotePort && a?.remoteAddress === b?.remoteAddress;
   }
 
@@ -350,51 +371,5 @@ export class RedisBroker implements Broker {
 
   private async spread(cmd: RedisClient, names: string[], message: string): Promise<void> {
     await this.engine.track(Promise.all(names.map((n) => cmd.spublish(this.engine.keys.topic(n), message))));
-  }
-}
-
-export class RedisHistory implements History {
-  constructor(private readonly engine: RedisCore) {}
-
-  /**
-   * What `channel` carried after `position`; `delivered` when a node delivered that very
-   * position (it then starts a fresh epoch if the history lost it, see `SINCE`). A
-   * client's position is never taken for one: it could name any offset.
-   */
-  async since(channel: string, position: StreamPosition, delivered = false): Promise<Recovery> {
-    const e = this.engine;
-    if (!Number.isSafeInteger(position.offset) || typeof position.epoch !== 'string') {
-      return { recovered: false, position: await this.latest(channel) };
-    }
-    const reply = (await e.track(
-      runScript(
-        e.commands(),
-        SINCE,
-        [e.keys.meta(channel), e.keys.stream(channel)],
-        [position.offset, position.epoch, newEpoch(), e.options.epochTtlMs, delivered ? '1' : '0'],
-      ),
-    )) as [number, number, string, ...string[]];
-    const [recovered, top, epoch, ...payloads] = reply;
-    const latest = { offset: top, epoch };
-    if (recovered !== 1) return { recovered: false, position: latest };
-    const publications = payloads.map((payload, i) => ({
-      channel,
-      payload,
-      position: { offset: position.offset + 1 + i, epoch },
-    }));
-    return { recovered: true, publications, position: latest };
-  }
-
-  async latest(channel: string): Promise<StreamPosition> {
-    const e = this.engine;
-    const [offset, epoch] = (await e.track(
-      runScript(
-        e.commands(),
-        LATEST,
-        [e.keys.meta(channel), e.keys.stream(channel)],
-        [newEpoch(), e.options.epochTtlMs],
-      ),
-    )) as [number, string];
-    return { offset, epoch };
   }
 }

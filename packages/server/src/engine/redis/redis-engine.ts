@@ -11,11 +11,12 @@ import type {
   EngineNode,
   HistoryStats,
 } from '../engine.js';
-import { RedisBroker, RedisHistory } from './redis-broker.js';
+import { RedisBroker } from './redis-broker.js';
 import { connect, createClient, dedupeShardChannels, describeRedis, isReady } from './redis-connections.js';
 import type { RedisCore } from './redis-core.js';
 import { RedisDirectory } from './redis-directory.js';
 import { RedisHandover } from './redis-handover.js';
+import { RedisHistory } from './redis-history.js';
 import { RedisHistoryBound } from './redis-history-bound.js';
 import { RedisKeys } from './redis-keys.js';
 import { RedisLeases } from './redis-leases.js';

@@ -16,6 +16,8 @@ describe('resolveRedisOptions', () => {
       historyChannels: 100_000,
       batchWindowMs: 1,
       probeIntervalMs: 5000,
+      replicaAcks: 0,
+      replicaAckTimeoutMs: 500,
     });
   });
 
@@ -37,6 +39,10 @@ describe('resolveRedisOptions', () => {
       password: 'p@ss',
       failoverDetector: true,
     });
+    // Through Sentinel a publish waits for one replica unless told otherwise.
+    expect(o.replicaAcks).toBe(1);
+    expect(resolveRedisOptions({ url: 'redis+sentinel://s1:1/m', replicaAcks: 0 }).replicaAcks).toBe(0);
+    expect(resolveRedisOptions({ url: 'redis://h:1', replicaAcks: 2 }).replicaAcks).toBe(2);
     expect(resolveRedisOptions({ url: 'redis+sentinel://:pw@s1:1/m' }).redis).toMatchObject({
       password: 'pw',
       name: 'm',
@@ -67,6 +73,9 @@ describe('resolveRedisOptions', () => {
     [{ batchWindowMs: '1' }, /batchWindowMs/],
     [{ probeIntervalMs: -1 }, /probeIntervalMs.*0 = off/],
     [{ probeIntervalMs: 1.5 }, /probeIntervalMs/],
+    [{ replicaAcks: -1 }, /replicaAcks.*0 = off/],
+    [{ replicaAcks: 1, cluster: { nodes: [{ port: 7000 }] } }, /replicaAcks.*0 with cluster/],
+    [{ replicaAckTimeoutMs: 0 }, /replicaAckTimeoutMs.*positive/],
   ])('rejects %o naming the option', (input, message) => {
     expect(() => resolveRedisOptions(input as never)).toThrow(message);
   });

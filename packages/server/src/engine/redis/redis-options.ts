@@ -81,6 +81,15 @@ export interface RedisEngineOptions {
    * Default: 5000.
    */
   probeIntervalMs?: number;
+  /**
+   * How many replicas must hold a publish before it is acknowledged (`WAIT` after each
+   * turn's publishes): a primary that Sentinel replaced, or that died, can otherwise
+   * acknowledge a publish its successor never got. One that is not held in time is
+   * refused (503, publish again). Default: 1 through Sentinel, else 0 (not with `cluster`).
+   */
+  replicaAcks?: number;
+  /** Milliseconds a turn's publishes wait for `replicaAcks` replicas before they are refused. Default: 500. */
+  replicaAckTimeoutMs?: number;
 }
 
 export interface ResolvedRedisOptions {
@@ -96,6 +105,8 @@ export interface ResolvedRedisOptions {
   readonly historyChannels: number;
   readonly batchWindowMs: number;
   readonly probeIntervalMs: number;
+  readonly replicaAcks: number;
+  readonly replicaAckTimeoutMs: number;
 }
 
 /** The Redis engine's defaults (defined in `defaults.ts`). */
@@ -161,10 +172,14 @@ export function resolveRedisOptions(input: RedisEngineOptions = {}): ResolvedRed
     invalid('redis.keyPrefix', 'left out: use the engine option keyPrefix');
   if (input.sharded !== undefined && typeof input.sharded !== 'boolean') invalid('sharded', 'a boolean');
   if (cluster !== null && input.sharded === false) invalid('sharded', 'true (or left out) with cluster');
+  const redis = { ...(input.redis ?? {}), ...sentinel };
+  const replicaAcks = o.replicaAcks === null ? (redis.sentinels === undefined ? 0 : 1) : o.replicaAcks;
+  if (wholeOrZero('replicaAcks', replicaAcks) > 0 && cluster !== null)
+    invalid('replicaAcks', '0 with cluster');
   return Object.freeze({
     // ioredis takes a Sentinel setup as options, not as a URL.
     url: o.url !== null && isSentinelUrl(o.url) ? null : o.url,
-    redis: { ...(input.redis ?? {}), ...sentinel },
+    redis,
     cluster,
     keyPrefix: o.keyPrefix,
     heartbeatMs,
@@ -175,5 +190,7 @@ export function resolveRedisOptions(input: RedisEngineOptions = {}): ResolvedRed
     historyChannels: positive('historyChannels', o.historyChannels),
     batchWindowMs: nonNegative('batchWindowMs', o.batchWindowMs),
     probeIntervalMs: wholeOrZero('probeIntervalMs', o.probeIntervalMs),
+    replicaAcks,
+    replicaAckTimeoutMs: positive('replicaAckTimeoutMs', o.replicaAckTimeoutMs),
   });
 }
