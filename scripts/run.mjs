@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildReason, installReason, markBuilt, markInstalled } from './freshness.mjs';
+import { serve } from './serve.mjs';
 import { provisionServices } from './services.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -96,12 +97,12 @@ switch (task) {
   case 'start':
     installAndBuildIfStale();
     // The chat demo on http://localhost:8080 (PORT and HOST override), served by @bayou/server.
-    runPnpm(['--filter', '@bayou/example-chat', 'run', 'start']);
+    await serve(pnpm[0], [...pnpm.slice(1), '--filter', '@bayou/example-chat', 'run', 'start'], root);
     break;
   case 'grid':
     installAndBuildIfStale();
     // The live price grid over the demo feed on http://localhost:8080 (PORT, HOST, GRID_SYMBOLS, GRID_RATE).
-    runPnpm(['--filter', '@bayou/example-grid', 'run', 'start']);
+    await serve(pnpm[0], [...pnpm.slice(1), '--filter', '@bayou/example-grid', 'run', 'start'], root);
     break;
   default:
     console.error(
