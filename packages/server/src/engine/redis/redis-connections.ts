@@ -41,7 +41,27 @@ export function createClient(options: ResolvedRedisOptions, name: string): Redis
     });
   }
   const redis = { ...options.redis, ...failFast(options), connectionName: name };
-  return options.url === null ? new Redis(redis) : new Redis(options.url, redis);
+  const client = options.url === null ? new Redis(redis) : new Redis(options.url, redis);
+  readOnFastPath(client);
+  return client;
+}
+
+const noop = (): void => undefined;
+
+/**
+ * ioredis (since 5.4.2, redis/ioredis#1937) attaches its reply parser to a new socket with
+ * `prependListener('data')` and `resume()`. Node's readable stream emits a chunk the
+ * moment it is read only when a `'data'` listener was added through `on`; otherwise each
+ * chunk from Redis is buffered and emitted a tick later through `read()` (a `nextTick`,
+ * `emitReadable`, `flow` and a buffer list per read: a few microseconds of every reply and
+ * every pub/sub message). An empty listener added with `on` at each connect puts the
+ * socket back on that path; ioredis' parser still runs first.
+ */
+export function readOnFastPath(client: Redis): void {
+  client.on('connect', () => {
+    const stream = client.stream;
+    if (stream !== undefined && !stream.listeners('data').includes(noop)) stream.on('data', noop);
+  });
 }
 
 /**
