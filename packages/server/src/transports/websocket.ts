@@ -19,6 +19,7 @@ import { WEBSOCKET_CARRIER } from './carrier-kinds.js';
 import { boundDeflateOffers, perMessageDeflate } from './compression.js';
 import { CLOSES_PER_SWEEP, DeadlineQueue } from './deadline-queue.js';
 import { readCookie } from './http-request.js';
+import { OpenLinks } from './open-links.js';
 import type { OriginGuard } from './origin-guard.js';
 import { PingWheel } from './ping-wheel.js';
 import { pathOf, requestInfo } from './request-info.js';
@@ -39,6 +40,7 @@ type WebSocketOptions = Pick<
   | 'compression'
   | 'compressionThreshold'
   | 'heartbeatInterval'
+  | 'maxBufferedBytes'
 >;
 
 /** Close code and reason of a WebSocket that completed no Bayeux handshake in time. */
@@ -96,10 +98,16 @@ export class WebSocketTransport {
       keepHeaders: options.authenticate !== undefined,
       deflateThreshold: options.compressionThreshold,
       pings: this.pings,
+      links: new OpenLinks<WebSocketLink>(),
+      maxBufferedBytes: options.maxBufferedBytes,
     };
     this.wss = new WebSocketServer({
       WebSocket: webSocketLinkClass(this.host),
       noServer: true,
+      // Both kept per socket by ws (a close listener for its client list, a pong callback),
+      // both done here without a closure per socket: the open links, `WebSocketLink.pinged`.
+      clientTracking: false,
+      autoPong: false,
       maxPayload: options.maxPayloadBytes,
       perMessageDeflate: perMessageDeflate(options),
     });
@@ -149,7 +157,7 @@ export class WebSocketTransport {
   }
 
   get connections(): number {
-    return this.wss.clients.size;
+    return this.host.links.size;
   }
 
   /**
@@ -204,6 +212,9 @@ export class WebSocketTransport {
         link.on('message', onSocketMessage as SocketHandler);
         link.on('close', onSocketClose as SocketHandler);
         link.on('error', onSocketError as SocketHandler);
+        link.on('ping', onSocketPing as SocketHandler);
+        link.on('pong', onSocketPong as SocketHandler);
+        this.host.links.add(link);
         this.awaiting?.add(link, Date.now());
       });
     });
@@ -211,14 +222,15 @@ export class WebSocketTransport {
 
   /** Graceful shutdown: tell every socket to reconnect elsewhere. */
   closeAll(code: number, reason: string): void {
-    for (const ws of this.wss.clients) ws.close(code, reason);
+    for (const ws of this.host.links) ws.close(code, reason);
   }
 
   async close(): Promise<void> {
     this.app.server.off('upgrade', this.onUpgrade);
     this.awaiting?.clear();
     this.pings?.clear();
-    for (const ws of this.wss.clients) ws.terminate();
+    for (const ws of this.host.links) ws.terminate();
+    await this.host.links.whenEmpty();
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
   }
 }
@@ -308,6 +320,15 @@ function finishFrame(link: WebSocketLink, replies: string[], bound: Session[]): 
 
 function onSocketClose(this: WebSocketLink): void {
   this.closed();
+}
+
+function onSocketPing(this: WebSocketLink, data: Buffer): void {
+  this.pinged(data);
+}
+
+/** A pong (a heartbeat's answer) was read: the chunk queue it grew is let go of, as after a message. */
+function onSocketPong(this: WebSocketLink): void {
+  releaseReceiveQueue(this);
 }
 
 function onSocketError(this: WebSocketLink, err: Error): void {

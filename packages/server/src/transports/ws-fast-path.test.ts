@@ -5,14 +5,18 @@
  */
 import type { AddressInfo } from 'node:net';
 import { Socket } from 'node:net';
+import { setFlagsFromString } from 'node:v8';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
 import { eventually } from '../../../../scripts/eventually.mjs';
 import {
   forgetPeerAddress,
+  LINK_EVENTS,
   releaseReceiveQueue,
   SENDER_IDLE,
   senderIdle,
+  shapeListeners,
+  shareNoExtensions,
   socketOf,
   type WsInternals,
 } from './ws-fast-path.js';
@@ -24,10 +28,13 @@ afterEach(async () => {
 });
 
 /** A server link (the class the transport uses) and the client on its other end, collecting what arrives. */
-async function pair(): Promise<{ link: WebSocketLink; client: WebSocket; received: string[] }> {
+async function pair({
+  clientTracking = true,
+} = {}): Promise<{ link: WebSocketLink; client: WebSocket; received: string[] }> {
   const wss = new WebSocketServer({
     host: '127.0.0.1',
     port: 0,
+    clientTracking,
     WebSocket: webSocketLinkClass({ deflateThreshold: 100 } as LinkHost),
     perMessageDeflate: false,
   });
@@ -138,4 +145,67 @@ describe('the ws internals of the WebSocket fast path', () => {
     expect(socket.remoteAddress).toBe('127.0.0.1');
     expect(socket.remotePort).toBe(port);
   });
+
+  it('keeps the listeners of a shaped listener map, a fast object whose prototype has no properties', async () => {
+    // As the transport runs ws: no listener of its own on the socket.
+    const { link, client } = await pair({ clientTracking: false });
+    const internals = link as unknown as WsInternals;
+    // ws's own map: a null-prototype object, which V8 holds in dictionary mode.
+    expect(hasFastProperties(internals._events)).toBe(false);
+    shapeListeners(link);
+    const map = internals._events;
+    expect(hasFastProperties(map)).toBe(true);
+    expect(Object.getPrototypeOf(Object.getPrototypeOf(map))).toBeNull();
+    expect(map.toString).toBeUndefined();
+    expect(map.constructor).toBeUndefined();
+    expect(Object.keys(map)).toEqual([...LINK_EVENTS]);
+    const got: string[] = [];
+    const one = (data: Buffer) => got.push(`one ${data}`);
+    link.on('message', one);
+    link.on('message', (data: Buffer) => got.push(`two ${data}`));
+    link.once('close', () => got.push('closed'));
+    expect(link.listenerCount('message')).toBe(2);
+    link.off('message', one);
+    expect(hasFastProperties(internals._events)).toBe(true);
+    client.send('hi');
+    await eventually(() => got.length > 0, 5000, 'the message');
+    client.close();
+    await eventually(() => got.includes('closed'), 5000, 'the close');
+    expect(got).toEqual(['two hi', 'closed']);
+    // A map that has listeners already is left alone.
+    shapeListeners(link);
+    expect(internals._events).toBe(map);
+  });
+
+  it('shares one extensions object among the sockets with none, read by the socket, its receiver and its sender', async () => {
+    const a = await pair();
+    const b = await pair();
+    const internals = (link: WebSocketLink) => link as unknown as WsInternals;
+    // ws's own: one object per socket, the same in its receiver and sender.
+    expect(internals(a.link)._extensions).not.toBe(internals(b.link)._extensions);
+    expect(internals(a.link)._receiver._extensions).toBe(internals(a.link)._extensions);
+    expect(internals(a.link)._sender._extensions).toBe(internals(a.link)._extensions);
+    shareNoExtensions(a.link);
+    shareNoExtensions(b.link);
+    const shared = internals(a.link)._extensions;
+    expect(Object.isFrozen(shared)).toBe(true);
+    for (const link of [a.link, b.link]) {
+      expect(internals(link)._extensions).toBe(shared);
+      expect(internals(link)._receiver._extensions).toBe(shared);
+      expect(internals(link)._sender._extensions).toBe(shared);
+      expect(link.extensions).toBe('');
+    }
+    a.link.send('still', { compress: true });
+    a.client.send('works');
+    const echoed = new Promise<string>((resolve) => a.link.once('message', (data) => resolve(String(data))));
+    expect(await echoed).toBe('works');
+    await until(a.received, 1);
+    expect(a.received).toEqual(['text still']);
+  });
 });
+
+/** V8's own answer (`%HasFastProperties`): whether `o` keeps its properties in fields rather than a dictionary. */
+function hasFastProperties(o: object): boolean {
+  setFlagsFromString('--allow-natives-syntax');
+  return new Function('o', 'return %HasFastProperties(o)')(o) as boolean;
+}

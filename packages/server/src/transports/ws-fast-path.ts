@@ -12,13 +12,20 @@ import type { WebSocket } from 'ws';
 /** The fields of `ws`'s `WebSocket` and `Sender` (lib/websocket.js, lib/sender.js) used here. */
 export interface WsInternals {
   _socket: Socket;
+  /** Node's EventEmitter: the listeners by event name, and how many names have some. */
+  _events: Record<string, unknown>;
+  _eventsCount: number;
   /** Negotiated extensions; `permessage-deflate`'s keeps its inflater in `_inflate`. */
   _extensions: { 'permessage-deflate'?: { _inflate: { close(): void } | null } };
   _receiver: {
     /** Chunks read from the socket and not yet parsed: pushed on, shifted off. */
     _buffers: Buffer[];
+    /** The same object as the WebSocket's `_extensions`. */
+    _extensions: object;
   };
   _sender: {
+    /** The same object as the WebSocket's `_extensions`. */
+    _extensions: object;
     /** `DEFAULT` (0) while the sender writes at once; else reading a Blob or deflating. */
     _state: number;
     /** Sends waiting for the sender to be back in `DEFAULT`. */
@@ -92,7 +99,8 @@ export function releaseInflater(ws: WebSocket): void {
 
 /**
  * Gives the receiver a fresh, empty chunk queue when the one it has is empty (called from
- * the `message` handler). `ws` pushes every chunk read from the socket on one array and
+ * the `message` and `pong` handlers: a heartbeat session's socket reads a pong every
+ * heartbeat, and nothing else while idle). `ws` pushes every chunk read from the socket on one array and
  * shifts it off: after the first message its backing store has room for 17 chunks
  * (152 bytes) and keeps it for the life of the socket, an idle one included; an empty
  * array holds no backing store. Only an empty queue is replaced: nothing read is ever
@@ -111,4 +119,49 @@ export function releaseReceiveQueue(ws: WebSocket): void {
 export function forgetPeerAddress(socket: Socket): void {
   const cached = socket as unknown as { _peername?: unknown };
   if (cached._peername !== undefined) cached._peername = undefined;
+}
+
+/**
+ * A link's listener map: a field for each event the transport listens to on every link
+ * (`websocket.ts`), `undefined` while it has no listener. Node's EventEmitter starts one as
+ * a null-prototype object, which V8 keeps in dictionary mode (184 bytes for the
+ * transport's few listeners); an object with the names in its own fields from the start
+ * stays a fast object of 64 bytes, as Node's own streams shape theirs (`Readable`'s
+ * `_events`). Its prototype has no properties at all, so an event name never finds one of
+ * `Object.prototype`; EventEmitter reads an `undefined` field as no listener.
+ */
+class LinkListeners {
+  message = undefined;
+  close = undefined;
+  error = undefined;
+  ping = undefined;
+  pong = undefined;
+}
+Object.setPrototypeOf(LinkListeners.prototype, null);
+Reflect.deleteProperty(LinkListeners.prototype, 'constructor');
+
+/** The events a link's listener map has fields for. */
+export const LINK_EVENTS: readonly string[] = Object.freeze(Object.keys(new LinkListeners()));
+
+/** Gives a new `ws` WebSocket (no listener on it yet) the shaped listener map. */
+export function shapeListeners(ws: WebSocket): void {
+  const internals = ws as unknown as WsInternals;
+  if (internals._eventsCount === 0)
+    internals._events = new LinkListeners() as unknown as Record<string, unknown>;
+}
+
+/** The extensions of every socket that negotiated none: one object for all of them. */
+const NO_EXTENSIONS: WsInternals['_extensions'] = Object.freeze({});
+
+/**
+ * Lets a socket that negotiated no extension share one empty, frozen extensions object:
+ * `ws` gives each socket its own (56 bytes), held by the WebSocket, its receiver and its
+ * sender, and only reads it once the upgrade is done (whether `permessage-deflate` is in it).
+ */
+export function shareNoExtensions(ws: WebSocket): void {
+  const internals = ws as unknown as WsInternals;
+  if (Object.keys(internals._extensions).length > 0) return;
+  internals._extensions = NO_EXTENSIONS;
+  internals._receiver._extensions = NO_EXTENSIONS;
+  internals._sender._extensions = NO_EXTENSIONS;
 }

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { Session } from '../session/session.js';
+import { OpenLinks } from './open-links.js';
 import { type LinkHost, type WebSocketLink, webSocketLinkClass } from './ws-link.js';
 
 const closers: Array<() => Promise<void>> = [];
@@ -17,6 +18,7 @@ async function link(): Promise<{ link: WebSocketLink; told: Session[] }> {
     kernel: { connects: { carrierClosed: (s: Session) => told.push(s) } },
     keepHeaders: false,
     pings: null,
+    links: new OpenLinks<WebSocketLink>(),
   } as unknown as LinkHost;
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, WebSocket: webSocketLinkClass(host) });
   await new Promise<void>((resolve) => wss.once('listening', resolve));

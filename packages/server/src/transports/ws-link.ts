@@ -13,10 +13,18 @@ import type { Session } from '../session/session.js';
 import type { CarrierKind, RequestInfo } from '../types.js';
 import { WEBSOCKET_CARRIER } from './carrier-kinds.js';
 import { compressedFrame, compressedFrameOfParts } from './compression.js';
+import type { OpenLinks } from './open-links.js';
 import type { PingWheel } from './ping-wheel.js';
 import { keepAfterHandshake } from './request-info.js';
 import type { TransportKernel } from './transport-kernel.js';
-import { forgetPeerAddress, senderIdle, socketOf, textFrame } from './ws-fast-path.js';
+import {
+  forgetPeerAddress,
+  senderIdle,
+  shapeListeners,
+  shareNoExtensions,
+  socketOf,
+  textFrame,
+} from './ws-fast-path.js';
 
 /** What every link of one server shares: the kernel and the limits. */
 export interface LinkHost {
@@ -28,6 +36,10 @@ export interface LinkHost {
   readonly deflateThreshold: number;
   /** The heartbeat wheel of links carrying a heartbeat session (`null`: heartbeat off). */
   readonly pings: PingWheel<WebSocketLink> | null;
+  /** The server's open links; a link leaves it when it closes. */
+  readonly links: OpenLinks<WebSocketLink>;
+  /** Past this many bytes unsent on its socket, a link's client is a slow consumer (`maxBufferedBytes`). */
+  readonly maxBufferedBytes: number;
 }
 
 const NO_SESSIONS: readonly Session[] = Object.freeze([]);
@@ -101,10 +113,15 @@ export abstract class WebSocketLink extends WebSocket implements Carrier {
     return bound === null ? NO_SESSIONS : isMany(bound) ? bound : [bound];
   }
 
-  /** The upgrade completed: what hooks see of its request, and whether it deflates. */
+  /**
+   * The upgrade completed, before the transport listens to it: what hooks see of its
+   * request, and whether it deflates.
+   */
   opened(request: RequestInfo): void {
+    shapeListeners(this);
     this.summary = request;
     this.deflate = this.extensions !== '';
+    if (!this.deflate) shareNoExtensions(this);
   }
 
   get deflates(): boolean {
@@ -164,8 +181,9 @@ export abstract class WebSocketLink extends WebSocket implements Carrier {
     return false;
   }
 
-  /** The socket closed: its sessions let go of it, the heartbeat wheel too. */
+  /** The socket closed: its sessions let go of it, the heartbeat wheel and the open links too. */
   closed(): void {
+    this.host.links.delete(this);
     this.host.pings?.remove(this);
     const bound = this.bound;
     this.bound = null;
@@ -191,6 +209,19 @@ export abstract class WebSocketLink extends WebSocket implements Carrier {
       this.send(EMPTY_BATCH, AS_TEXT);
     }
     return true;
+  }
+
+  /**
+   * A ping from the client, answered with a pong of its payload as `ws` would (its
+   * `autoPong`, which is off: it kept a callback closure per socket). A client that pings
+   * but does not read what it is sent is a slow consumer: once more than
+   * `maxBufferedBytes` wait unsent on its socket, a ping ends the link instead (`ws` ended
+   * it at 60 unsent pongs).
+   */
+  pinged(data: Buffer): void {
+    if (this.readyState !== WebSocket.OPEN) return;
+    if (this.bufferedAmount > this.host.maxBufferedBytes) this.terminate();
+    else this.pong(data, false);
   }
 
   end(code: number, reason: string): void {

@@ -1,0 +1,114 @@
+/**
+ * What an idle WebSocket costs beyond `ws` and Node (the idle floor, #36), on the real
+ * transport: no closure of its own (ws's client tracking and auto-pong each kept one a
+ * socket), a listener map V8 keeps as a fast object, one shared extensions object — and
+ * the behaviour these stood for kept: a client's ping answered with its payload, a client
+ * that pings but does not read ended as a slow consumer, the open links counted and closed.
+ */
+import { setFlagsFromString } from 'node:v8';
+import { afterEach, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { LINK_EVENTS, socketOf, type WsInternals } from '../src/transports/ws-fast-path.js';
+import type { WebSocketLink } from '../src/transports/ws-link.js';
+import { type Started, startServer } from './start-server.js';
+import { eventually, type Msg } from './test-client.js';
+
+let started: Started | null = null;
+const clients: WebSocket[] = [];
+
+afterEach(async () => {
+  for (const ws of clients.splice(0)) ws.terminate();
+  await started?.server.close();
+  started = null;
+});
+
+/** A raw client with a handshaken session, and the server's link it is on. */
+async function idleSession(s: Started): Promise<{ ws: WebSocket; link: WebSocketLink }> {
+  const ws = new WebSocket(`${s.base.replace(/^http/, 'ws')}/bayeux`);
+  clients.push(ws);
+  const replies: Msg[] = [];
+  ws.on('message', (data) => replies.push(...(JSON.parse(String(data)) as Msg[])));
+  await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+  ws.send(
+    JSON.stringify([{ channel: '/meta/handshake', version: '1.0', supportedConnectionTypes: ['websocket'] }]),
+  );
+  await eventually(() => replies.length > 0, 5000, 'the handshake reply');
+  const clientId = replies[0]?.clientId as string;
+  const session = s.server.bayou.session(clientId) as unknown as { carrier: WebSocketLink };
+  const link = session.carrier;
+  expect(link.readyState).toBe(WebSocket.OPEN);
+  return { ws, link };
+}
+
+it('holds no closure of its own, a fast listener map with one listener an event, one extensions object for all', async () => {
+  started = await startServer();
+  const a = await idleSession(started);
+  const b = await idleSession(started);
+  for (const link of [a.link, b.link]) {
+    expect(Object.entries(link).filter(([, v]) => typeof v === 'function')).toEqual([]);
+    for (const event of LINK_EVENTS) expect(link.listenerCount(event)).toBe(1);
+    expect(hasFastProperties((link as unknown as WsInternals)._events)).toBe(true);
+  }
+  expect((a.link as unknown as WsInternals)._extensions).toBe((b.link as unknown as WsInternals)._extensions);
+});
+
+it("answers a client's ping with its payload, and counts and closes the open links", async () => {
+  started = await startServer();
+  const { server } = started;
+  const a = await idleSession(started);
+  const b = await idleSession(started);
+  const pong = new Promise<string>((resolve) => a.ws.once('pong', (data) => resolve(String(data))));
+  a.ws.ping('are you there');
+  expect(await pong).toBe('are you there');
+  expect(await openWebSockets(started)).toBe(2);
+  a.ws.close();
+  await eventually(async () => (await openWebSockets(started as Started)) === 1, 5000, 'one open link');
+  const closed = new Promise<number>((resolve) => b.ws.once('close', resolve));
+  await server.close();
+  started = null;
+  // Told to go away (1001) by the close: the transport reached it among its open links.
+  expect(await closed).toBe(1001);
+});
+
+it('ends the link of a client that pings while more than maxBufferedBytes wait unsent to it', async () => {
+  started = await startServer({ maxBufferedBytes: 64 });
+  const { ws, link } = await idleSession(started);
+  const pong = new Promise<string>((resolve) => ws.once('pong', (data) => resolve(String(data))));
+  ws.ping('first');
+  expect(await pong).toBe('first');
+  // What a client that stops reading leaves behind: bytes the socket cannot send.
+  const socket = socketOf(link);
+  socket.cork();
+  socket.write(Buffer.alloc(100));
+  expect(link.bufferedAmount).toBeGreaterThan(64);
+  const closed = new Promise<number>((resolve) => ws.once('close', resolve));
+  let pongs = 0;
+  ws.on('pong', () => pongs++);
+  ws.ping('second');
+  expect(await closed).toBe(1006);
+  expect(pongs).toBe(0);
+});
+
+it("lets go of the receive queue a pong grew (a heartbeat's answer, all an idle socket reads)", async () => {
+  started = await startServer();
+  const { ws, link } = await idleSession(started);
+  const receiver = (link as unknown as WsInternals)._receiver;
+  const queue = receiver._buffers;
+  const read = socketOf(link).bytesRead;
+  ws.pong();
+  await eventually(() => socketOf(link).bytesRead > read, 5000, 'the pong read');
+  expect(receiver._buffers).not.toBe(queue);
+  expect(receiver._buffers).toEqual([]);
+});
+
+async function openWebSockets(s: Started): Promise<number> {
+  const text = (await s.server.app.inject({ method: 'GET', url: '/metrics' })).body;
+  const line = text.split('\n').find((l) => l.startsWith('bayou_connections{transport="websocket"}'));
+  return Number(line?.split(' ')[1]);
+}
+
+/** V8's own answer (`%HasFastProperties`): whether `o` keeps its properties in fields rather than a dictionary. */
+function hasFastProperties(o: object): boolean {
+  setFlagsFromString('--allow-natives-syntax');
+  return new Function('o', 'return %HasFastProperties(o)')(o) as boolean;
+}
