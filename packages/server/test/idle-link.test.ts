@@ -47,6 +47,8 @@ it('holds no closure of its own, a fast listener map with one listener an event,
   for (const link of [a.link, b.link]) {
     expect(Object.entries(link).filter(([, v]) => typeof v === 'function')).toEqual([]);
     for (const event of LINK_EVENTS) expect(link.listenerCount(event)).toBe(1);
+    // ws's alone: the connection guard counts the socket out when the link closes.
+    expect(socketOf(link).listenerCount('close')).toBe(1);
     expect(hasFastProperties((link as unknown as WsInternals)._events)).toBe(true);
   }
   expect((a.link as unknown as WsInternals)._extensions).toBe((b.link as unknown as WsInternals)._extensions);
@@ -61,8 +63,11 @@ it("answers a client's ping with its payload, and counts and closes the open lin
   a.ws.ping('are you there');
   expect(await pong).toBe('are you there');
   expect(await openWebSockets(started)).toBe(2);
+  expect(await metric(started, 'bayou_connections_open')).toBe(2);
   a.ws.close();
   await eventually(async () => (await openWebSockets(started as Started)) === 1, 5000, 'one open link');
+  // The connection guard counted it out too (it handed its close over to the link).
+  expect(await metric(started, 'bayou_connections_open')).toBe(1);
   const closed = new Promise<number>((resolve) => b.ws.once('close', resolve));
   await server.close();
   started = null;
@@ -101,9 +106,11 @@ it("lets go of the receive queue a pong grew (a heartbeat's answer, all an idle 
   expect(receiver._buffers).toEqual([]);
 });
 
-async function openWebSockets(s: Started): Promise<number> {
+const openWebSockets = (s: Started) => metric(s, 'bayou_connections{transport="websocket"}');
+
+async function metric(s: Started, name: string): Promise<number> {
   const text = (await s.server.app.inject({ method: 'GET', url: '/metrics' })).body;
-  const line = text.split('\n').find((l) => l.startsWith('bayou_connections{transport="websocket"}'));
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
   return Number(line?.split(' ')[1]);
 }
 

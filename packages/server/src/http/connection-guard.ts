@@ -168,6 +168,22 @@ export class ConnectionGuard {
   }
 }
 
+/**
+ * Hands the counting out of a guarded socket over to its new owner, which then calls
+ * `guardedClosed` when it is done with it: an upgraded WebSocket's socket has `ws`'s own
+ * `close` listener, and two listeners on one event cost an array (64 bytes a socket for as
+ * long as it is open); the link's `close` comes right after the socket's. No-op for a
+ * socket the guard did not count.
+ */
+export function handOverClose(socket: Socket): void {
+  if ((socket as Guarded)[GUARD] !== undefined) socket.off('close', onGuardedClose);
+}
+
+/** A socket handed over by `handOverClose` closed: the guard counts it out (once). */
+export function guardedClosed(socket: Socket): void {
+  onGuardedClose.call(socket as Guarded);
+}
+
 function onGuardedClose(this: Guarded): void {
   const guard = this[GUARD];
   if (guard === undefined) return;

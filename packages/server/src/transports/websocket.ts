@@ -12,7 +12,7 @@ import type { FastifyInstance } from 'fastify';
 import { WebSocket, WebSocketServer } from 'ws';
 import { createBatchContext } from '../bayeux/batch-context.js';
 import { goBehind, type PipelineState } from '../bayeux/pipeline.js';
-import { isRefused, refusalResponse } from '../http/connection-guard.js';
+import { handOverClose, isRefused, refusalResponse } from '../http/connection-guard.js';
 import type { ResolvedOptions } from '../options.js';
 import type { Session } from '../session/session.js';
 import { WEBSOCKET_CARRIER } from './carrier-kinds.js';
@@ -214,6 +214,8 @@ export class WebSocketTransport {
         link.on('error', onSocketError as SocketHandler);
         link.on('ping', onSocketPing as SocketHandler);
         link.on('pong', onSocketPong as SocketHandler);
+        // The guard counts the socket out when the link closes (one close listener on it: ws's).
+        handOverClose(socketOf(link));
         this.host.links.add(link);
         this.awaiting?.add(link, Date.now());
       });

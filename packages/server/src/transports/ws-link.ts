@@ -8,6 +8,7 @@
 
 import { WebSocket } from 'ws';
 import type { PipelineState } from '../bayeux/pipeline.js';
+import { guardedClosed } from '../http/connection-guard.js';
 import type { Carrier } from '../session/carrier.js';
 import type { Session } from '../session/session.js';
 import type { CarrierKind, RequestInfo } from '../types.js';
@@ -181,8 +182,12 @@ export abstract class WebSocketLink extends WebSocket implements Carrier {
     return false;
   }
 
-  /** The socket closed: its sessions let go of it, the heartbeat wheel and the open links too. */
+  /**
+   * The socket closed: counted out by the connection guard (`handOverClose`), its sessions
+   * let go of it, the heartbeat wheel and the open links too.
+   */
   closed(): void {
+    guardedClosed(socketOf(this));
     this.host.links.delete(this);
     this.host.pings?.remove(this);
     const bound = this.bound;
