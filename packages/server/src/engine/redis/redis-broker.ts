@@ -261,7 +261,8 @@ export class RedisBroker implements Broker {
    */
   private caughtUpOnce(lost: readonly string[]): Promise<void> {
     const cmd = this.engine.cmd;
-    if (cmd !== null && isReady(cmd) && this.sameServer(cmd)) return this.catchUp(lost);
+    const moved = this.engine.options.redis.sentinels !== undefined;
+    if (!moved || (cmd !== null && isReady(cmd) && this.sameServer(cmd))) return this.catchUp(lost);
     this.deferred = [...(this.deferred ?? []), ...lost];
     setTimeout(() => {
       if (this.deferred === null) return;
