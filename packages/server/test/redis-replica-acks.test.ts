@@ -57,7 +57,7 @@ describe.runIf(redisAvailable)('Redis engine replicaAcks', () => {
       port: 0,
       logger: false,
       redis: `redis://127.0.0.1:${port}`,
-      redisEngine: { keyPrefix, replicaAcks, replicaAckTimeoutMs: 200, commandTimeoutMs: 2000 },
+      redisEngine: { keyPrefix, replicaAcks, replicaAckTimeoutMs: 2000, commandTimeoutMs: 5000 },
     });
     cleanup.push(() => server.close());
     const base = await server.listen();
@@ -85,7 +85,8 @@ describe.runIf(redisAvailable)('Redis engine replicaAcks', () => {
     const { primary, onReplica } = await pair();
     const { server, publisher, subscriber, keyPrefix } = await node(primary.port, acks);
     // In sync: acknowledged, delivered, and held by the replica.
-    expect((await publisher.publish(CHANNEL, { n: 1 })).successful).toBe(true);
+    const first = await publisher.publish(CHANNEL, { n: 1 });
+    expect(first.successful, String(first.error)).toBe(true);
     await server.bayou.publish(CHANNEL, { n: 2 });
     await eventually(() => expect(subscriber.deliveries(CHANNEL).length).toBe(2));
     await eventually(async () => expect(await heldBy(onReplica, keyPrefix)).toBe(2));

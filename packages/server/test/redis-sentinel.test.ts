@@ -110,6 +110,8 @@ describe.runIf(redisAvailable)('Redis Sentinel failover', () => {
             nodeTtlMs: 1000,
             commandTimeoutMs: 1000,
             probeIntervalMs: 300,
+            // A replica's ack takes well under a millisecond, but CI runs this on a loaded machine.
+            replicaAckTimeoutMs: 1500,
           },
         });
         cleanup.push(() => server.close());
