@@ -20,6 +20,16 @@ describe('buildServer', () => {
     expect(open.host).toBe('127.0.0.1');
     expect(open.posture).toMatch(/^OPEN server: .*localhost only.*publish API off$/);
     await open.server.close();
+    // Any loopback address is localhost only (IPv6's too); another address is not.
+    for (const [host, local] of [
+      ['::1', true],
+      ['127.0.0.2', true],
+      ['0.0.0.0', false],
+    ] as const) {
+      const built = await buildServer({ port: 0, logger: false, host });
+      expect(built.posture.includes('localhost only'), host).toBe(local);
+      await built.server.close();
+    }
     const locked = await buildServer({
       port: 0,
       logger: false,

@@ -226,6 +226,6 @@ export async function buildServer(
     ? `handshakes decided by the connect backend${auth.tokensOn ? ' after the token check' : ''}; publish API ${config.apiKey ? 'on' : 'off'}`
     : auth.tokensOn
       ? `tokens required${authOption?.allowAnonymous ? ' (anonymous sessions allowed)' : ''}; publish API ${config.apiKey ? 'on' : 'off'}`
-      : `OPEN server: no tokens, anyone who reaches ${host} may subscribe and publish${host === '127.0.0.1' ? ' (listening on localhost only)' : ''}; publish API ${config.apiKey ? 'on' : 'off'}`;
+      : `OPEN server: no tokens, anyone who reaches ${host} may subscribe and publish${isLoopback(host) ? ' (listening on localhost only)' : ''}; publish API ${config.apiKey ? 'on' : 'off'}`;
   return { server, auth, host, posture, shutdownTimeout, logsJson };
 }
