@@ -55,7 +55,7 @@ export interface ClusterChaosOptions {
   stormAt: number;
   /**
    * With a storm: the percentage of the clients in the probe worker, whose stayers give the
-   * storm's latency figures (the other workers niced); 0: none (`storm.ts`).
+   * storm's latency figures; 0: none (`storm.ts`).
    */
   probePercent: number;
 }
