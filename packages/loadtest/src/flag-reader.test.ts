@@ -32,7 +32,14 @@ describe('the flag reader shared by the CLI and the bench scripts', () => {
 
   it('rejects an unknown flag, --no- on a flag that takes a value, and a missing value, with their codes', () => {
     expect(() => readFlags(['--round', '3'], DEFS)).toThrow(
-      expect.objectContaining({ code: LoadtestErrors.UNKNOWN_OPTION, message: 'unknown option --round' }),
+      expect.objectContaining({
+        code: LoadtestErrors.UNKNOWN_OPTION,
+        message: 'unknown option --round; did you mean --rounds?',
+      }),
+    );
+    // Nothing close: no guess.
+    expect(() => readFlags(['--zzzzzz', '3'], DEFS)).toThrow(
+      expect.objectContaining({ message: 'unknown option --zzzzzz' }),
     );
     expect(() => readFlags(['--no-rounds'], DEFS)).toThrow(
       expect.objectContaining({ code: LoadtestErrors.UNKNOWN_OPTION }),

@@ -4,6 +4,7 @@
  * (`--flag value`, `--flag=value`, `--no-flag` for a switch, `--help`/`-h`) and which flags
  * exist; what a value means is the caller's to convert, so each keeps its own value kinds.
  */
+import { closest } from '@bayou/protocol';
 import { LoadtestError, LoadtestErrors } from './errors.js';
 
 export interface FlagDef<K extends string = string> {
@@ -57,7 +58,14 @@ export function readFlags<K extends string>(
       tokens.push({ kind: 'flag', def: negated, raw: 'false' });
       continue;
     }
-    if (def === undefined) throw new LoadtestError(LoadtestErrors.UNKNOWN_OPTION, `unknown option --${name}`);
+    if (def === undefined) {
+      const near = closest(
+        name,
+        defs.map((d) => d.flag),
+      );
+      const hint = near === undefined ? '' : `; did you mean --${near}?`;
+      throw new LoadtestError(LoadtestErrors.UNKNOWN_OPTION, `unknown option --${name}${hint}`);
+    }
     const raw = def.isSwitch ? (inline ?? 'true') : (inline ?? argv[++i]);
     if (raw === undefined) throw new LoadtestError(LoadtestErrors.INVALID_OPTION, `--${name} needs a value`);
     tokens.push({ kind: 'flag', def, raw });

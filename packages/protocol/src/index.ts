@@ -64,6 +64,7 @@ export {
   type ReconnectAdvice,
   type Reply,
 } from './message.js';
+export { closest } from './suggest.js';
 export {
   type DecodeResult,
   decodeBatch,

@@ -4,8 +4,9 @@
  * of the package (`options.ts`, the Redis engine's, the webhooks', the proxy's, the
  * tokens', the plugin's) throws through these.
  */
+
+import { closest } from '@bayou/protocol';
 import { BayouConfigError } from './errors.js';
-import { closest } from './suggest.js';
 
 /** `option "<name>" must be <expected>`. */
 export function invalidOption(name: string, expected: string): never {

@@ -1,9 +1,9 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { closest } from '@bayou/protocol';
 import { describe, expect, it } from 'vitest';
 import { BayouError } from '../errors.js';
-import { closest } from '../suggest.js';
 import { FLAGS, parseEnv, parseFlags, UsageError, usage } from './flags.js';
 import { resolveCli } from './resolve-config.js';
 

@@ -4,13 +4,12 @@
  * Precedence: flags > environment > config file > defaults.
  */
 
-import { DEMO_SYMBOL_COUNT } from '@bayou/protocol';
+import { closest, DEMO_SYMBOL_COUNT } from '@bayou/protocol';
 import { REDIS_ENGINE_DEFAULTS } from '../engine/redis/redis-options.js';
 import { BayouConfigError, type BayouError } from '../errors.js';
 import { defaultOptions } from '../options.js';
 import { DEMO_FEED_DEFAULTS } from '../records/demo-feed.js';
 import { STANDALONE_DEFAULTS } from '../server-defaults.js';
-import { closest } from '../suggest.js';
 import { ADMIN_FLAGS } from './admin-flags.js';
 import { COMPRESSION_FLAGS } from './compression-flags.js';
 import * as checks from './flag-spec.js';
