@@ -6,14 +6,11 @@
  * with `replicaAcks: 1` it is refused with 503 (publish again) instead of acknowledged and
  * lost; with `replicaAcks: 0` it is acknowledged and absent from the promoted replica.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServer } from '../src/index.js';
 import { eventually, redisAvailable, requireRedis } from './cluster-helpers.js';
-import { RedisServer } from './redis-server.js';
+import { primaryWithReplica } from './redis-server.js';
 import { TestClient } from './test-client.js';
 
 requireRedis('Redis engine replicaAcks');
@@ -26,29 +23,7 @@ describe.runIf(redisAvailable)('Redis engine replicaAcks', () => {
     for (const step of cleanup.splice(0).reverse()) await step();
   });
 
-  async function pair() {
-    const dir = mkdtempSync(join(tmpdir(), 'bayou-replica-acks-'));
-    cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
-    const primary = await RedisServer.start(undefined, ['--dir', dir, '--repl-diskless-sync-delay', '0']);
-    cleanup.push(() => primary.stop());
-    const replica = await RedisServer.start(undefined, [
-      '--dir',
-      dir,
-      '--replicaof',
-      '127.0.0.1',
-      String(primary.port),
-    ]);
-    cleanup.push(() => replica.stop());
-    const onReplica = new Redis(replica.port, '127.0.0.1');
-    cleanup.push(() => onReplica.disconnect());
-    const onPrimary = new Redis(primary.port, '127.0.0.1');
-    cleanup.push(() => onPrimary.disconnect());
-    // In sync as the primary sees it: the replica listed by ROLE (online, after its first ack).
-    await eventually(async () => {
-      expect(((await onPrimary.call('ROLE')) as [string, number, unknown[]])[2]).toHaveLength(1);
-    }, 15_000);
-    return { primary, onReplica };
-  }
+  const pair = () => primaryWithReplica(cleanup);
 
   async function node(port: number, replicaAcks: number) {
     const keyPrefix = `ra${process.pid}x${replicaAcks}:`;

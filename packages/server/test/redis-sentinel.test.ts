@@ -10,8 +10,7 @@
  * never a 500, logged once at warn per outage and never at error; after the promotion
  * every node's delivery probes come back and its `/readyz` is 200 again.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
@@ -21,7 +20,7 @@ import { createServer, publishApi } from '../src/index.js';
 import { operationsOf } from '../src/kernel/node-operations.js';
 import { eventually, redisAvailable, requireRedis, sleep } from './cluster-helpers.js';
 import { freePort } from './programs.js';
-import { RedisServer } from './redis-server.js';
+import { primaryWithReplica, RedisServer } from './redis-server.js';
 import { type Msg, TestClient } from './test-client.js';
 
 requireRedis('Redis Sentinel failover');
@@ -38,24 +37,7 @@ describe.runIf(redisAvailable)('Redis Sentinel failover', () => {
 
   /** A primary, its replica in sync, and a Sentinel (quorum 1) that knows both. */
   async function sentinelSetup() {
-    // Replication writes its snapshot files in the servers' directory: a temporary one.
-    const dir = mkdtempSync(join(tmpdir(), 'bayou-sentinel-'));
-    cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
-    const primary = await RedisServer.start(undefined, ['--dir', dir]);
-    cleanup.push(() => primary.stop());
-    const replica = await RedisServer.start(undefined, [
-      '--dir',
-      dir,
-      '--replicaof',
-      '127.0.0.1',
-      String(primary.port),
-    ]);
-    cleanup.push(() => replica.stop());
-    const replicaAdmin = new Redis(replica.port, '127.0.0.1');
-    cleanup.push(() => replicaAdmin.disconnect());
-    await eventually(async () => {
-      expect(await replicaAdmin.info('replication')).toContain('master_link_status:up');
-    }, 15_000);
+    const { dir, primary, replica } = await primaryWithReplica(cleanup);
     const config = join(dir, 'sentinel.conf');
     writeFileSync(
       config,

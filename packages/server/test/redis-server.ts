@@ -223,3 +223,37 @@ export class RedisClusterServers {
     }
   }
 }
+
+/**
+ * A primary and its replica, in sync as the primary sees it (the replica listed by `ROLE`,
+ * which lists only replicas online), in a temporary directory for replication's snapshot
+ * files. Every step of undoing it is pushed on `cleanup`, to run in reverse order.
+ */
+export async function primaryWithReplica(
+  cleanup: (() => Promise<unknown> | unknown)[],
+): Promise<{ dir: string; primary: RedisServer; replica: RedisServer; onReplica: Redis }> {
+  const dir = mkdtempSync(join(tmpdir(), 'bayou-replica-'));
+  cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
+  const primary = await RedisServer.start(undefined, ['--dir', dir, '--repl-diskless-sync-delay', '0']);
+  cleanup.push(() => primary.stop());
+  const replica = await RedisServer.start(undefined, [
+    '--dir',
+    dir,
+    '--replicaof',
+    '127.0.0.1',
+    String(primary.port),
+  ]);
+  cleanup.push(() => replica.stop());
+  const onReplica = new Redis(replica.port, '127.0.0.1');
+  cleanup.push(() => onReplica.disconnect());
+  const onPrimary = new Redis(primary.port, '127.0.0.1');
+  try {
+    await eventually(async () => {
+      const role = (await onPrimary.call('ROLE')) as [string, number, unknown[]];
+      if (role[2].length !== 1) throw new Error('the replica is not in sync yet');
+    }, 15_000);
+  } finally {
+    onPrimary.disconnect();
+  }
+  return { dir, primary, replica, onReplica };
+}
