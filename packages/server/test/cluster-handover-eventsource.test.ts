@@ -51,6 +51,16 @@ if (!existsSync(CHROMIUM_PATH)) {
 }
 
 const redis = redisPerFile();
+// To reproduce a loaded machine on a quiet one: BAYOU_TEST_STALL_MS=40 blocks this process's
+// event loop (the nodes' and the balancer's) for 0–80 ms every 60 ms. Before the fix of #35's
+// lost connect answers, 4 runs of 8 lost messages so (2 at a time); off by default.
+const stallMs = Number(process.env.BAYOU_TEST_STALL_MS ?? 0);
+if (stallMs > 0) {
+  setInterval(() => {
+    const until = Date.now() + stallMs * Math.random() * 2;
+    while (Date.now() < until);
+  }, 60).unref();
+}
 const servers: BayouServer[] = [];
 let browser: Browser | null = null;
 let balancer: RoundRobinBalancer | null = null;

@@ -3,11 +3,14 @@
  * with `Accept: text/event-stream` carries `data: [<messages>]` events; the connects go on
  * POSTs and are answered at once. (The real Faye browser client: faye-chromium.test.ts.)
  */
+import { type IncomingMessage, request, type ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CreateServerOptions } from '../src/index.js';
+import type { Session } from '../src/session/session.js';
+import { keeps } from '../src/transports/resent-connects.js';
 import { type Started, startServer } from './start-server.js';
 import { cookieOf, openEventSource, type StreamReader, streamingClient } from './stream-client.js';
-import type { TestClient } from './test-client.js';
+import { eventually, type TestClient } from './test-client.js';
 
 let s: Started | null = null;
 const streams: StreamReader[] = [];
@@ -149,5 +152,76 @@ describe('eventsource', () => {
     await server.bayou.publish('/twice', 'x');
     expect((await newer.waitFor((m) => m.channel === '/twice')).data).toBe('x');
     expect(older.frames).toEqual([]);
+  });
+
+  it('keeps what a connect would have carried when its client gave up before the answer (no message lost)', async () => {
+    // Faye abandons a connect told `timeout: 0` after 1.2 × its `retry` (0.12 s with retry 0.1),
+    // and a batch may wait longer than that (a claim of a handed-over session, a hook). Here a
+    // publish ahead of the connect in its batch waits for its hook while the client goes away.
+    let release = (): void => undefined;
+    const held = new Promise<boolean>((resolve) => {
+      release = () => resolve(true);
+    });
+    const { base, server } = await start({
+      canPublish: (_s, channel) => (channel === '/slow' ? held : true),
+    });
+    const client = await streamingClient(base, 'eventsource');
+    await client.subscribe('/q');
+    expect((await connect(client)).successful).toBe(true);
+    for (let n = 0; n < 3; n++) await server.bayou.publish('/q', { n });
+    let answered: ServerResponse | null = null;
+    server.app.server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      if (req.url?.endsWith('?gives-up') === true) answered = res;
+    });
+    const batch = JSON.stringify([
+      { channel: '/slow', clientId: client.clientId, data: 'x' },
+      { channel: '/meta/connect', clientId: client.clientId, connectionType: 'eventsource' },
+    ]);
+    const url = new URL(`${base}/bayeux?gives-up`);
+    const abandoned = request(url, {
+      method: 'POST',
+      agent: false,
+      headers: { 'content-type': 'application/json', ...cookieOf(client) },
+    });
+    abandoned.on('error', () => undefined);
+    abandoned.end(batch);
+    await eventually(() => expect(answered).not.toBeNull());
+    abandoned.destroy();
+    await eventually(() => expect((answered as ServerResponse | null)?.destroyed).toBe(true));
+    release();
+    // The next connect carries them: they were not written into the closed response.
+    await eventually(async () => {
+      await connect(client);
+      expect(client.deliveries('/q').map((m) => (m.data as { n: number }).n)).toEqual([0, 1, 2]);
+    });
+  });
+
+  it('sends again what the answer to a connect carried when the same connect comes again (its answer was not read)', async () => {
+    // Faye gives up on a connect told `timeout: 0` after 1.2 × its `retry`, and sends the same
+    // message again, same id: an answer written as it gave up never reached it.
+    const { base, server } = await start();
+    const client = await streamingClient(base, 'eventsource');
+    await client.subscribe('/again');
+    const session = server.bayou.session(client.clientId) as unknown as Session;
+    const connectAs = (id: string) =>
+      client.request({
+        id,
+        channel: '/meta/connect',
+        clientId: client.clientId,
+        connectionType: 'eventsource',
+      });
+    const got = () => client.deliveries('/again').map((m) => (m.data as { n: number }).n);
+    await connectAs('c1');
+    for (let n = 0; n < 2; n++) await server.bayou.publish('/again', { n });
+    await connectAs('c2');
+    expect(got()).toEqual([0, 1]);
+    expect(keeps(session)).toBe(true);
+    await server.bayou.publish('/again', { n: 2 });
+    await connectAs('c2');
+    expect(got()).toEqual([0, 1, 0, 1, 2]);
+    // Another id: the answer was read, nothing is kept or sent again.
+    await connectAs('c3');
+    expect(got()).toEqual([0, 1, 0, 1, 2]);
+    expect(keeps(session)).toBe(false);
   });
 });

@@ -9,6 +9,7 @@ import type { ForwardRequest, ForwardResponse } from '../kernel/node-link.js';
 import { LONG_POLLING_CARRIER } from '../transports/carrier-kinds.js';
 import type { HttpReply, ResponseStream } from '../transports/http-reply.js';
 import type { PollRequest } from '../transports/poll-request.js';
+import { asideConnectId } from '../transports/resent-connects.js';
 import type { TransportKernel } from '../transports/transport-kernel.js';
 import type { RequestInfo } from '../types.js';
 
@@ -110,9 +111,11 @@ export class PollForwarder {
     for (let hop = 0; hop <= MAX_HOPS; hop++) {
       const answer = await this.attempt(relay.target, poll);
       if (answer === ENGINE_LOST) return;
-      // Unless shutdown answered first: then the owner's ack extension resends what this carried.
       if (answer !== null && answer.status !== MOVED) {
-        if (!reply.sent) reply.send(answer.status, answer.body);
+        // Answered 503 at shutdown meanwhile, or its client gave up: what it carries goes back
+        // (an ack extension's session resends its unacknowledged batches itself).
+        if (reply.sent || reply.raw?.destroyed === true) this.giveBack(relay, poll, answer);
+        else reply.send(answer.status, answer.body);
         return;
       }
       // Its node is gone, failed, or handed the session over: adopted here, or its adopter's.
@@ -123,6 +126,27 @@ export class PollForwarder {
       relay.target = located.node;
     }
     local();
+  }
+
+  /**
+   * The client of a forwarded batch went away before its answer came (it gave up waiting: Faye
+   * abandons a connect told `timeout: 0` after 1.2 × its `retry`): the deliveries the answer
+   * carries go back to the session's node, ahead of its queue (`AdminOps` op `requeue`), rather
+   * than into a closed response — a client without acknowledgements would never get them again.
+   */
+  private giveBack(relay: Relay, poll: PollRequest, answer: ForwardResponse): void {
+    const clientId = relay.clientId;
+    // An EventSource connect is sent again with its id, and its node keeps what its answer
+    // carried for that (`resent-connects.ts`): given back as well, it would come twice.
+    if (answer.status !== 200 || typeof clientId !== 'string' || asideConnectId(poll.messages) !== null)
+      return;
+    const deliveries = deliveriesIn(answer.body);
+    if (deliveries.length === 0) return;
+    this.kernel.cluster
+      .requeue(relay.target, clientId, deliveries)
+      .catch((err: unknown) =>
+        this.kernel.log.warn({ err, clientId }, 'deliveries whose client went away could not be put back'),
+      );
   }
 
   /**
@@ -154,6 +178,21 @@ export class PollForwarder {
       return null;
     }
   }
+}
+
+/** The deliveries an answer's body carries (its messages that reply to none: no `successful`), serialized. */
+function deliveriesIn(body: string): string[] {
+  let messages: unknown;
+  try {
+    messages = JSON.parse(body);
+  } catch {
+    return [];
+  }
+  if (!Array.isArray(messages)) return [];
+  const out: string[] = [];
+  for (const m of messages)
+    if (typeof m === 'object' && m !== null && !('successful' in m)) out.push(JSON.stringify(m));
+  return out;
 }
 
 /** The clientId the first message of a batch names. */

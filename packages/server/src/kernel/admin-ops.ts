@@ -57,7 +57,23 @@ export class AdminOps {
         return this.release(request.clientId);
       case 'handover':
         return this.k.handOver(request.clientId);
+      case 'requeue':
+        return this.requeue(request.clientId, request.messages);
     }
+  }
+
+  /**
+   * Puts deliveries back ahead of a session's queue: the node that forwarded the batch they
+   * answered found its client gone (it gave up waiting), and a client without acknowledgements
+   * would never get them again. A session whose frames the ack extension numbers resends its
+   * unacknowledged ones itself. The number of messages put back.
+   */
+  private requeue(clientId: string, messages: unknown): number {
+    const session = this.k.findSession(clientId);
+    if (session === undefined || session.deliveryMode !== 'push' || !Array.isArray(messages)) return 0;
+    const texts = messages.filter((m): m is string => typeof m === 'string');
+    session.requeue(texts);
+    return texts.length;
   }
 
   /**

@@ -119,6 +119,11 @@ export class ClusterLink {
     return this.link().ask(nodeId, { op: 'release', clientId });
   }
 
+  /** Gives `nodeId` deliveries for its session `clientId` back (their client went away before the answer). */
+  requeue(nodeId: string, clientId: string, messages: string[]): Promise<unknown> {
+    return this.link().ask(nodeId, { op: 'requeue', clientId, messages });
+  }
+
   /** Asks `nodeId` to hand the session of `clientId` over now (a WebSocket for it opened here). */
   takeOver(nodeId: string, clientId: string): Promise<unknown> {
     return this.link().ask(nodeId, { op: 'handover', clientId });

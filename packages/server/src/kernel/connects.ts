@@ -234,7 +234,10 @@ export class Connects {
       if (session.held !== null) this.complete(session, undefined, false);
       session.carriedBy(named);
       this.sessions.transition(session, { type: 'detach' }, Date.now(), this.options.maxInterval);
-      if (session.deliveryMode !== 'connect-reply') messages = session.drain();
+      // What is queued rides along in the POST's answer (`finishPoll`), which puts it back if
+      // its client went away meanwhile; numbered ones (ack) are drained here, with their batch.
+      if (session.deliveryMode === 'numbered' || (session.deliveryMode === 'push' && ctx.poll === null))
+        messages = session.drain();
     }
     const ext = this.extensions.connectExt(session, messages, messages.length === 0);
     for (const m of messages) ctx.replies.push(m);

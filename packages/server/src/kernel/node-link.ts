@@ -58,7 +58,9 @@ export type ControlOp =
   /** Answer the held long-poll of a session now (the node relaying it shuts down). */
   | { op: 'release'; clientId: string }
   /** Hand a session over now (a WebSocket for it opened on the asking node). */
-  | { op: 'handover'; clientId: string };
+  | { op: 'handover'; clientId: string }
+  /** Put deliveries back ahead of a session's queue: the client of the batch they answered went away. */
+  | { op: 'requeue'; clientId: string; messages: string[] };
 
 /** What travels between nodes: an operation, or a forwarded batch. */
 export type NodeRequest = ControlOp | { op: 'forward'; request: ForwardRequest };

@@ -19,6 +19,7 @@ import { LONG_POLLING_CARRIER } from './carrier-kinds.js';
 import type { HttpTransport } from './http-endpoint.js';
 import type { HttpReply } from './http-reply.js';
 import { type HttpPost, type PollRequest, pollRequest } from './poll-request.js';
+import { answered, asideConnectId, connectCame } from './resent-connects.js';
 import { BATCH_DONE, BATCH_FAILED, runBatch } from './transport.js';
 import type { TransportKernel } from './transport-kernel.js';
 
@@ -50,12 +51,20 @@ export class LongPollExchange implements PendingPoll {
   constructor(
     private readonly reply: HttpReply,
     readonly kernel: TransportKernel,
+    /** The `id` of the batch's EventSource connect, if it has one (`resent-connects.ts`). */
+    readonly asideId: string | null = null,
   ) {}
 
-  /** Answers the held connect: the batch's replies, then `messages`, as the response; its size in bytes. */
+  /** Answers the held connect: the batch's replies, then `messages` (its reply last), as the response; its size in bytes. */
   answer(messages: string[]): number {
     if (this.done) return 0;
     this.done = true;
+    // The connect reply stays last: only the deliveries ahead of it go back.
+    if (this.clientGone(this.session, messages.slice(0, -1))) return 0;
+    return this.send(messages);
+  }
+
+  private send(messages: string[]): number {
     const all = this.replies.length > 0 ? this.replies.concat(messages) : messages;
     const body = `[${all.join(',')}]`;
     const bytes = Buffer.byteLength(body);
@@ -64,11 +73,30 @@ export class LongPollExchange implements PendingPoll {
     return bytes;
   }
 
-  /** Answers a batch that held no connect (the replies and what rides along), counted here. */
-  respond(messages: string[]): void {
+  /** Answers a batch that held no connect (the replies and `messages`, what rides along), counted here. */
+  respond(messages: string[], session: Session | null): void {
+    if (this.done) return;
+    this.done = true;
+    if (this.clientGone(session, messages)) return;
+    if (session !== null) answered(session, this.asideId, messages);
     const replies = this.replies.length;
-    const bytes = this.answer(messages);
+    const bytes = this.send(messages);
     if (bytes > 0) this.kernel.outbound.countResponse(replies + messages.length, bytes);
+  }
+
+  /**
+   * Whether the client went away before its answer (it gave up waiting: Faye abandons a
+   * connect after 1.2 × its `retry` when told `timeout: 0`, and a batch may wait longer than
+   * that for a claim, a hook or a node). The deliveries the answer would have carried go back
+   * ahead of the session's queue for its next request or stream: written into a closed
+   * response, they would be lost to a client without acknowledgements. A session whose frames
+   * the ack extension numbers (`numbered`, `connect-reply`) gets its unacknowledged ones
+   * again from that extension.
+   */
+  private clientGone(session: Session | null, deliveries: string[]): boolean {
+    if (this.reply.raw?.destroyed !== true) return false;
+    if (session !== null && session.deliveryMode === 'push') session.requeue(deliveries);
+    return true;
   }
 
   fail(status: number, error: string): void {
@@ -123,7 +151,7 @@ export function createLongPolling(kernel: TransportKernel, options: LongPollOpti
 
 /** Runs a batch on this node: hold its connect, or answer with the replies and what is queued. */
 export function runPoll(kernel: TransportKernel, poll: PollRequest): void {
-  const exchange = new LongPollExchange(poll.reply, kernel);
+  const exchange = new LongPollExchange(poll.reply, kernel, asideConnectId(poll.messages));
   // Handlers write into the exchange's replies, so a held connect answers with them.
   const ctx = createBatchContext(poll.info, null, exchange, poll.browserId, exchange.replies);
   const outcome = runBatch(kernel, poll.messages, ctx, poll.text, 'long-poll');
@@ -140,8 +168,12 @@ export function runPoll(kernel: TransportKernel, poll: PollRequest): void {
 function finishPoll(exchange: LongPollExchange, ctx: BatchContext): void {
   if (ctx.held && ctx.session?.held?.poll === exchange) exchange.hold(ctx.session);
   // Queued deliveries ride along, unless they travel only in connect replies or on a stream.
-  else if (!ctx.held)
-    exchange.respond(ctx.session !== null && ridesAlong(ctx.session) ? ctx.session.drain() : []);
+  else if (!ctx.held) {
+    const session = ctx.session;
+    // An EventSource connect sent again: its first answer was not read (`resent-connects.ts`).
+    if (session !== null) connectCame(session, exchange.asideId);
+    exchange.respond(session !== null && ridesAlong(session) ? session.drain() : [], session);
+  }
 }
 
 /**

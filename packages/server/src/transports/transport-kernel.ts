@@ -40,6 +40,8 @@ export interface ClusterView {
   locate(clientId: unknown, kind: CarrierKind): MaybePromise<'here' | { readonly node: string }>;
   /** Asks `nodeId` to answer the held long-poll of `clientId` now (this node shuts down). */
   release(nodeId: string, clientId: string): Promise<unknown>;
+  /** Gives `nodeId` deliveries for its session back: the client of the batch they answered went away. */
+  requeue(nodeId: string, clientId: string, messages: string[]): Promise<unknown>;
   /** Whether this node handed that session over. */
   handedOver(clientId: unknown): boolean;
 }
