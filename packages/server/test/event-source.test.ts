@@ -224,4 +224,54 @@ describe('eventsource', () => {
     expect(got()).toEqual([0, 1, 0, 1, 2]);
     expect(keeps(session)).toBe(false);
   });
+
+  it('carries nothing in the answer to an attempt of a connect that finishes after the attempt sent again', async () => {
+    // The first attempt waits (here for a hook; after a drain, for the claim), its client gives
+    // up and sends it again; the second is answered first, with what was queued.
+    let release = (): void => undefined;
+    const held = new Promise<boolean>((resolve) => {
+      release = () => resolve(true);
+    });
+    const { base, server } = await start({
+      canPublish: (_s, channel) => (channel === '/slow' ? held : true),
+    });
+    const client = await streamingClient(base, 'eventsource');
+    await client.subscribe('/o');
+    const connect = { channel: '/meta/connect', clientId: client.clientId, connectionType: 'eventsource' };
+    await client.request({ ...connect, id: 'k0' });
+    for (let n = 0; n < 2; n++) await server.bayou.publish('/o', { n });
+    let arrived = false;
+    server.app.server.on('request', (req: IncomingMessage) => {
+      if (req.url?.endsWith('?first') === true) arrived = true;
+    });
+    const first = new Promise<string>((resolve, reject) => {
+      const req = request(new URL(`${base}/bayeux?first`), {
+        method: 'POST',
+        agent: false,
+        headers: { 'content-type': 'application/json', ...cookieOf(client) },
+      });
+      req.on('response', (res) => {
+        let body = '';
+        res.on('data', (chunk: Buffer) => {
+          body += chunk.toString();
+        });
+        res.on('end', () => resolve(body));
+      });
+      req.on('error', reject);
+      req.end(
+        JSON.stringify([
+          { channel: '/slow', clientId: client.clientId, data: 'x' },
+          { ...connect, id: 'k1' },
+        ]),
+      );
+    });
+    await eventually(() => expect(arrived).toBe(true));
+    await client.request({ ...connect, id: 'k1' });
+    expect(client.deliveries('/o').map((m) => (m.data as { n: number }).n)).toEqual([0, 1]);
+    release();
+    const late = JSON.parse(await first) as { channel: string }[];
+    expect(late.filter((m) => m.channel === '/o')).toEqual([]);
+    await client.request({ ...connect, id: 'k2' });
+    expect(client.deliveries('/o').map((m) => (m.data as { n: number }).n)).toEqual([0, 1]);
+  });
 });

@@ -19,7 +19,7 @@ import { LONG_POLLING_CARRIER } from './carrier-kinds.js';
 import type { HttpTransport } from './http-endpoint.js';
 import type { HttpReply } from './http-reply.js';
 import { type HttpPost, type PollRequest, pollRequest } from './poll-request.js';
-import { answered, asideConnectId, connectCame } from './resent-connects.js';
+import { answered, arrived, asideConnectId, connectCame } from './resent-connects.js';
 import { BATCH_DONE, BATCH_FAILED, runBatch } from './transport.js';
 import type { TransportKernel } from './transport-kernel.js';
 
@@ -55,6 +55,9 @@ export class LongPollExchange implements PendingPoll {
     readonly asideId: string | null = null,
   ) {}
 
+  /** When it arrived, against the other requests of this node (`resent-connects.ts`). */
+  readonly seq = arrived();
+
   /** Answers the held connect: the batch's replies, then `messages` (its reply last), as the response; its size in bytes. */
   answer(messages: string[]): number {
     if (this.done) return 0;
@@ -78,7 +81,7 @@ export class LongPollExchange implements PendingPoll {
     if (this.done) return;
     this.done = true;
     if (this.clientGone(session, messages)) return;
-    if (session !== null) answered(session, this.asideId, messages);
+    if (session !== null) answered(session, this.asideId, this.seq, messages);
     const replies = this.replies.length;
     const bytes = this.send(messages);
     if (bytes > 0) this.kernel.outbound.countResponse(replies + messages.length, bytes);
@@ -170,9 +173,10 @@ function finishPoll(exchange: LongPollExchange, ctx: BatchContext): void {
   // Queued deliveries ride along, unless they travel only in connect replies or on a stream.
   else if (!ctx.held) {
     const session = ctx.session;
-    // An EventSource connect sent again: its first answer was not read (`resent-connects.ts`).
-    if (session !== null) connectCame(session, exchange.asideId);
-    exchange.respond(session !== null && ridesAlong(session) ? session.drain() : [], session);
+    // An EventSource connect sent again: its first answer was not read (`resent-connects.ts`);
+    // or the attempt given up, finishing after the one sent again.
+    const carry = session !== null && connectCame(session, exchange.asideId, exchange.seq);
+    exchange.respond(carry && ridesAlong(session) ? session.drain() : [], session);
   }
 }
 

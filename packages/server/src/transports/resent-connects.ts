@@ -9,18 +9,30 @@
  * So what the last answer to such a connect carried is kept per session until its next one:
  * the same `id` again means the client never read that answer, and what it carried goes back
  * ahead of the queue to leave with this one; another `id` means it was read, and it is
- * forgotten. A `WeakMap`: an entry goes with its session, or at the session's next connect.
+ * forgotten. Two attempts of one connect may finish out of order (the first waited for a
+ * claim): the one that arrived first is the one given up, and carries nothing. A `WeakMap`:
+ * an entry goes with its session, or is replaced at the session's next connect.
  */
 import { META_CONNECT } from '@bayou/protocol';
 import type { Session } from '../session/session.js';
 import { EVENT_SOURCE_CARRIER } from './carrier-kinds.js';
 
 interface Carried {
+  /** The connect's `id`. */
   readonly id: string;
+  /** The arrival order of the request whose answer this is (`arrived`). */
+  readonly seq: number;
+  /** What that answer carried. */
   readonly messages: readonly string[];
 }
 
 const carried = new WeakMap<Session, Carried>();
+let arrivals = 0;
+
+/** A number for a request as it arrives, growing: which of two attempts of one connect came last. */
+export function arrived(): number {
+  return ++arrivals;
+}
 
 /** The `id` of the EventSource connect (sent aside of its stream) in a batch, or `null`. */
 export function asideConnectId(messages: readonly unknown[]): string | null {
@@ -34,24 +46,37 @@ export function asideConnectId(messages: readonly unknown[]): string | null {
 }
 
 /**
- * The connect `id` of `session` came (before its answer is made): when it is the one whose
- * answer carried messages last, that answer was never read and they go back ahead of the queue.
+ * The connect `id` of `session`, in a request that arrived `seq`-th, is about to be answered:
+ * when the last answer to that `id` carried messages for an earlier request, that answer was
+ * never read and they go back ahead of the queue. `false` when this request came before the
+ * one last answered with that `id`: an attempt its client gave up on (it sent it again),
+ * finishing late — its answer must carry nothing.
  */
-export function connectCame(session: Session, id: string | null): void {
-  if (id === null) return;
+export function connectCame(session: Session, id: string | null, seq: number): boolean {
+  if (id === null) return true;
   const last = carried.get(session);
-  if (last === undefined) return;
-  carried.delete(session);
-  if (last.id === id && session.deliveryMode === 'push') session.requeue(last.messages.slice());
+  if (last !== undefined && last.id === id) {
+    if (seq < last.seq) return false;
+    if (session.deliveryMode === 'push') session.requeue(last.messages.slice());
+  }
+  carried.set(session, { id, seq, messages: NOTHING });
+  return true;
 }
 
-/** The answer to connect `id` of `session` carried `messages` (kept until its next connect). */
-export function answered(session: Session, id: string | null, messages: readonly string[]): void {
-  if (id === null || messages.length === 0 || session.deliveryMode !== 'push') return;
-  carried.set(session, { id, messages });
+const NOTHING: readonly string[] = Object.freeze([]);
+
+/** The answer to connect `id` of `session` (request `seq`) carried `messages` (kept until its next connect). */
+export function answered(
+  session: Session,
+  id: string | null,
+  seq: number,
+  messages: readonly string[],
+): void {
+  if (id === null || session.deliveryMode !== 'push') return;
+  carried.set(session, { id, seq, messages: messages.length === 0 ? NOTHING : messages });
 }
 
-/** Whether an answer of `session` is kept (for tests). */
+/** Whether an answer of `session` with messages is kept (for tests). */
 export function keeps(session: Session): boolean {
-  return carried.has(session);
+  return (carried.get(session)?.messages.length ?? 0) > 0;
 }
