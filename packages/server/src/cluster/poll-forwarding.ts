@@ -9,7 +9,7 @@ import type { ForwardRequest, ForwardResponse } from '../kernel/node-link.js';
 import { LONG_POLLING_CARRIER } from '../transports/carrier-kinds.js';
 import type { HttpReply, ResponseStream } from '../transports/http-reply.js';
 import type { PollRequest } from '../transports/poll-request.js';
-import { asideConnectId } from '../transports/resent-connects.js';
+import { arrivalStamp, asideConnectId } from '../transports/resent-connects.js';
 import type { TransportKernel } from '../transports/transport-kernel.js';
 import type { RequestInfo } from '../types.js';
 
@@ -99,6 +99,7 @@ export class PollForwarder {
       // The client's IP as this node saw it (trustProxy applied), for the owner's limits.
       remoteAddress: poll.info.ip ?? poll.info.remoteAddress,
       browserId: poll.browserId,
+      arrivedAt: poll.arrivedAt,
     });
   }
 
@@ -248,6 +249,7 @@ export function runForwarded(
       info,
       browserId: request.browserId,
       reply: new ForwardedReply(resolve),
+      arrivedAt: typeof request.arrivedAt === 'number' ? request.arrivedAt : arrivalStamp(),
     });
   });
 }

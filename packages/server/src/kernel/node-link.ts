@@ -26,6 +26,8 @@ export interface ForwardRequest {
   readonly headers: Readonly<Record<string, string>>;
   readonly remoteAddress: string | undefined;
   readonly browserId: string | null;
+  /** When the batch reached the node that forwards it (`arrivalStamp`): attempts of one connect in order. */
+  readonly arrivedAt?: number;
 }
 
 /** The owner's answer, relayed as the HTTP response. */

@@ -19,7 +19,7 @@ import { LONG_POLLING_CARRIER } from './carrier-kinds.js';
 import type { HttpTransport } from './http-endpoint.js';
 import type { HttpReply } from './http-reply.js';
 import { type HttpPost, type PollRequest, pollRequest } from './poll-request.js';
-import { answered, arrived, asideConnectId, connectCame } from './resent-connects.js';
+import { answered, asideConnectId, connectCame } from './resent-connects.js';
 import { BATCH_DONE, BATCH_FAILED, runBatch } from './transport.js';
 import type { TransportKernel } from './transport-kernel.js';
 
@@ -53,10 +53,9 @@ export class LongPollExchange implements PendingPoll {
     readonly kernel: TransportKernel,
     /** The `id` of the batch's EventSource connect, if it has one (`resent-connects.ts`). */
     readonly asideId: string | null = null,
+    /** When its batch reached the node its client sent it to (`PollRequest.arrivedAt`). */
+    readonly seq = 0,
   ) {}
-
-  /** When it arrived, against the other requests of this node (`resent-connects.ts`). */
-  readonly seq = arrived();
 
   /** Answers the held connect: the batch's replies, then `messages` (its reply last), as the response; its size in bytes. */
   answer(messages: string[]): number {
@@ -154,7 +153,7 @@ export function createLongPolling(kernel: TransportKernel, options: LongPollOpti
 
 /** Runs a batch on this node: hold its connect, or answer with the replies and what is queued. */
 export function runPoll(kernel: TransportKernel, poll: PollRequest): void {
-  const exchange = new LongPollExchange(poll.reply, kernel, asideConnectId(poll.messages));
+  const exchange = new LongPollExchange(poll.reply, kernel, asideConnectId(poll.messages), poll.arrivedAt);
   // Handlers write into the exchange's replies, so a held connect answers with them.
   const ctx = createBatchContext(poll.info, null, exchange, poll.browserId, exchange.replies);
   const outcome = runBatch(kernel, poll.messages, ctx, poll.text, 'long-poll');

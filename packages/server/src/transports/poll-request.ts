@@ -11,6 +11,7 @@ import type { CarrierKind, RequestInfo } from '../types.js';
 import type { HttpReply } from './http-reply.js';
 import { readCookie } from './http-request.js';
 import { requestInfo } from './request-info.js';
+import { arrivalStamp } from './resent-connects.js';
 
 /** A POST to the endpoint with its body in hand. */
 export interface HttpPost {
@@ -35,6 +36,11 @@ export interface PollRequest {
   /** The `BAYEUX_BROWSER` cookie the request carried or was given; `null` when unknown. */
   readonly browserId: string | null;
   readonly reply: HttpReply;
+  /**
+   * When it reached the node that received it (`arrivalStamp`; a forwarded batch keeps its
+   * first node's): which of two attempts of one connect came last (`resent-connects.ts`).
+   */
+  readonly arrivedAt: number;
 }
 
 /**
@@ -67,5 +73,5 @@ export function pollRequest(
     );
   }
   const info = requestInfo(kind, raw, post.ip, browserId, post.secure);
-  return { text: post.text, messages: decoded.messages, info, browserId, reply };
+  return { text: post.text, messages: decoded.messages, info, browserId, reply, arrivedAt: arrivalStamp() };
 }

@@ -20,7 +20,7 @@ import { EVENT_SOURCE_CARRIER } from './carrier-kinds.js';
 interface Carried {
   /** The connect's `id`. */
   readonly id: string;
-  /** The arrival order of the request whose answer this is (`arrived`). */
+  /** When the request whose answer this is arrived (`arrivalStamp`). */
   readonly seq: number;
   /** What that answer carried. */
   readonly messages: readonly string[];
@@ -29,9 +29,15 @@ interface Carried {
 const carried = new WeakMap<Session, Carried>();
 let arrivals = 0;
 
-/** A number for a request as it arrives, growing: which of two attempts of one connect came last. */
-export function arrived(): number {
-  return ++arrivals;
+/**
+ * A request's arrival on the node that received it from its client (ms, and a count within
+ * the ms): which of two attempts of one connect came last, also when one was forwarded and
+ * reached the session's node after the other (the nodes of one machine share a clock; Faye's
+ * attempts are at least 1.2 × `retry` apart).
+ */
+export function arrivalStamp(): number {
+  arrivals = (arrivals + 1) % 1000;
+  return Date.now() + arrivals / 1000;
 }
 
 /** The `id` of the EventSource connect (sent aside of its stream) in a batch, or `null`. */
@@ -46,7 +52,7 @@ export function asideConnectId(messages: readonly unknown[]): string | null {
 }
 
 /**
- * The connect `id` of `session`, in a request that arrived `seq`-th, is about to be answered:
+ * The connect `id` of `session`, in a request that arrived at `seq`, is about to be answered:
  * when the last answer to that `id` carried messages for an earlier request, that answer was
  * never read and they go back ahead of the queue. `false` when this request came before the
  * one last answered with that `id`: an attempt its client gave up on (it sent it again),
