@@ -271,7 +271,10 @@ describe('eventsource', () => {
     release();
     const late = JSON.parse(await first) as { channel: string }[];
     expect(late.filter((m) => m.channel === '/o')).toEqual([]);
+    // The late one did not take the place of the second's answer: sent a third time, it carries them again.
+    await client.request({ ...connect, id: 'k1' });
+    expect(client.deliveries('/o').map((m) => (m.data as { n: number }).n)).toEqual([0, 1, 0, 1]);
     await client.request({ ...connect, id: 'k2' });
-    expect(client.deliveries('/o').map((m) => (m.data as { n: number }).n)).toEqual([0, 1]);
+    expect(client.deliveries('/o').map((m) => (m.data as { n: number }).n)).toEqual([0, 1, 0, 1]);
   });
 });

@@ -55,16 +55,15 @@ export function asideConnectId(messages: readonly unknown[]): string | null {
  * The connect `id` of `session`, in a request that arrived at `seq`, is about to be answered:
  * when the last answer to that `id` carried messages for an earlier request, that answer was
  * never read and they go back ahead of the queue. `false` when this request came before the
- * one last answered with that `id`: an attempt its client gave up on (it sent it again),
- * finishing late — its answer must carry nothing.
+ * one last answered: an attempt its client gave up on (it sent it again, or its next connect,
+ * since Faye has one connect in flight at a time), finishing late — it must carry nothing.
  */
 export function connectCame(session: Session, id: string | null, seq: number): boolean {
   if (id === null) return true;
   const last = carried.get(session);
-  if (last !== undefined && last.id === id) {
-    if (seq < last.seq) return false;
-    if (session.deliveryMode === 'push') session.requeue(last.messages.slice());
-  }
+  if (last !== undefined && seq < last.seq) return false;
+  if (last !== undefined && last.id === id && session.deliveryMode === 'push')
+    session.requeue(last.messages.slice());
   carried.set(session, { id, seq, messages: NOTHING });
   return true;
 }
@@ -79,6 +78,9 @@ export function answered(
   messages: readonly string[],
 ): void {
   if (id === null || session.deliveryMode !== 'push') return;
+  // A late attempt (it carried nothing) leaves what the newer one's answer carried.
+  const last = carried.get(session);
+  if (last !== undefined && seq < last.seq) return;
   carried.set(session, { id, seq, messages: messages.length === 0 ? NOTHING : messages });
 }
 
