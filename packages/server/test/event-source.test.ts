@@ -154,17 +154,21 @@ describe('eventsource', () => {
     expect(older.frames).toEqual([]);
   });
 
-  it('keeps what a connect would have carried when its client gave up before the answer (no message lost)', async () => {
-    // Faye abandons a connect told `timeout: 0` after 1.2 × its `retry` (0.12 s with retry 0.1),
-    // and a batch may wait longer than that (a claim of a handed-over session, a hook). Here a
-    // publish ahead of the connect in its batch waits for its hook while the client goes away.
+  /** A server whose `canPublish` holds publishes to `/slow` until `release()`: a batch that waits. */
+  async function startHoldingSlow() {
     let release = (): void => undefined;
     const held = new Promise<boolean>((resolve) => {
       release = () => resolve(true);
     });
-    const { base, server } = await start({
-      canPublish: (_s, channel) => (channel === '/slow' ? held : true),
-    });
+    const started = await start({ canPublish: (_s, channel) => (channel === '/slow' ? held : true) });
+    return { ...started, release };
+  }
+
+  it('keeps what a connect would have carried when its client gave up before the answer (no message lost)', async () => {
+    // Faye abandons a connect told `timeout: 0` after 1.2 × its `retry` (0.12 s with retry 0.1),
+    // and a batch may wait longer than that (a claim of a handed-over session, a hook). Here a
+    // publish ahead of the connect in its batch waits for its hook while the client goes away.
+    const { base, server, release } = await startHoldingSlow();
     const client = await streamingClient(base, 'eventsource');
     await client.subscribe('/q');
     expect((await connect(client)).successful).toBe(true);
@@ -228,13 +232,7 @@ describe('eventsource', () => {
   it('carries nothing in the answer to an attempt of a connect that finishes after the attempt sent again', async () => {
     // The first attempt waits (here for a hook; after a drain, for the claim), its client gives
     // up and sends it again; the second is answered first, with what was queued.
-    let release = (): void => undefined;
-    const held = new Promise<boolean>((resolve) => {
-      release = () => resolve(true);
-    });
-    const { base, server } = await start({
-      canPublish: (_s, channel) => (channel === '/slow' ? held : true),
-    });
+    const { base, server, release } = await startHoldingSlow();
     const client = await streamingClient(base, 'eventsource');
     await client.subscribe('/o');
     const connect = { channel: '/meta/connect', clientId: client.clientId, connectionType: 'eventsource' };
