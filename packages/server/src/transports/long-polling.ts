@@ -62,7 +62,7 @@ export class LongPollExchange implements PendingPoll {
     if (this.done) return 0;
     this.done = true;
     // The connect reply stays last: only the deliveries ahead of it go back.
-    if (this.clientGone(this.session, messages.slice(0, -1))) return 0;
+    if (this.clientGone(this.session, messages, 1)) return 0;
     return this.send(messages);
   }
 
@@ -87,7 +87,8 @@ export class LongPollExchange implements PendingPoll {
   }
 
   /**
-   * Whether the client went away before its answer (it gave up waiting: Faye abandons a
+   * Whether the client went away before its answer (`messages`, the last `replies` of them
+   * replies, not deliveries) (it gave up waiting: Faye abandons a
    * connect after 1.2 × its `retry` when told `timeout: 0`, and a batch may wait longer than
    * that for a claim, a hook or a node). The deliveries the answer would have carried go back
    * ahead of the session's queue for its next request or stream: written into a closed
@@ -95,9 +96,11 @@ export class LongPollExchange implements PendingPoll {
    * the ack extension numbers (`numbered`, `connect-reply`) gets its unacknowledged ones
    * again from that extension.
    */
-  private clientGone(session: Session | null, deliveries: string[]): boolean {
+  private clientGone(session: Session | null, messages: string[], replies = 0): boolean {
     if (this.reply.raw?.destroyed !== true) return false;
-    if (session !== null && session.deliveryMode === 'push') session.requeue(deliveries);
+    // Sliced only then: an answer to a client still there goes out as it is (requeue copies).
+    if (session !== null && session.deliveryMode === 'push')
+      session.requeue(replies === 0 ? messages : messages.slice(0, messages.length - replies));
     return true;
   }
 
