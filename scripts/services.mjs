@@ -28,7 +28,9 @@ function aptInstall(pkgs) {
 const wanted = {
   chromium: existsSync(new URL('../packages/browser-client/test', import.meta.url)),
   redis: existsSync(new URL('../packages/server/test/engine-redis.test.ts', import.meta.url)),
-  nginx: existsSync(new URL('../packages/server/test/cluster-nginx.test.ts', import.meta.url)),
+  nginx:
+    existsSync(new URL('../packages/server/test/cluster-nginx.test.ts', import.meta.url)) ||
+    existsSync(new URL('../packages/loadtest/test/nginx-balancer.test.ts', import.meta.url)),
 };
 
 /** The first `name` on PATH (or in the usual sbin directories), or undefined. */

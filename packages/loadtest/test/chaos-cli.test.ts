@@ -11,8 +11,11 @@ import { describe, expect, it } from 'vitest';
 
 const bin = resolve(import.meta.dirname, '../bin/bayou-loadtest.js');
 
-function chaos(args: string[]) {
-  const child = spawn(process.execPath, [bin, 'chaos', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+function chaos(args: string[], env: NodeJS.ProcessEnv = {}) {
+  const child = spawn(process.execPath, [bin, 'chaos', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  });
   let err = '';
   child.stderr.on('data', (d: Buffer) => (err += d.toString()));
   child.stdout.resume();
@@ -28,6 +31,17 @@ describe('bayou-loadtest chaos on bad input', () => {
     expect(code).toBe(2);
     expect(run.err()).toMatch(/cannot reach --url http:\/\/127\.0\.0\.1:1\/bayeux \(ECONNREFUSED\)/);
     expect(run.err()).toMatch(/start the server \(npx @bayou\/server start\)/);
+  });
+
+  it('refuses an unknown --balancer, and --balancer nginx without nginx, with the fix and exit code 2', async () => {
+    const bad = chaos(['--cluster', '3', '--balancer', 'haproxy']);
+    expect((await bad.exit)[0]).toBe(2);
+    expect(bad.err()).toMatch(/--balancer must be nginx or node, got "haproxy"/);
+    const missing = chaos(['--cluster', '3', '--balancer', 'nginx'], { NGINX_PATH: '/nonexistent/nginx' });
+    expect((await missing.exit)[0]).toBe(2);
+    expect(missing.err()).toMatch(
+      /needs nginx: install it \(apt-get install nginx\).*or pass --balancer node/,
+    );
   });
 
   it('stops at SIGTERM while its clients retry an endpoint that is no Bayeux server', {

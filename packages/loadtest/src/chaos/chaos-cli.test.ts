@@ -60,6 +60,10 @@ describe('bayou-loadtest chaos options', () => {
       storm: 'none',
       stormAt: 15_000,
       probePercent: 4,
+      balancer: 'node',
+    });
+    expect(parseChaosArgs(['--cluster', '3', '--balancer', 'nginx']).options).toMatchObject({
+      balancer: 'nginx',
     });
     expect(parseChaosArgs(['--cluster', '3', '--restart', 'rolling', '--rooms', '4']).options).toMatchObject({
       restart: 'rolling',
@@ -93,6 +97,13 @@ describe('bayou-loadtest chaos options', () => {
       /does not apply with --cluster/,
     );
     expect(() => parseChaosArgs(['--cluster', '3', '--restart', 'gently'])).toThrow(/kill or rolling/);
+    expect(() => parseChaosArgs(['--cluster', '3', '--balancer', 'haproxy'])).toThrow(
+      /--balancer must be nginx or node, got "haproxy"/,
+    );
+    expect(() => parseChaosArgs(['--balancer', 'nginx'])).toThrow(/--balancer applies to a cluster run/);
+    expect(() =>
+      parseChaosArgs(['--target', 'http://x/bayeux', '--api-key', 'k', '--balancer', 'nginx']),
+    ).toThrow(/--balancer cannot apply/);
     expect(() => parseChaosArgs(['--cluster', '1'])).toThrow(/at least 2/);
     expect(() => parseChaosArgs(['--transport', 'mixed'])).toThrow(/long-polling or streaming, got "mixed"/);
   });

@@ -8,6 +8,7 @@ import { LoadtestError, LoadtestErrors } from '../errors.js';
 import { readFlags } from '../flag-reader.js';
 import { type ChaosOptions, type ChaosResult, runChaos } from './chaos-run.js';
 import { CHAOS_TRANSPORTS } from './client-transports.js';
+import { BALANCER_FLAG, checkBalancer } from './cluster-balancer.js';
 import {
   type ClusterChaosOptions,
   type ClusterChaosResult,
@@ -41,6 +42,7 @@ const FLAGS: readonly Flag[] = [
     mode: 'both',
     help: 'start a cluster of N `bayou start --redis` nodes, a redis-server and a round-robin balancer, all on loopback, and run against it (0: run against --url)',
   },
+  BALANCER_FLAG,
   {
     key: 'target',
     flag: 'target',
@@ -240,7 +242,7 @@ and duplicated message; exits 1 if there is any.
 Without --cluster, against --url: connections are killed at random and some clients are
 held down past the server's maxInterval.
 With --cluster N: the run starts a redis-server, N \`bayou start --redis\` nodes and a
-round-robin balancer with no affinity (all on loopback, all stopped by pid at the end),
+round-robin balancer with no affinity (--balancer; all on loopback, all stopped by pid at the end),
 publishes through POST /api/publish, restarts a node every --kill-every and Redis once at
 --redis-restart-at, and reports how long each client of a dead node took to receive again.
 
@@ -283,9 +285,16 @@ function convert(f: Flag, raw: string): string | number {
 
 /** `--target`: a cluster the run did not start, so it starts and restarts nothing. */
 function targetChecks(given: ReadonlyMap<string, string>, options: Record<string, unknown>): void {
-  const own = ['cluster', 'kill-every', 'restart', 'redis-restart-at', 'logs', 'storm', 'storm-at'].filter(
-    (f) => given.has(f),
-  );
+  const own = [
+    'cluster',
+    'balancer',
+    'kill-every',
+    'restart',
+    'redis-restart-at',
+    'logs',
+    'storm',
+    'storm-at',
+  ].filter((f) => given.has(f));
   if (own.length > 0)
     throw new Error(
       `--target runs against a cluster you run: ${own.map((f) => `--${f}`).join(', ')} cannot apply`,
@@ -321,6 +330,7 @@ export function parseChaosArgs(argv: readonly string[]): ParsedChaos {
     );
   if (cluster && options.restart !== 'kill' && options.restart !== 'rolling')
     throw new Error(`--restart must be kill or rolling, got "${String(options.restart)}"`);
+  if (cluster) checkBalancer(options.balancer, false);
   if (cluster && !['none', 'kill', 'drain'].includes(options.storm as string))
     throw new Error(`--storm must be none, kill or drain, got "${String(options.storm)}"`);
   if (given.has('target')) targetChecks(given, options);
@@ -347,6 +357,7 @@ export function parseChaosArgs(argv: readonly string[]): ParsedChaos {
     logDir: _l,
     target: _t,
     apiKey: _p,
+    balancer: _b,
     ...own
   } = rest;
   return { mode: 'connections', options: own as unknown as ChaosOptions, json: json as string, html: '' };
@@ -376,6 +387,7 @@ export async function chaosMain(argv: readonly string[]): Promise<number> {
     parsed = parseChaosArgs(argv);
     // The clients would retry an unreachable --url for ever: refuse it up front instead.
     if (parsed.mode === 'connections') await assertReachable(parsed.options.url);
+    else checkBalancer(parsed.options.balancer, true);
   } catch (err) {
     process.stderr.write(
       `bayou-loadtest chaos: ${(err as Error).message} (see bayou-loadtest chaos --help)\n`,

@@ -10,9 +10,10 @@
  */
 import { assignGroups } from '../groups.js';
 import type { ChaosTransport } from './client-transports.js';
-import { startBalancer } from './cluster-balancer.js';
+import { type BalancerKind, type ClusterBalancer, startClusterBalancer } from './cluster-balancer.js';
 import type { WorkerClient, WorkerResult } from './cluster-messages.js';
 import { ChaosNode, ChaosRedis, freePort, randomKey, stopAll } from './cluster-processes.js';
+import { publishOne } from './cluster-publish.js';
 import { ClientWorkers, probeShare } from './cluster-workers.js';
 import { drainSpreadOf, type StormKind, type StormReport, stormNode, stormReport } from './storm.js';
 
@@ -58,6 +59,8 @@ export interface ClusterChaosOptions {
    * storm's latency figures; 0: none (`storm.ts`).
    */
   probePercent: number;
+  /** The balancer the run starts in front of the nodes: `node` (the default here) or `nginx`. */
+  balancer?: BalancerKind;
 }
 
 /** Times to receive again after a node went down, ms. */
@@ -156,6 +159,7 @@ export async function runClusterChaos(o: ClusterChaosOptions): Promise<ClusterCh
     }
   }
   const redis = await ChaosRedis.start();
+  let balancer: ClusterBalancer | null = null;
   try {
     const settings = {
       redisUrl: redis.url,
@@ -166,13 +170,17 @@ export async function runClusterChaos(o: ClusterChaosOptions): Promise<ClusterCh
     const nodes: ChaosNode[] = [];
     for (let i = 0; i < o.nodes; i++) nodes.push(new ChaosNode(`node${i}`, await freePort(), settings));
     await Promise.all(nodes.map((n) => n.start()));
-    const balancer = await startBalancer(nodes.map((n) => n.port));
+    balancer = await startClusterBalancer(
+      o.balancer ?? 'node',
+      nodes.map((n) => n.port),
+    );
     const workers = new ClientWorkers(Math.max(1, Math.min(o.workers, o.clients)), probeOf(o));
-    const bayeux = `http://127.0.0.1:${balancer}/bayeux`;
+    const bayeux = `http://127.0.0.1:${balancer.port}/bayeux`;
     return await stream(o, { redis, nodes, bayeux, workers, apiKey: settings.apiKey }, began);
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    await balancer?.stop();
     stopAll();
     await redis.stop();
   }
@@ -279,21 +287,6 @@ function seriesOf(ticks: Map<number, { delivered: number; connected: number; acc
   return [...ticks]
     .sort(([a], [b]) => a - b)
     .map(([t, b]) => ({ t, delivered: b.delivered, connected: b.connected, accepted: b.accepted }));
-}
-
-async function publishOne(base: string, key: string, channel: string, seq: number): Promise<boolean> {
-  try {
-    const r = await fetch(`${base}/api/publish`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ channel, data: { seq, t: Date.now() } }),
-      signal: AbortSignal.timeout(10_000),
-    });
-    await r.arrayBuffer();
-    return r.status === 200;
-  } catch {
-    return false;
-  }
 }
 
 /** Takes node after node down every `killEvery` until `QUIET_END_MS` before the end; resolves with the count. */

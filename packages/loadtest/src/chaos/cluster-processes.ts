@@ -17,18 +17,23 @@ import { META_DISCONNECT, META_HANDSHAKE } from '@bayou/protocol';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-/** Every child process this run started and has not seen exit. */
-const children = new Set<ChildProcess>();
+/** Every child process this run started and has not seen exit, with the signal that stops it. */
+const children = new Map<ChildProcess, NodeJS.Signals>();
 
-export function track(child: ChildProcess): ChildProcess {
-  children.add(child);
+/**
+ * Registers `child` to be stopped by `stopAll`, with SIGKILL, or with `signal` for a process
+ * that must stop its own children (nginx's master: SIGTERM, it stops its workers; a
+ * SIGKILLed master would leave them serving).
+ */
+export function track(child: ChildProcess, signal: NodeJS.Signals = 'SIGKILL'): ChildProcess {
+  children.set(child, signal);
   child.once('exit', () => children.delete(child));
   return child;
 }
 
-/** SIGKILLs every child still running, by pid (the run's end, an error or a signal). */
+/** Stops every child still running, by pid (the run's end, an error or a signal). */
 export function stopAll(): void {
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  for (const [c, signal] of children) if (c.exitCode === null && c.signalCode === null) c.kill(signal);
   children.clear();
 }
 

@@ -22,7 +22,7 @@ export function formatClusterChaos(o: ClusterChaosOptions, r: ClusterChaosResult
   const how = o.restart === 'rolling' ? 'SIGTERM, in turn' : 'SIGKILL then restart';
   const lines = [
     o.target === ''
-      ? `cluster chaos: ${o.nodes} bayou nodes on one Redis behind a round-robin balancer (no affinity)`
+      ? `cluster chaos: ${o.nodes} bayou nodes on one Redis behind a round-robin balancer (no affinity; ${o.balancer === 'nginx' ? 'nginx' : 'the Node one'})`
       : `cluster chaos against ${o.target} (restarts are yours; a client's new session counts as its node going down)`,
     `  ${n(o.clients)} @bayou/client clients (${transports(o)}), ${o.rooms} rooms, ${o.roomsPerClient} per client`,
     `  a numbered stream per room through /api/publish, ${o.rate} msg/s in all for ${o.duration / 1000} s`,

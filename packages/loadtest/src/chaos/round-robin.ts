@@ -5,7 +5,7 @@
  * for a second and the request goes to the next one, as nginx's `proxy_next_upstream
  * error` does; a request is never sent twice once a node has accepted its connection
  * (a publish could be applied twice). A node whose `/readyz` does not answer 200 (asked
- * every `READY_POLL_MS`: a draining node turns not ready first) gets no new request, as
+ * every `READY_POLL_MS` by `readiness.ts`: a draining node turns not ready first) gets no new request, as
  * a Kubernetes Service or a balancer's health check does; what it holds (WebSockets, a
  * relayed long-poll) stays where it is.
  *
@@ -18,10 +18,8 @@
 import cluster from 'node:cluster';
 import { Agent, createServer, type IncomingMessage, request, type ServerResponse } from 'node:http';
 import { connect, type Socket } from 'node:net';
+import { watchReadiness } from './readiness.js';
 import { Rotation } from './rotation.js';
-
-/** How often each node's readiness is asked, ms. */
-const READY_POLL_MS = 500;
 
 const [workersArg, ...portArgs] = process.argv.slice(2);
 const ports = portArgs.map(Number);
@@ -97,31 +95,6 @@ function upgrade(
   socket.on('error', () => upstream.destroy());
 }
 
-/**
- * Asks every node's `/readyz` each `READY_POLL_MS`: one that answers other than 200, or
- * refuses the connection, counts as not ready; one too busy to answer within 2 s keeps its
- * state (a loaded node is not a draining one).
- */
-function watchReadiness(rotation: Rotation): void {
-  const ask = (port: number) =>
-    fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(2000) })
-      .then(async (r) => {
-        await r.arrayBuffer();
-        rotation.ready(port, r.status === 200);
-      })
-      .catch((err: Error & { cause?: { code?: string } }) => {
-        if (err.cause?.code === 'ECONNREFUSED') rotation.ready(port, false);
-      });
-  let asking = false;
-  setInterval(() => {
-    if (asking) return;
-    asking = true;
-    void Promise.all(rotation.ports.map(ask)).finally(() => {
-      asking = false;
-    });
-  }, READY_POLL_MS).unref();
-}
-
 function serve(report: (port: number) => void): void {
   const rotation = new Rotation(ports);
   const agent = new Agent({ keepAlive: true, maxSockets: 4096 });
@@ -136,7 +109,7 @@ function serve(report: (port: number) => void): void {
     upgrade(rotation, req, socket, head, new Set()),
   );
   server.keepAliveTimeout = 65_000;
-  watchReadiness(rotation);
+  watchReadiness(rotation.ports, (port, ready) => rotation.ready(port, ready));
   server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, () => {
     report((server.address() as { port: number }).port);
   });
