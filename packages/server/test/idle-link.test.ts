@@ -94,16 +94,48 @@ it('ends the link of a client that pings while more than maxBufferedBytes wait u
   expect(pongs).toBe(0);
 });
 
-it("lets go of the receive queue a pong grew (a heartbeat's answer, all an idle socket reads)", async () => {
+it("drops a pong read alone (a heartbeat's answer, all an idle socket reads) before ws's receiver", async () => {
   started = await startServer();
   const { ws, link } = await idleSession(started);
   const receiver = (link as unknown as WsInternals)._receiver;
   const queue = receiver._buffers;
+  let pongs = 0;
+  link.on('pong', () => pongs++);
   const read = socketOf(link).bytesRead;
   ws.pong();
-  await eventually(() => socketOf(link).bytesRead > read, 5000, 'the pong read');
-  expect(receiver._buffers).not.toBe(queue);
-  expect(receiver._buffers).toEqual([]);
+  await eventually(() => socketOf(link).bytesRead === read + 6, 5000, 'the pong read');
+  // Read (the heartbeat counts it) but never handed to ws: no pong event, the queue untouched.
+  expect(pongs).toBe(0);
+  expect(receiver._buffers).toBe(queue);
+  expect(receiver._bufferedBytes).toBe(0);
+});
+
+it('hands ws a pong read with more, and the bytes of a pong inside a frame, and lets ws take its listener off', async () => {
+  started = await startServer();
+  const { ws, link } = await idleSession(started);
+  const replies: string[] = [];
+  ws.on('message', (data) => replies.push(String(data)));
+  let pongs = 0;
+  link.on('pong', () => pongs++);
+  const raw = socketOf(ws);
+  // A pong and a text frame `x` in one read (masks of zeros): the pong reaches ws, the text the transport.
+  raw.write(Buffer.from([0x8a, 0x80, 0, 0, 0, 0, 0x81, 0x81, 0, 0, 0, 0, 0x78]));
+  await eventually(() => replies.length === 1, 5000, "the answer to 'x'");
+  expect(pongs).toBe(1);
+  expect(replies[0]).toContain('"successful":false');
+  // A binary frame's header, then its six bytes, which look like a pong read alone: a payload all the same.
+  const read = socketOf(link).bytesRead;
+  raw.write(Buffer.from([0x82, 0x86, 0, 0, 0, 0]));
+  await eventually(() => socketOf(link).bytesRead === read + 6, 5000, 'the header read');
+  raw.write(Buffer.from([0x8a, 0x80, 1, 2, 3, 4]));
+  await eventually(() => replies.length === 2, 5000, 'the answer to the binary frame');
+  expect(pongs).toBe(1);
+  // ws takes its own listener off (on a close frame, an error): the one in its place goes with it.
+  const socket = socketOf(link);
+  const [wsListener] = socket.listeners('data');
+  expect(socket.rawListeners('data')[0]).not.toBe(wsListener);
+  socket.removeListener('data', wsListener as (...args: unknown[]) => void);
+  expect(socket.listenerCount('data')).toBe(0);
 });
 
 const openWebSockets = (s: Started) => metric(s, 'bayou_connections{transport="websocket"}');

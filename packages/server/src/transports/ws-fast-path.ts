@@ -20,6 +20,10 @@ export interface WsInternals {
   _receiver: {
     /** Chunks read from the socket and not yet parsed: pushed on, shifted off. */
     _buffers: Buffer[];
+    /** The bytes in `_buffers`. */
+    _bufferedBytes: number;
+    /** `GET_INFO` (0) while it waits for the first bytes of a frame. */
+    _state: number;
     /** The same object as the WebSocket's `_extensions`. */
     _extensions: object;
   };
@@ -164,4 +168,56 @@ export function shareNoExtensions(ws: WebSocket): void {
   internals._extensions = NO_EXTENSIONS;
   internals._receiver._extensions = NO_EXTENSIONS;
   internals._sender._extensions = NO_EXTENSIONS;
+}
+
+/** `ws`'s receiver state `GET_INFO` (lib/receiver.js): waiting for a frame's first bytes. */
+export const RECEIVER_AT_FRAME_START = 0;
+
+/** The socket's `data` listener `ws` adds (lib/websocket.js `socketOnData`), once seen. */
+let wsOnData: ((this: Socket, chunk: Buffer) => void) | null = null;
+/** The symbol under which `ws` keeps a socket's WebSocket on it (`kWebSocket`), once seen. */
+let wsOfSocket: symbol | null = null;
+
+/**
+ * A read from a link's socket: a chunk that is one empty pong and nothing else — all an idle
+ * heartbeat socket reads — is dropped here when `ws`'s receiver waits for a new frame with
+ * nothing buffered; anything else goes to `ws`'s own listener. `ws` would push the chunk on
+ * its receiver (a `Writable`: its write bookkeeping, a `nextTick`), cut a header and a mask
+ * buffer out of it and emit `pong`, which nothing but the transport listens to, and only to
+ * let go of the queue the chunk grew. The heartbeat counts the bytes read (`bytesRead`), not
+ * the pongs, so dropping it changes nothing. Carries `listener`, as a `once` wrapper does, so
+ * `ws`'s `removeListener('data', socketOnData)` (on a close frame, an error, the close) takes
+ * this one off just the same.
+ */
+function onLinkData(this: Socket, chunk: Buffer): void {
+  if (chunk.length === 6 && chunk[0] === 0x8a && chunk[1] === 0x80) {
+    const ws = (this as unknown as Record<symbol, WsInternals | undefined>)[wsOfSocket as symbol];
+    const receiver = ws?._receiver;
+    if (receiver?._state === RECEIVER_AT_FRAME_START && receiver._bufferedBytes === 0) return;
+  }
+  (wsOnData as (this: Socket, chunk: Buffer) => void).call(this, chunk);
+}
+
+/**
+ * Puts `onLinkData` in the place of `ws`'s `data` listener on a new link's socket (its only
+ * one), swapped in the listener map so the stream's flowing state is untouched. The first
+ * link tells which function and symbol `ws` uses; a socket whose listener is anything else
+ * (another copy of `ws`, a listener more) keeps its own.
+ */
+export function skipBarePongs(ws: WebSocket): void {
+  const socket = socketOf(ws);
+  const events = (socket as unknown as WsInternals)._events;
+  const listener = events.data;
+  if (typeof listener !== 'function') return;
+  if (wsOnData === null) {
+    const symbol = Object.getOwnPropertySymbols(socket).find(
+      (s) => s.description === 'websocket' && (socket as unknown as Record<symbol, unknown>)[s] === ws,
+    );
+    if (symbol === undefined) return;
+    wsOfSocket = symbol;
+    wsOnData = listener as (this: Socket, chunk: Buffer) => void;
+    (onLinkData as unknown as { listener: unknown }).listener = listener;
+  }
+  if (listener === wsOnData && (socket as unknown as Record<symbol, unknown>)[wsOfSocket as symbol] === ws)
+    events.data = onLinkData;
 }

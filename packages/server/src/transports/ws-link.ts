@@ -23,6 +23,7 @@ import {
   senderIdle,
   shapeListeners,
   shareNoExtensions,
+  skipBarePongs,
   socketOf,
   textFrame,
 } from './ws-fast-path.js';
@@ -120,6 +121,7 @@ export abstract class WebSocketLink extends WebSocket implements Carrier {
    */
   opened(request: RequestInfo): void {
     shapeListeners(this);
+    skipBarePongs(this);
     this.summary = request;
     this.deflate = this.extensions !== '';
     if (!this.deflate) shareNoExtensions(this);
@@ -201,7 +203,8 @@ export abstract class WebSocketLink extends WebSocket implements Carrier {
    * One heartbeat (the wheel's visit): `false` when the client sent nothing at all since the
    * last one — not even the pong every WebSocket client answers a ping with — so the link is
    * dead. Else a ping and `[]` go out. Any byte received counts, so nothing per pong is
-   * listened to: a pong is read and dropped by `ws`, never reaching the Bayeux layer.
+   * listened to: a pong read alone is dropped as it is read (`skipBarePongs`), one read
+   * with more is dropped by `ws`, neither reaching the Bayeux layer.
    */
   beat(): boolean {
     const socket = socketOf(this);
