@@ -8,8 +8,10 @@
 // market-data feed) and `api` (a backend sends each batch of 10 as one POST /api/publish). Per run: delivered msg/s, node
 // CPU per delivered message, messages per WebSocket frame, p50/p99; for Redis also its CPU,
 // commands, bytes and socket reads/writes per publication (from /proc and INFO deltas over
-// the measured window). Variants: `redis-ap` (ioredis auto-pipelining added) and
-// `redis-baseline` (the Redis engine of another build, BAYOU_BASELINE=…/dist/index.js).
+// the measured window). Variants: `redis-ap` (ioredis auto-pipelining added),
+// `redis-baseline` (the Redis engine of another build, BAYOU_BASELINE=…/dist/index.js) and
+// `memory-rtt` (the memory engine waiting for one PING to the same redis-server per turn of
+// publishes, servers/rtt-engine.mjs: a broker that does no work, the floor of waiting).
 import { runScenario } from '../dist/index.js';
 import { median, spread } from '../dist/stats.js';
 import { redisCommand, startNodes } from './cluster-processes.mjs';
@@ -27,7 +29,9 @@ import { BENCH_API_KEY } from './servers/common.mjs';
 /** One run's figures (Redis ones only on the Redis engine). @typedef {Record<string, number>} EngineFigures */
 /** @typedef {{ variant: string, shape: string, sat: EngineFigures, rate: EngineFigures }} EngineRun */
 
-export const ENGINE_VARIANTS = ['memory', 'redis', 'redis-ap', 'redis-baseline'];
+export const ENGINE_VARIANTS = ['memory', 'memory-rtt', 'redis', 'redis-ap', 'redis-baseline'];
+/** Whether `variant` runs the Redis engine (whose Redis counters are measured). */
+const onRedisEngine = (/** @type {string} */ variant) => variant.startsWith('redis');
 /** Publisher shapes (the load tester's `--publishers`), in the order the tables show them. */
 export const SHAPES = ['session', 'clients', 'api'];
 /** @type {Record<string, string>} */
@@ -125,11 +129,11 @@ async function chat(node, redis, options) {
  * @returns {Promise<EngineRun>}
  */
 async function engineRun(variant, shape, redis, flags) {
-  const onRedis = variant !== 'memory';
+  const onRedis = onRedisEngine(variant);
   const env = variant === 'redis-baseline' ? { BAYOU_NODE_BUILD: process.env.BAYOU_BASELINE } : {};
-  const [node] = await startNodes(1, onRedis ? redis : null, {
+  const [node] = await startNodes(1, variant === 'memory' ? null : redis, {
     env,
-    args: variant === 'redis-ap' ? ['auto-pipelining'] : [],
+    args: variant === 'redis-ap' ? ['auto-pipelining'] : variant === 'memory-rtt' ? ['memory-rtt'] : [],
   });
   if (node === undefined) throw new Error(`no ${variant} node started`);
   try {
@@ -237,7 +241,7 @@ export function enginesTable(runs, flags) {
       if (!key.startsWith(`${shape}/`)) continue;
       const variant = key.slice(shape.length + 1);
       for (const load of /** @type {const} */ (['sat', 'rate'])) {
-        const redis = variant !== 'memory';
+        const redis = onRedisEngine(variant);
         /**
          * @param {string} k
          * @param {number} d
@@ -276,6 +280,47 @@ export function enginesTable(runs, flags) {
       );
     }
     out.push(`- ${SHAPE_NAMES[shape]}, Redis / memory: ${parts.join('; ')} (targets ≤ 1.15×, ≥ 0.9×).`);
+  }
+  out.push(...floorLines(runs, flags, shapes));
+  return out;
+}
+
+/**
+ * With `memory-rtt` in the sitting: node CPU per delivered message of memory-rtt / memory
+ * (the floor of waiting for a broker) and redis / memory-rtt (what the Redis engine adds
+ * above it), as ratios of medians and as the median of the ratios paired by round.
+ * @param {Record<string, EngineRun[]>} runs
+ * @param {EnginesFlags} flags
+ * @param {string[]} shapes
+ */
+function floorLines(runs, flags, shapes) {
+  /**
+   * @param {EngineRun[]} a
+   * @param {EngineRun[]} b
+   * @param {'sat' | 'rate'} load
+   */
+  const ratios = (a, b, load) => {
+    const of = (/** @type {EngineRun[]} */ list) => median(list.map((r) => r[load].nodeUs ?? Number.NaN));
+    const paired = median(
+      a.map((r, i) => (r[load].nodeUs ?? Number.NaN) / (b[i]?.[load].nodeUs ?? Number.NaN)),
+    );
+    return `${f(of(a) / of(b), 2)}× (paired ${f(paired, 2)}×)`;
+  };
+  const out = [];
+  for (const shape of shapes) {
+    const memory = runs[`${shape}/memory`];
+    const rtt = runs[`${shape}/memory-rtt`];
+    const redis = runs[`${shape}/redis`];
+    if (!memory || !rtt) continue;
+    const parts = [];
+    for (const [load, name] of /** @type {const} */ ([
+      ['sat', 'saturation'],
+      ['rate', `${flags.enginesRate} msg/s`],
+    ])) {
+      const more = redis ? `, redis / memory-rtt ${ratios(redis, rtt, load)}` : '';
+      parts.push(`at ${name} memory-rtt / memory ${ratios(rtt, memory, load)}${more}`);
+    }
+    out.push(`- ${SHAPE_NAMES[shape]}, node CPU per message: ${parts.join('; ')}.`);
   }
   return out;
 }

@@ -1,13 +1,16 @@
 // @ts-check
 // One Bayou node for the cluster bench: `bayou-node.mjs memory` (in-process engine) or
 // `bayou-node.mjs redis://host:port <keyPrefix> [auto-pipelining]` (a node of the cluster on
-// that Redis; `auto-pipelining` turns on ioredis' own as well). BAYOU_NODE_BUILD names
+// that Redis; `auto-pipelining` turns on ioredis' own as well) or `bayou-node.mjs
+// redis://host:port <keyPrefix> memory-rtt` (the memory engine waiting for one PING to that
+// Redis per turn of publishes: rtt-engine.mjs, bench only). BAYOU_NODE_BUILD names
 // another build's dist/index.js to run instead (before/after comparisons in one sitting).
 // Its per-session publish limit is off and its publish API on (key BENCH_API_KEY).
 import { announce, BENCH_API_KEY } from './common.mjs';
+import { withBrokerRoundTrip } from './rtt-engine.mjs';
 
 /** @type {typeof import('@bayou/server')} */
-const { createServer, publishApi, tuneRuntime } = await import(
+const { createServer, MemoryEngine, publishApi, tuneRuntime } = await import(
   process.env.BAYOU_NODE_BUILD || '@bayou/server'
 );
 
@@ -27,7 +30,11 @@ const server = await createServer({
   logger: false,
   // One publishing session (the feed shape) sends far more than the default 2,000/s.
   limits: { publishRate: 0 },
-  ...(engine === 'memory' ? {} : { redis: engine, redisEngine }),
+  ...(engine === 'memory'
+    ? {}
+    : variant === 'memory-rtt'
+      ? { engine: await withBrokerRoundTrip(new MemoryEngine(), engine) }
+      : { redis: engine, redisEngine }),
 });
 // The publish API for the backend shape (`--publishers api`), with the key the bench uses.
 await server.app.register(publishApi, {
