@@ -11,7 +11,8 @@
 // the measured window). Variants: `redis-ap` (ioredis auto-pipelining added),
 // `redis-baseline` (the Redis engine of another build, BAYOU_BASELINE=…/dist/index.js) and
 // `memory-rtt` (the memory engine waiting for one PING to the same redis-server per turn of
-// publishes, servers/rtt-engine.mjs: a broker that does no work, the floor of waiting).
+// publishes, servers/rtt-engine.mjs: a broker that does no work, the floor of waiting;
+// `memory-rtt-busy` the same with a Lua loop run per round trip, a broker that burns CPU).
 import { runScenario } from '../dist/index.js';
 import { median, spread } from '../dist/stats.js';
 import { redisCommand, startNodes } from './cluster-processes.mjs';
@@ -29,7 +30,14 @@ import { BENCH_API_KEY } from './servers/common.mjs';
 /** One run's figures (Redis ones only on the Redis engine). @typedef {Record<string, number>} EngineFigures */
 /** @typedef {{ variant: string, shape: string, sat: EngineFigures, rate: EngineFigures }} EngineRun */
 
-export const ENGINE_VARIANTS = ['memory', 'memory-rtt', 'redis', 'redis-ap', 'redis-baseline'];
+export const ENGINE_VARIANTS = [
+  'memory',
+  'memory-rtt',
+  'memory-rtt-busy',
+  'redis',
+  'redis-ap',
+  'redis-baseline',
+];
 /** Whether `variant` runs the Redis engine (whose Redis counters are measured). */
 const onRedisEngine = (/** @type {string} */ variant) => variant.startsWith('redis');
 /** Publisher shapes (the load tester's `--publishers`), in the order the tables show them. */
@@ -69,13 +77,16 @@ async function redisCounters(port) {
 }
 
 /**
- * One measured chat run against `node`; Redis counters when `redis` is given.
+ * One measured chat run against `node`; Redis counters when `redis` is given, per
+ * publication: per script run on the Redis engine (`byScripts`), else per delivered
+ * message over the fan-out (memory-rtt, whose round trips are per turn).
  * @param {ForkedScript} node
  * @param {BenchRedis | null} redis
  * @param {Partial<LoadtestOptions>} options
+ * @param {boolean} byScripts
  * @returns {Promise<EngineFigures>}
  */
-async function chat(node, redis, options) {
+async function chat(node, redis, options, byScripts) {
   /** @type {Partial<Record<'open' | 'close', { node: number, split: { user: number, system: number }, redis: number, counters: Promise<RedisCounters> | null }>>} */
   const marks = {};
   /** @param {'open' | 'close'} event */
@@ -106,7 +117,8 @@ async function chat(node, redis, options) {
   if (redis && open.counters && close.counters) {
     const [a, b] = await Promise.all([open.counters, close.counters]);
     // Each publication is one script run; the nodes' heartbeats (one a second) are noise here.
-    const pubs = Math.max(1, b.scripts - a.scripts);
+    const fanOut = ((options.clients ?? 1) * (options.roomsPerClient ?? 1)) / (options.rooms ?? 1);
+    const pubs = Math.max(1, byScripts ? b.scripts - a.scripts : r.deliveredInWindow / fanOut);
     Object.assign(out, {
       redisUsPerPub: ((close.redis - open.redis) * 1e6) / pubs,
       commandsPerPub: (b.calls - a.calls) / pubs,
@@ -130,10 +142,11 @@ async function chat(node, redis, options) {
  */
 async function engineRun(variant, shape, redis, flags) {
   const onRedis = onRedisEngine(variant);
+  const brokered = variant === 'memory' ? null : redis;
   const env = variant === 'redis-baseline' ? { BAYOU_NODE_BUILD: process.env.BAYOU_BASELINE } : {};
-  const [node] = await startNodes(1, variant === 'memory' ? null : redis, {
+  const [node] = await startNodes(1, brokered, {
     env,
-    args: variant === 'redis-ap' ? ['auto-pipelining'] : variant === 'memory-rtt' ? ['memory-rtt'] : [],
+    args: variant === 'redis-ap' ? ['auto-pipelining'] : variant.startsWith('memory-rtt') ? [variant] : [],
   });
   if (node === undefined) throw new Error(`no ${variant} node started`);
   try {
@@ -153,18 +166,18 @@ async function engineRun(variant, shape, redis, flags) {
       apiKey: shape === 'api' ? BENCH_API_KEY : '',
     };
     const fanOut = (flags.clients * flags.roomsPerClient) / flags.rooms;
-    const sat = await chat(node, onRedis ? redis : null, {
-      ...base,
-      maxOutstanding: flags.outstanding,
-      duration: flags.measure,
-      warmup: flags.enginesWarmup,
-    });
-    const rate = await chat(node, onRedis ? redis : null, {
-      ...base,
-      rate: flags.enginesRate / fanOut,
-      duration: flags.measure,
-      warmup: 1000,
-    });
+    const sat = await chat(
+      node,
+      brokered,
+      { ...base, maxOutstanding: flags.outstanding, duration: flags.measure, warmup: flags.enginesWarmup },
+      onRedis,
+    );
+    const rate = await chat(
+      node,
+      brokered,
+      { ...base, rate: flags.enginesRate / fanOut, duration: flags.measure, warmup: 1000 },
+      onRedis,
+    );
     return { variant, shape, sat, rate };
   } finally {
     await node.stop();
@@ -241,7 +254,7 @@ export function enginesTable(runs, flags) {
       if (!key.startsWith(`${shape}/`)) continue;
       const variant = key.slice(shape.length + 1);
       for (const load of /** @type {const} */ (['sat', 'rate'])) {
-        const redis = onRedisEngine(variant);
+        const redis = variant !== 'memory';
         /**
          * @param {string} k
          * @param {number} d

@@ -3,7 +3,8 @@
 // `bayou-node.mjs redis://host:port <keyPrefix> [auto-pipelining]` (a node of the cluster on
 // that Redis; `auto-pipelining` turns on ioredis' own as well) or `bayou-node.mjs
 // redis://host:port <keyPrefix> memory-rtt` (the memory engine waiting for one PING to that
-// Redis per turn of publishes: rtt-engine.mjs, bench only). BAYOU_NODE_BUILD names
+// Redis per turn of publishes: rtt-engine.mjs, bench only; `memory-rtt-busy` an EVAL of a
+// Lua loop of BAYOU_RTT_BUSY iterations, default 10,000, instead). BAYOU_NODE_BUILD names
 // another build's dist/index.js to run instead (before/after comparisons in one sitting).
 // Its per-session publish limit is off and its publish API on (key BENCH_API_KEY).
 import { announce, BENCH_API_KEY } from './common.mjs';
@@ -32,8 +33,14 @@ const server = await createServer({
   limits: { publishRate: 0 },
   ...(engine === 'memory'
     ? {}
-    : variant === 'memory-rtt'
-      ? { engine: await withBrokerRoundTrip(new MemoryEngine(), engine) }
+    : variant.startsWith('memory-rtt')
+      ? {
+          engine: await withBrokerRoundTrip(
+            new MemoryEngine(),
+            engine,
+            variant === 'memory-rtt-busy' ? Number(process.env.BAYOU_RTT_BUSY || 10000) : 0,
+          ),
+        }
       : { redis: engine, redisEngine }),
 });
 // The publish API for the backend shape (`--publishers api`), with the key the bench uses.

@@ -5,7 +5,16 @@
 // per turn), and are handed to the memory engine, in order, when the `+PONG` comes back.
 // So the node waits for one broker acknowledgement per turn, as any broker-backed engine
 // must, and pays nothing else: no script, no pub/sub copy, no ioredis. The CPU it adds to
-// the memory engine is the floor of waiting for a broker on this machine.
+// the memory engine is the floor of waiting for a broker on this machine. With `busy` > 0
+// (`memory-rtt-busy`) the round trip is an EVAL of a Lua loop of that many iterations
+// instead: a broker that burns CPU per turn as the Redis engine's script does, but still
+// touches no data, to tell the broker's own work on the shared cores from the node's.
+/** The Lua loop of `memory-rtt-busy`, as a RESP command. @param {number} n */
+const busyCommand = (n) => {
+  const script = `local x = 0 for i = 1, ${n} do x = x + i end return 0`;
+  return `*3\r\n$4\r\nEVAL\r\n$${script.length}\r\n${script}\r\n$1\r\n0\r\n`;
+};
+
 import { createConnection } from 'node:net';
 
 /** @import { Broker, Engine, HistoryPolicy, StreamPosition } from '@bayou/server' */
@@ -20,9 +29,11 @@ import { createConnection } from 'node:net';
  * redis-server at `url` per turn of publishes.
  * @param {Engine} memory
  * @param {string} url `redis://host:port`
+ * @param {number} [busy] iterations of a Lua loop per round trip (0: a PING)
  * @returns {Promise<Engine>}
  */
-export async function withBrokerRoundTrip(memory, url) {
+export async function withBrokerRoundTrip(memory, url, busy = 0) {
+  const command = busy > 0 ? busyCommand(busy) : 'PING\r\n';
   const { hostname, port } = new URL(url);
   const socket = createConnection({ host: hostname, port: Number(port) });
   socket.setNoDelay(true);
@@ -39,7 +50,7 @@ export async function withBrokerRoundTrip(memory, url) {
     if (turn === null) return;
     inFlight.push(turn);
     turn = null;
-    socket.write('PING\r\n');
+    socket.write(command);
   };
   socket.on('data', (chunk) => {
     partial += chunk.toString('latin1');
