@@ -138,6 +138,35 @@ it('hands ws a pong read with more, and the bytes of a pong inside a frame, and 
   expect(socket.listenerCount('data')).toBe(0);
 });
 
+it("reads every link's socket into one shared buffer and hands ws copies: frames larger than it, from two links at once, arrive whole", async () => {
+  started = await startServer({ maxPayloadBytes: 512 * 1024 });
+  const a = await idleSession(started);
+  const b = await idleSession(started);
+  const readBuffer = (link: WebSocketLink) => {
+    const socket = socketOf(link) as unknown as Record<symbol, unknown>;
+    const key = Object.getOwnPropertySymbols(socket).find((k) => k.description === 'kBuffer');
+    return key === undefined ? undefined : socket[key];
+  };
+  const shared = readBuffer(a.link);
+  expect(Buffer.isBuffer(shared)).toBe(true);
+  expect(readBuffer(b.link)).toBe(shared);
+  const answers = (ws: WebSocket) => {
+    const got: string[] = [];
+    ws.on('message', (data) => got.push(String(data)));
+    return got;
+  };
+  const [gotA, gotB] = [answers(a.ws), answers(b.ws)];
+  // A handshake padded past the shared buffer's 64 KiB, several reads each, both sockets at once.
+  const padded = (pad: string) =>
+    JSON.stringify([
+      { channel: '/meta/handshake', version: '1.0', supportedConnectionTypes: ['websocket'], ext: { pad } },
+    ]);
+  a.ws.send(padded('a'.repeat(200_000)));
+  b.ws.send(padded('b'.repeat(150_000)));
+  await eventually(() => gotA.length === 1 && gotB.length === 1, 10_000, 'both handshake replies');
+  for (const got of [gotA, gotB]) expect(JSON.parse(got[0] as string)[0]).toMatchObject({ successful: true });
+});
+
 const openWebSockets = (s: Started) => metric(s, 'bayou_connections{transport="websocket"}');
 
 async function metric(s: Started, name: string): Promise<number> {

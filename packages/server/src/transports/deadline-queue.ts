@@ -15,46 +15,77 @@
  */
 export const CLOSES_PER_SWEEP = 500;
 
+/** The fewest slots a queue keeps once it has grown (it halves down to this). */
+const MIN_CAPACITY = 1024;
+
+/**
+ * A ring of slots: an item due is taken from the front and its slot used again by a later
+ * `add`, so a queue whose items come back again and again (every open WebSocket is looked
+ * at once per handshake timeout, then added again) allocates nothing once it is as large as
+ * what it holds; arrays that were cut and copied instead cost an idle server a few MB of
+ * garbage per timeout, most of it in the old generation. It doubles when full, and halves
+ * once a quarter full (never below `MIN_CAPACITY`), so it keeps room for about what arrived
+ * within one timeout.
+ */
 export class DeadlineQueue<T> {
-  private items: T[] = [];
-  private deadlines: number[] = [];
+  private items: (T | undefined)[] = [];
+  private deadlines = new Float64Array(0);
+  /** The slot of the oldest item. */
   private head = 0;
+  private count = 0;
 
   constructor(private readonly timeout: number) {}
 
   add(item: T, now: number): void {
-    this.items.push(item);
-    this.deadlines.push(now + this.timeout);
+    if (this.count === this.items.length) this.resize(Math.max(16, this.count * 2));
+    const slot = (this.head + this.count) % this.items.length;
+    this.items[slot] = item;
+    this.deadlines[slot] = now + this.timeout;
+    this.count++;
   }
 
   /**
    * Takes the items whose deadline is `now` or earlier, oldest first, and hands each to
-   * `due`; at most `limit` of them (the rest stay first in line for the next call).
+   * `due` (which may add items); at most `limit` of them (the rest stay first in line for
+   * the next call).
    */
   expire(now: number, due: (item: T) => void, limit = Number.POSITIVE_INFINITY): void {
     let taken = 0;
-    while (taken++ < limit && this.head < this.items.length && (this.deadlines[this.head] as number) <= now) {
+    while (taken++ < limit && this.count > 0 && (this.deadlines[this.head] as number) <= now) {
       const item = this.items[this.head] as T;
-      this.items[this.head] = undefined as T;
-      this.head++;
+      this.items[this.head] = undefined;
+      this.head = (this.head + 1) % this.items.length;
+      this.count--;
       due(item);
     }
-    // Compact once the expired prefix is most of the arrays.
-    if (this.head > 1024 && this.head * 2 > this.items.length) {
-      this.items = this.items.slice(this.head);
-      this.deadlines = this.deadlines.slice(this.head);
-      this.head = 0;
-    }
+    const capacity = this.items.length;
+    if (capacity > MIN_CAPACITY && this.count * 4 < capacity) this.resize(capacity / 2);
   }
 
   /** Items waiting. */
   get size(): number {
-    return this.items.length - this.head;
+    return this.count;
   }
 
   clear(): void {
     this.items = [];
-    this.deadlines = [];
+    this.deadlines = new Float64Array(0);
+    this.head = 0;
+    this.count = 0;
+  }
+
+  /** Moves the items, oldest first, to new arrays of `capacity` slots. */
+  private resize(capacity: number): void {
+    const items = new Array<T | undefined>(capacity).fill(undefined);
+    const deadlines = new Float64Array(capacity);
+    const old = this.items.length;
+    for (let i = 0; i < this.count; i++) {
+      const from = (this.head + i) % old;
+      items[i] = this.items[from];
+      deadlines[i] = this.deadlines[from] as number;
+    }
+    this.items = items;
+    this.deadlines = deadlines;
     this.head = 0;
   }
 }

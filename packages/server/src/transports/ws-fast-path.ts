@@ -5,6 +5,8 @@
  * that the sender has nothing of its own waiting (`_sender._state`, `_sender._queue`), or a
  * frame written past it would overtake what it holds. `ws-fast-path.test.ts` checks these
  * fields still exist and mean that, so a `ws` upgrade that changes them fails there loudly.
+ * The read side (`skipBarePongs`, `readIntoShared`) also uses Node's own socket fields for
+ * `onread` (lib/net.js); `test/idle-link.test.ts` checks they are in use.
  */
 import type { Socket } from 'node:net';
 import type { WebSocket } from 'ws';
@@ -190,12 +192,16 @@ let wsOfSocket: symbol | null = null;
  * this one off just the same.
  */
 function onLinkData(this: Socket, chunk: Buffer): void {
-  if (chunk.length === 6 && chunk[0] === 0x8a && chunk[1] === 0x80) {
-    const ws = (this as unknown as Record<symbol, WsInternals | undefined>)[wsOfSocket as symbol];
-    const receiver = ws?._receiver;
-    if (receiver?._state === RECEIVER_AT_FRAME_START && receiver._bufferedBytes === 0) return;
-  }
-  (wsOnData as (this: Socket, chunk: Buffer) => void).call(this, chunk);
+  if (!isBarePong(this, chunk, chunk.length))
+    (wsOnData as (this: Socket, chunk: Buffer) => void).call(this, chunk);
+}
+
+/** Whether the `length` bytes read into `chunk` are one empty pong that `ws` need not see. */
+function isBarePong(socket: Socket, chunk: Buffer, length: number): boolean {
+  if (length !== 6 || chunk[0] !== 0x8a || chunk[1] !== 0x80 || wsOfSocket === null) return false;
+  const ws = (socket as unknown as Record<symbol, WsInternals | undefined>)[wsOfSocket];
+  const receiver = ws?._receiver;
+  return receiver?._state === RECEIVER_AT_FRAME_START && receiver._bufferedBytes === 0;
 }
 
 /**
@@ -220,4 +226,53 @@ export function skipBarePongs(ws: WebSocket): void {
   }
   if (listener === wsOnData && (socket as unknown as Record<symbol, unknown>)[wsOfSocket as symbol] === ws)
     events.data = onLinkData;
+}
+
+/**
+ * One buffer every link's socket reads into (`readIntoShared`), as large as the one Node
+ * reads each chunk into (64 KiB): a read is over before the next begins, and what is kept
+ * of it is copied out first.
+ */
+const SHARED_READS = Buffer.allocUnsafeSlow(64 * 1024);
+
+/** Node's fields (lib/net.js) for a socket that reads into a buffer of its own (`onread`). */
+let ownReadBuffer: { buffer: symbol; callback: symbol } | null | undefined;
+
+/**
+ * Lets a link's socket read into `SHARED_READS`, as Node's `onread` option does for a
+ * socket it connects: Node would otherwise allocate a 64 KiB buffer for every read, trim
+ * it, wrap it in an `ArrayBuffer` and a `Buffer`, and push it through the socket's
+ * `Readable`, which schedules a `nextTick` (and with it a round of Node's promise
+ * bookkeeping) — per pong, on a heartbeat socket, about 0.6 KB of garbage. Here a pong read
+ * alone is dropped (`isBarePong`) at no cost at all, and any other read is copied out of
+ * the shared buffer into one of its own length and pushed through the `Readable` as Node
+ * pushes it, so `ws` and everything after it see the same chunks. Only a plain TCP socket
+ * (a TLS socket's reads are its decrypted stream's) and a Node whose sockets have these
+ * fields (`ws-fast-path.test.ts` checks them); returns whether it switched.
+ */
+export function readIntoShared(ws: WebSocket): boolean {
+  const socket = socketOf(ws) as Socket & { _handle: { useUserBuffer?: (b: Buffer) => void } | null };
+  const handle = socket._handle;
+  if (handle === null || typeof handle.useUserBuffer !== 'function' || 'encrypted' in socket) return false;
+  const fields = socket as unknown as Record<symbol, unknown>;
+  if (ownReadBuffer === undefined) {
+    const named = (name: string) =>
+      Object.getOwnPropertySymbols(socket).find((s) => s.description === name && fields[s] === null);
+    const buffer = named('kBuffer');
+    const callback = named('kBufferCb');
+    ownReadBuffer = buffer && callback ? { buffer, callback } : null;
+  }
+  if (ownReadBuffer === null || fields[ownReadBuffer.buffer] !== null) return false;
+  fields[ownReadBuffer.buffer] = SHARED_READS;
+  fields[ownReadBuffer.callback] = onSharedRead;
+  handle.useUserBuffer(SHARED_READS);
+  return true;
+}
+
+/** `nread` bytes read into `SHARED_READS`: what a socket pushes on reading them (`false`: stop reading for now). */
+function onSharedRead(this: Socket, nread: number, buffer: Buffer): boolean {
+  if (isBarePong(this, buffer, nread)) return true;
+  const chunk = Buffer.allocUnsafeSlow(nread);
+  buffer.copy(chunk, 0, 0, nread);
+  return this.push(chunk);
 }

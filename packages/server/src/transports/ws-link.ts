@@ -20,6 +20,7 @@ import { keepAfterHandshake } from './request-info.js';
 import type { TransportKernel } from './transport-kernel.js';
 import {
   forgetPeerAddress,
+  readIntoShared,
   senderIdle,
   shapeListeners,
   shareNoExtensions,
@@ -122,6 +123,7 @@ export abstract class WebSocketLink extends WebSocket implements Carrier {
   opened(request: RequestInfo): void {
     shapeListeners(this);
     skipBarePongs(this);
+    readIntoShared(this);
     this.summary = request;
     this.deflate = this.extensions !== '';
     if (!this.deflate) shareNoExtensions(this);
