@@ -92,7 +92,7 @@ export interface ExtensionSession extends ServerSession {
   /** Queues one serialized message. */
   enqueue(json: string): void;
   /** Puts serialized messages back ahead of what is queued (a resend). */
-  requeue(messages: string[]): void;
+  requeue(messages: readonly string[]): void;
 }
 
 /** What a session needs from its node: where to schedule a flush and the queue bounds. */
@@ -281,7 +281,7 @@ export class Session implements ExtensionSession, Lifecycle {
   }
 
   /** Puts `messages` back ahead of anything queued since (a resend after a lost batch). */
-  requeue(messages: string[]): void {
+  requeue(messages: readonly string[]): void {
     if (messages.length === 0 || this.state === 'removed') return;
     this.pending = messages.concat(this.pending);
     for (let i = 0; i < messages.length; i++) this.pendingBytes += (messages[i] as string).length;
