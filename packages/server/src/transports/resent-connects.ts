@@ -62,8 +62,7 @@ export function connectCame(session: Session, id: string | null, seq: number): b
   if (id === null) return true;
   const last = carried.get(session);
   if (last !== undefined && seq < last.seq) return false;
-  if (last !== undefined && last.id === id && session.deliveryMode === 'push')
-    session.requeue(last.messages);
+  if (last !== undefined && last.id === id && session.deliveryMode === 'push') session.requeue(last.messages);
   carried.set(session, { id, seq, messages: NOTHING });
   return true;
 }
