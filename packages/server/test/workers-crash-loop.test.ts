@@ -6,7 +6,9 @@
  * replaced at once, however often.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { resolve } from 'node:path';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventually } from './cluster-helpers.js';
 
@@ -75,4 +77,22 @@ describe('crash-loop guard of the workers', () => {
     p.child.kill('SIGTERM');
     expect(await p.exited).toBe(0);
   }, 20_000);
+});
+
+describe('workers that cannot start', () => {
+  it('exit 2 with the reason once, whichever worker is seen ending first', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bayou-failing-workers-'));
+    const child = spawn('node', [resolve(import.meta.dirname, 'fixtures/failing-workers.mjs')], {
+      env: { ...process.env, SYNC_DIR: dir },
+    });
+    children.push(child);
+    let err = '';
+    child.stderr?.on('data', (d: Buffer) => {
+      err += d.toString();
+    });
+    const code = await new Promise<number | null>((done) => child.once('exit', (c) => done(c)));
+    rmSync(dir, { recursive: true, force: true });
+    expect(err).toBe('bayou: cannot start: the reason\n');
+    expect(code).toBe(2);
+  });
 });

@@ -151,8 +151,26 @@ function childrenOf(pid: number): number[] {
   }
 }
 
+/**
+ * The workers of nginx `master` that still take new connections: an old worker told to quit
+ * by a reload retitles itself "worker process is shutting down" as it closes its listening
+ * sockets, and keeps only what it already holds.
+ */
+function acceptingWorkers(master: number): number[] {
+  return childrenOf(master).filter((pid) => {
+    try {
+      const title = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      return title.includes('worker process') && !title.includes('shutting down');
+    } catch {
+      return false;
+    }
+  });
+}
+
 export class NginxBalancer {
   private readonly ready: Set<number>;
+  /** Workers from before the last reloads: until they stop accepting, some new connections route by the old list. */
+  private readonly retired = new Set<number>();
   private stopWatching: () => void = () => undefined;
   /** Reloads sent (SIGHUP), for the report and the test. */
   reloads = 0;
@@ -222,9 +240,32 @@ export class NginxBalancer {
       nginxConfig({ port: this.port, nodes: this.nodes, ready: this.ready, dir: this.dir, root }),
     );
     renameSync(`${conf}.next`, conf);
+    for (const pid of acceptingWorkers(this.child.pid)) this.retired.add(pid);
     // The master re-reads it, starts new workers and lets the old ones finish what they hold.
     process.kill(this.child.pid, 'SIGHUP');
     this.reloads++;
+  }
+
+  /**
+   * Resolves once the last reload has taken effect for every new connection: the new workers
+   * run and no worker from before it still accepts (with `reuseport` an old worker and its
+   * successor share a listening socket until the old one quits).
+   */
+  async settled(timeoutMs = 10_000): Promise<void> {
+    const master = this.child.pid;
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const accepting = master === undefined ? [] : acceptingWorkers(master);
+      if (accepting.length === WORKERS && accepting.every((pid) => !this.retired.has(pid))) {
+        this.retired.clear();
+        return;
+      }
+      if (Date.now() > deadline)
+        throw new Error(
+          `nginx's reload did not settle within ${timeoutMs} ms (workers ${accepting.join(', ')})`,
+        );
+      await new Promise((r) => setTimeout(r, 20));
+    }
   }
 
   /** Stops nginx by its master's pid (SIGTERM: it stops its workers), then removes its files. */

@@ -139,10 +139,11 @@ class Primary {
     }
     if (!this.started && listenedAt === undefined) {
       // It could not start (bad config, port in use, Redis unreachable…): its one-line
-      // reason is on stderr, once; its code 2 (a start-up failure the operator fixes) is ours too.
+      // reason is on stderr, once; its code 2 (a start-up failure the operator fixes) is ours too,
+      // whichever worker's exit is seen first once one of them has told its reason.
       if (this.failure === null)
         this.options.warn(`a worker exited with ${how} before it listened: stopping`);
-      this.shutdownAll(code === 2 ? 2 : 1);
+      this.shutdownAll(code === 2 || this.failure !== null ? 2 : 1);
       return;
     }
     this.replace(worker, how, listenedAt);
