@@ -68,8 +68,10 @@ export class RedisBroker implements Broker {
   private seq = 0;
   /** A catch-up put off until the command connection is on the subscriber's server: the names it reports if lost. */
   private deferred: string[] | null = null;
-  /** The catch-up from history under way, if any. */
+  /** The catch-up from history under way, if any (the last of those queued). */
   private catching: Promise<void> | null = null;
+  /** The subscriber connection's resubscribe after a reconnect, until its catch-up is done or put off. */
+  private resubscribing: Promise<void> | null = null;
   /** `<nodeId>.`: how this node's own publication ids start. */
   private own = '';
 
@@ -210,7 +212,16 @@ export class RedisBroker implements Broker {
    * with `reportLost` (an outage during which publishes went through Redis), reports what
    * history could not fill in.
    */
-  async resubscribe(catchUp = false, reportLost = true): Promise<void> {
+  resubscribe(catchUp = false, reportLost = true): Promise<void> {
+    if (!catchUp) return this.subscribeAll(false, reportLost);
+    const done = this.subscribeAll(true, reportLost).finally(() => {
+      if (this.resubscribing === done) this.resubscribing = null;
+    });
+    this.resubscribing = done;
+    return done;
+  }
+
+  private async subscribeAll(catchUp: boolean, reportLost: boolean): Promise<void> {
     const e = this.engine;
     const nodeId = e.node().nodeId;
     this.own = `${nodeId}.`;
@@ -241,8 +252,11 @@ export class RedisBroker implements Broker {
    * of numbering new messages with offsets this node already delivered.
    */
   async recheck(): Promise<void> {
-    // A catch-up under way may have read the old server: check again once it is done.
-    while (this.catching !== null) await this.catching;
+    // A catch-up under way may have read the old server: check again once it is done. A
+    // resubscribe under way catches up once its SUBSCRIBE is confirmed: a catch-up before
+    // that would miss what is published in between, and end the hold on live messages.
+    for (let p = this.resubscribing ?? this.catching; p !== null; p = this.resubscribing ?? this.catching)
+      await p.catch(() => undefined);
     const sub = this.engine.sub;
     if (sub === null || !isReady(sub)) return; // the subscriber's reconnect will catch up
     const lost = this.deferred ?? [];
@@ -257,12 +271,14 @@ export class RedisBroker implements Broker {
    * catch-up then would read the old primary, miss that the new one never got this node's
    * last deliveries, and let the new primary's next messages, numbered with offsets this
    * node already delivered, be dropped as repeats. Live messages are held instead until the
-   * command connection is on the same server (`recheck`), or `commandTimeoutMs` passed.
+   * command connection is on the same server (`recheck`), or `commandTimeoutMs` passed. So
+   * they are while the command connection is still reconnecting (one Redis restarted, the
+   * two connections back one after the other): a read that fails then would end the hold,
+   * and what another node published before this one subscribed again would never come.
    */
   private caughtUpOnce(lost: readonly string[]): Promise<void> {
     const cmd = this.engine.cmd;
-    const moved = this.engine.options.redis.sentinels !== undefined;
-    if (!moved || (cmd !== null && isReady(cmd) && this.sameServer(cmd))) return this.catchUp(lost);
+    if (cmd !== null && isReady(cmd) && this.sameServer(cmd)) return this.catchUp(lost);
     this.deferred = [...(this.deferred ?? []), ...lost];
     setTimeout(() => {
       if (this.deferred === null) return;
@@ -276,15 +292,20 @@ export class RedisBroker implements Broker {
   /**
    * Delivers from history what each followed channel carried since its last delivered
    * position, reports the names in `lost` it could not recover that way, then what was held.
+   * One at a time: a second one reads from the positions the first one delivered up to.
    */
   private catchUp(lost: readonly string[] = []): Promise<void> {
     const followed = (channel: string) => expandChannel(channel).some((n) => this.interest.has(n));
-    const delivered = new RedisHistory(this.engine);
-    const done = this.gate
-      .catchUp((channel, at) => delivered.since(channel, at, true), followed, lost)
-      .finally(() => {
-        if (this.catching === done) this.catching = null;
-      });
+    const history = new RedisHistory(this.engine);
+    const before = this.catching;
+    const run = async () => {
+      if (before !== null) await before.catch(() => undefined);
+      this.gate.hold();
+      await this.gate.catchUp((channel, at) => history.delivered(channel, at), followed, lost);
+    };
+    const done: Promise<void> = run().finally(() => {
+      if (this.catching === done) this.catching = null;
+    });
     this.catching = done;
     return done;
   }

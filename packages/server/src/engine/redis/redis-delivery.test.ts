@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { EngineNode, Publication, Recovery, StreamPosition } from '../engine.js';
-import { DeliveryGate } from './redis-delivery.js';
+import type { EngineNode, Publication, StreamPosition } from '../engine.js';
+import { DeliveryGate, type NodeRecovery } from './redis-delivery.js';
 
 const pub = (channel: string, offset: number, epoch = 'e1'): Publication => ({
   channel,
@@ -17,8 +17,8 @@ function gate() {
   return { gate: new DeliveryGate(() => node), got };
 }
 
-function history(answers: Record<string, Recovery>) {
-  return async (channel: string, _at: StreamPosition) => answers[channel] as Recovery;
+function history(answers: Record<string, NodeRecovery>) {
+  return async (channel: string, _at: StreamPosition) => answers[channel] as NodeRecovery;
 }
 
 describe('DeliveryGate', () => {
@@ -101,6 +101,43 @@ describe('DeliveryGate', () => {
     expect(g.holding()).toBe(false);
     g.accept(pub('/a', 1, 'e2'));
     expect(got).toEqual(['/a#5', '/a#4', '/a#1']);
+  });
+
+  it('when the epoch of its last position is over, delivers the held rest of it, the gap, the new epoch from its start, then what it held, each once', async () => {
+    const { gate: g, got } = gate();
+    g.accept(pub('/a', 3));
+    g.accept(pub('/quiet', 7));
+    g.hold();
+    g.accept(pub('/a', 4)); // the old epoch's last message, held before the connection dropped
+    g.accept(pub('/a', 2, 'e2')); // the new epoch, live once subscribed again: also in its history
+    g.accept(pub('/a', 3, 'e2'));
+    const since = history({
+      '/a': {
+        recovered: false,
+        restarted: [pub('/a', 1, 'e2'), pub('/a', 2, 'e2')],
+        position: { offset: 2, epoch: 'e2' },
+      },
+      '/quiet': { recovered: false, restarted: [], position: { offset: 0, epoch: 'e2' } },
+    });
+    await g.catchUp(since, () => true, ['/a', '/quiet']);
+    expect(got).toEqual(['/a#3', '/quiet#7', '/a#4', 'missed /a /quiet', '/a#1', '/a#2', '/a#3']);
+    // The new epoch's start is the position now: a later catch-up reads on from there.
+    const asked: StreamPosition[] = [];
+    g.hold();
+    await g.catchUp(
+      async (_channel, at) => {
+        asked.push(at);
+        return { recovered: true, publications: [], position: at };
+      },
+      () => true,
+    );
+    expect(asked).toHaveLength(2);
+    expect(asked).toEqual(
+      expect.arrayContaining([
+        { offset: 3, epoch: 'e2' },
+        { offset: 0, epoch: 'e2' },
+      ]),
+    );
   });
 
   it('keeps positions for a bounded number of channels, forgetting the least recently delivered', async () => {

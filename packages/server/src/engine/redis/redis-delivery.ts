@@ -13,6 +13,26 @@ import type { EngineNode, Publication, Recovery, StreamPosition } from '../engin
  */
 const MAX_CHANNELS = 50_000;
 
+/**
+ * What history answers for a position this node delivered: a `Recovery`, or that the
+ * position's epoch is over and the current epoch, whole from its offset 1, is `restarted`
+ * (its latest position `position`).
+ */
+export type NodeRecovery =
+  | Recovery
+  | {
+      readonly recovered: false;
+      readonly restarted: readonly Publication[];
+      readonly position: StreamPosition;
+    };
+
+/** A channel whose epoch is over: the position delivered in the old one, the new one's messages. */
+interface Restart {
+  readonly from: StreamPosition;
+  readonly restarted: readonly Publication[];
+  readonly position: StreamPosition;
+}
+
 export class DeliveryGate {
   /** channel → last position delivered on it. */
   private readonly last = new Map<string, StreamPosition>();
@@ -47,38 +67,69 @@ export class DeliveryGate {
    * Delivers what each followed channel carried since its last delivered position (when
    * history still has it), then the held publications; channels the node no longer
    * needs (`followed` false) are forgotten, and so is the last position of a channel
-   * whose history cannot say what came after it (a new epoch, or writes lost in a
-   * failover), so whatever comes next on it is delivered. After a lost subscriber
+   * whose history cannot say what came after it (trimmed, expired, writes lost in a
+   * failover), so whatever comes next on it is delivered. A channel whose last delivered
+   * position is in an epoch that is over (a Redis restarted empty) gets its current epoch
+   * from the start, when history holds all of it: none of it was delivered here, and what
+   * was published before the node subscribed again is in it. After a lost subscriber
    * connection, `lost` names what the node followed (channels and wildcard patterns): each
    * one not recovered here (no history, no position delivered on it, a wildcard, history
-   * that no longer reaches back) is reported to the node as missed, before the held ones.
+   * that no longer reaches back, an epoch that is over) is reported to the node as missed,
+   * after the recovered publications and before the new epochs and the held ones.
    */
   async catchUp(
-    since: (channel: string, at: StreamPosition) => Promise<Recovery>,
+    since: (channel: string, at: StreamPosition) => Promise<NodeRecovery>,
     followed: (channel: string) => boolean,
     lost: readonly string[] = [],
   ): Promise<void> {
     const recovered = new Set<string>();
+    const restarts = new Map<string, Restart>();
     try {
       for (const channel of [...this.last.keys()]) if (!followed(channel)) this.last.delete(channel);
       const channels = [...this.last];
       const results = await Promise.allSettled(channels.map(([channel, at]) => since(channel, at)));
       for (const [i, r] of results.entries()) {
-        const channel = (channels[i] as [string, StreamPosition])[0];
+        const [channel, at] = channels[i] as [string, StreamPosition];
         if (r.status !== 'fulfilled') continue;
-        if (r.value.recovered) {
+        const answer = r.value;
+        if (answer.recovered) {
           recovered.add(channel);
-          for (const p of r.value.publications) this.pass(p);
-        } else this.last.delete(channel);
+          for (const p of answer.publications) this.pass(p);
+        } else if ('restarted' in answer) restarts.set(channel, { from: at, ...answer });
+        else this.last.delete(channel);
       }
     } finally {
-      // What could not come from history is told, ahead of what arrived since.
-      const gaps = lost.filter((name) => !recovered.has(name));
-      if (gaps.length > 0) this.tell(gaps);
       const held = this.held ?? [];
       this.held = null;
-      for (const p of held) this.pass(p);
+      this.release(held, lost, recovered, restarts);
     }
+  }
+
+  /**
+   * The end of a catch-up, in order: what was held of an epoch that is over (it arrived
+   * before the connection dropped), the names history did not cover, each new epoch from
+   * its start, then the rest of what was held (what the new epochs gave already is
+   * dropped as a repeat).
+   */
+  private release(
+    held: readonly Publication[],
+    lost: readonly string[],
+    recovered: ReadonlySet<string>,
+    restarts: ReadonlyMap<string, Restart>,
+  ): void {
+    const rest: Publication[] = [];
+    for (const p of held) {
+      const old = restarts.get(p.channel)?.from.epoch;
+      if (old !== undefined && p.position?.epoch === old) this.pass(p);
+      else rest.push(p);
+    }
+    const gaps = lost.filter((name) => !recovered.has(name));
+    if (gaps.length > 0) this.tell(gaps);
+    for (const [channel, r] of restarts) {
+      if (r.restarted.length === 0) this.remember(channel, r.position);
+      for (const p of r.restarted) this.pass(p);
+    }
+    for (const p of rest) this.pass(p);
   }
 
   private tell(gaps: readonly string[]): void {
@@ -95,14 +146,16 @@ export class DeliveryGate {
     const at = publication.position;
     if (at !== null) {
       const last = this.last.get(publication.channel);
-      if (last !== undefined) {
-        if (last.epoch === at.epoch && at.offset <= last.offset) return;
-        this.last.delete(publication.channel); // re-inserted last: the map stays in delivery order
-      } else if (this.last.size >= this.maxChannels) {
-        this.last.delete(this.last.keys().next().value as string);
-      }
-      this.last.set(publication.channel, at);
+      if (last !== undefined && last.epoch === at.epoch && at.offset <= last.offset) return;
+      this.remember(publication.channel, at);
     }
     this.node().deliver(publication);
+  }
+
+  /** `at` is the last position delivered on `channel` (the map stays in delivery order). */
+  private remember(channel: string, at: StreamPosition): void {
+    if (!this.last.delete(channel) && this.last.size >= this.maxChannels)
+      this.last.delete(this.last.keys().next().value as string);
+    this.last.set(channel, at);
   }
 }

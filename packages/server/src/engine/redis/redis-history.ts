@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { History, Recovery, StreamPosition } from '../engine.js';
 import type { RedisCore } from './redis-core.js';
+import type { NodeRecovery } from './redis-delivery.js';
 import { LATEST, runScript, SINCE } from './redis-scripts.js';
 
 /** Drawn once per process; `newEpoch` appends a counter, so no draw per publish. */
@@ -25,12 +26,23 @@ export function newEpoch(): string {
 export class RedisHistory implements History {
   constructor(private readonly engine: RedisCore) {}
 
+  /** What `channel` carried after a client's `position`: never taken for one a node delivered. */
+  async since(channel: string, position: StreamPosition): Promise<Recovery> {
+    // Only a node's own position can be answered `restarted`.
+    return this.read(channel, position, false) as Promise<Recovery>;
+  }
+
   /**
-   * What `channel` carried after `position`; `delivered` when a node delivered that very
-   * position (it then starts a fresh epoch if the history lost it, see `SINCE`). A
-   * client's position is never taken for one: it could name any offset.
+   * What `channel` carried after `position`, the last one this node delivered on it: as
+   * `since`, and if history lost that position (see `SINCE`) it starts a fresh epoch; if
+   * that position's epoch is over, the current epoch from its start, when history still
+   * holds all of it (`restarted`).
    */
-  async since(channel: string, position: StreamPosition, delivered = false): Promise<Recovery> {
+  delivered(channel: string, position: StreamPosition): Promise<NodeRecovery> {
+    return this.read(channel, position, true);
+  }
+
+  private async read(channel: string, position: StreamPosition, delivered: boolean): Promise<NodeRecovery> {
     const e = this.engine;
     if (!Number.isSafeInteger(position.offset) || typeof position.epoch !== 'string') {
       return { recovered: false, position: await this.latest(channel) };
@@ -43,14 +55,16 @@ export class RedisHistory implements History {
         [position.offset, position.epoch, newEpoch(), e.options.epochTtlMs, delivered ? '1' : '0'],
       ),
     )) as [number, number, string, ...string[]];
-    const [recovered, top, epoch, ...payloads] = reply;
+    const [found, top, epoch, ...payloads] = reply;
     const latest = { offset: top, epoch };
-    if (recovered !== 1) return { recovered: false, position: latest };
+    if (found === 0) return { recovered: false, position: latest };
+    const from = found === 2 ? 0 : position.offset;
     const publications = payloads.map((payload, i) => ({
       channel,
       payload,
-      position: { offset: position.offset + 1 + i, epoch },
+      position: { offset: from + 1 + i, epoch },
     }));
+    if (found === 2) return { recovered: false, restarted: publications, position: latest };
     return { recovered: true, publications, position: latest };
   }
 

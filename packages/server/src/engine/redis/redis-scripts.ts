@@ -67,7 +67,11 @@ return 1`);
 
 /**
  * History since a position. KEYS: meta, stream. ARGV: offset, epoch, fresh epoch, epochTtlMs,
- * '1' when the position is one a node delivered. Returns {recovered 0|1, top, epoch, payloads…}.
+ * '1' when the position is one a node delivered. Returns {found, top, epoch, payloads…}: found
+ * 1 with what came after the position, 0 when history cannot tell (trimmed, expired, another
+ * epoch for a client's position), 2 for a node's position in an epoch that is over (a Redis
+ * restarted empty, a channel that expired) with the current epoch whole from its offset 1:
+ * the node delivered none of it, so all of it comes back.
  * A delivered position past the top of its own epoch comes from writes this history lost
  * (a failover to a replica that had not received them yet): the channel takes the fresh
  * epoch, so those offsets are never given to other messages.
@@ -76,18 +80,23 @@ export const SINCE = script(`${ENSURE_META}
 local epoch = ensure_meta(ARGV[3], tonumber(ARGV[4]))
 local top = read_top()
 local from = tonumber(ARGV[1])
+local found = 1
 if ARGV[5] == '1' and ARGV[2] == epoch and from ~= nil and from > top then
   redis.call('HSET', KEYS[1], 'epoch', ARGV[3], 'top', 0)
   redis.call('DEL', KEYS[2])
   return {0, 0, ARGV[3]}
 end
-if ARGV[2] ~= epoch or from == nil or from > top or from < 0 then return {0, top, epoch} end
-if from == top then return {1, top, epoch} end
+if ARGV[5] == '1' and ARGV[2] ~= epoch then
+  found, from = 2, 0
+elseif ARGV[2] ~= epoch or from == nil or from > top or from < 0 then
+  return {0, top, epoch}
+end
+if from == top then return {found, top, epoch} end
 ${NOW}
 local entries = redis.call('XRANGE', KEYS[2], (from + 1) .. '-1', '+')
 local first = entries[1]
 if not first or first[1] ~= (from + 1) .. '-1' then return {0, top, epoch} end
-local out = {1, top, epoch}
+local out = {found, top, epoch}
 for _, e in ipairs(entries) do
   if tonumber(e[2][4]) <= now then return {0, top, epoch} end
   out[#out + 1] = e[2][2]
