@@ -21,6 +21,7 @@ import {
 import { isReady } from './redis-connections.js';
 import type { RedisCore } from './redis-core.js';
 import { DeliveryGate } from './redis-delivery.js';
+import { DirectScriptCalls } from './redis-direct-call.js';
 import { newEpoch, RedisHistory } from './redis-history.js';
 import { ReplicaWait } from './redis-replicas.js';
 import { PUBLISH, PUBLISH_RECORD, type RedisClient, runScript } from './redis-scripts.js';
@@ -65,6 +66,8 @@ export class RedisBroker implements Broker {
   readonly gate: DeliveryGate;
   private readonly turns: TurnBatcher;
   private readonly replicas: ReplicaWait;
+  /** The publish script's calls, written beside ioredis' queue (`redis-direct-call.ts`). */
+  private readonly calls: DirectScriptCalls;
   private seq = 0;
   /** A catch-up put off until the command connection is on the subscriber's server: the names it reports if lost. */
   private deferred: string[] | null = null;
@@ -80,6 +83,7 @@ export class RedisBroker implements Broker {
     this.turns = new TurnBatcher(engine.options.batchWindowMs, (p) => this.gate.accept(p));
     const o = engine.options;
     this.replicas = new ReplicaWait(o.replicaAcks, o.replicaAckTimeoutMs, (p) => engine.track(p), o.redis);
+    this.calls = new DirectScriptCalls(o.commandTimeoutMs);
   }
 
   async publish(
@@ -99,7 +103,7 @@ export class RedisBroker implements Broker {
     const header = this.header(trace ?? '', channel, names);
     const replicated = this.replicas.after(cmd);
     const reply = (await e.track(
-      runScript(
+      this.calls.run(
         cmd,
         PUBLISH,
         [e.keys.meta(channel), e.keys.stream(channel)],
@@ -365,6 +369,7 @@ export class RedisBroker implements Broker {
   /** @internal The node stopped: what is held is dropped, as it would be in flight. */
   abandon(): void {
     this.turns.drop();
+    this.calls.stop();
   }
 
   /**
