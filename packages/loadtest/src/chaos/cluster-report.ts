@@ -69,6 +69,7 @@ function stormLines(st: NonNullable<ClusterChaosResult['storm']>): string[] {
           `    every stayer, the loaded workers' too: p99 ${st.allStayers.stormP99} ms against ${st.allStayers.quietP99} ms`,
         ]
       : []),
+    `    the same stayers' p99 per second (s from the signal: ms) ${st.bySecond.map((b) => `${b.t}:${b.p99}`).join(' ')}`,
     `    client workers' event-loop delay, longest second: ${st.loopDelay.loaded.storm} ms during against ${st.loopDelay.loaded.quiet} ms before${st.loopDelay.probe === null ? '' : `; the probe's ${st.loopDelay.probe.storm} ms against ${st.loopDelay.probe.quiet} ms`}`,
   ];
 }

@@ -137,6 +137,12 @@ describe("the storm's probe", () => {
       probe: true,
     });
     expect(r.allStayers).toEqual({ quietP99: 80, stormP99: 3000 });
+    // Per second from the signal, the probe's (the loaded workers' 3 s is not in it).
+    expect(r.signalAt).toBe(at);
+    expect(r.bySecond).toEqual([
+      { t: -5, p99: 50, n: 100 },
+      { t: 0, p99: 90, n: 100 },
+    ]);
     expect(r.targets.stayersP99).toBe(true);
     expect(r.loopDelay).toEqual({ loaded: { quiet: 10, storm: 900 }, probe: { quiet: 10, storm: 40 } });
     const without = stormReport([part(false, 80, 3000, 900)], 'drain', at, 0, [2000], 0);

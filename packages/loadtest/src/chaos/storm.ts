@@ -73,6 +73,13 @@ export interface StormReport {
   stormP99: number;
   /** Whether the p99s above are the probe's. */
   probe: boolean;
+  /** The signal's Date.now(), to line the figures up with traces taken beside the run. */
+  signalAt: number;
+  /**
+   * The same stayers' p99 and arrivals per second (s from the signal, quiet window on): a
+   * steady rise is the path's load, a step of about 1, 3 or 7 s a connection's SYN sent again.
+   */
+  bySecond: { t: number; p99: number; n: number }[];
   /** The same of every stayer, in every worker (with a probe: the loaded workers' view). */
   allStayers: { quietP99: number; stormP99: number };
   /**
@@ -131,6 +138,27 @@ function p99(counts: Map<number, number>): number {
   return 0;
 }
 
+/** The stayers' p99 and arrivals per second from the signal at `at`, the quiet window to `back` ms after it. */
+function stayersBySecond(
+  of: readonly WorkerResult[],
+  at: number,
+  back: number,
+): { t: number; p99: number; n: number }[] {
+  const seconds = new Map<number, Map<number, number>>();
+  for (const p of of) {
+    for (const [tenth, ms, n] of p.stayerLatency) {
+      const s = Math.floor((tenth * 100 - at) / 1000);
+      if (s < -QUIET_MS / 1000 || s * 1000 > back) continue;
+      const counts = seconds.get(s) ?? new Map<number, number>();
+      seconds.set(s, counts);
+      counts.set(ms, (counts.get(ms) ?? 0) + n);
+    }
+  }
+  return [...seconds]
+    .sort(([a], [b]) => a - b)
+    .map(([t, counts]) => ({ t, p99: p99(counts), n: [...counts.values()].reduce((a, b) => a + b, 0) }));
+}
+
 /** The storm's figures from the workers' results; `at` is the signal's Date.now(). */
 export function stormReport(
   parts: readonly WorkerResult[],
@@ -157,6 +185,7 @@ export function stormReport(
   const probes = parts.filter((p) => p.probe);
   const loaded = parts.filter((p) => !p.probe);
   const all = windows(parts);
+  const bySecond = stayersBySecond(probes.length > 0 ? probes : parts, at, back);
   const { quietP99, stormP99 } = probes.length > 0 ? windows(probes) : all;
   const delay = (of: readonly WorkerResult[]) => {
     const longest = (from: number, to: number) =>
@@ -187,6 +216,8 @@ export function stormReport(
     quietP99,
     stormP99,
     probe: probes.length > 0,
+    signalAt: at,
+    bySecond,
     allStayers: all,
     loopDelay: { loaded: delay(loaded), probe: probes.length > 0 ? delay(probes) : null },
     spreadMs,
