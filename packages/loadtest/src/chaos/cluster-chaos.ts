@@ -15,6 +15,7 @@ import type { WorkerClient, WorkerResult } from './cluster-messages.js';
 import { ChaosNode, ChaosRedis, freePort, randomKey, stopAll } from './cluster-processes.js';
 import { publishOne } from './cluster-publish.js';
 import { ClientWorkers, probeShare } from './cluster-workers.js';
+import { CpuShare } from './cpu-share.js';
 import { drainSpreadOf, type StormKind, type StormReport, stormNode, stormReport } from './storm.js';
 
 export interface ClusterChaosOptions {
@@ -223,6 +224,8 @@ async function stream(o: ClusterChaosOptions, c: Cluster, began: number): Promis
 
   t0 = Date.now();
   const end = t0 + o.duration;
+  // What the cores went to, quiet window and storm (`cpu-share.ts`).
+  const cpu = o.storm === 'none' ? null : new CpuShare().start();
   const accepted: number[][] = Array.from({ length: o.rooms }, () => []);
   let published = 0;
   let rejected = 0;
@@ -256,6 +259,7 @@ async function stream(o: ClusterChaosOptions, c: Cluster, began: number): Promis
   ]);
 
   const drained = await c.workers.complete(accepted, o.drainMs);
+  cpu?.stop();
   const parts = await c.workers.finish();
   events.sort((a, b) => a.t - b.t);
   const result = summarize(parts, {
@@ -278,6 +282,7 @@ async function stream(o: ClusterChaosOptions, c: Cluster, began: number): Promis
       result.recoveries,
       events[0]?.downMs ?? 0,
       spread,
+      cpu,
     );
   return result;
 }

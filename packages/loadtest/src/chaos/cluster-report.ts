@@ -6,6 +6,7 @@ import {
   clusterChaosPassed,
   type Recovery,
 } from './cluster-chaos.js';
+import type { CpuWindow } from './cpu-share.js';
 
 const n = (x: number) => x.toLocaleString('en-US');
 const s = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
@@ -70,8 +71,24 @@ function stormLines(st: NonNullable<ClusterChaosResult['storm']>): string[] {
         ]
       : []),
     `    the same stayers' p99 per second (s from the signal: ms) ${st.bySecond.map((b) => `${b.t}:${b.p99}`).join(' ')}`,
+    ...cpuLines(st.cpu),
     `    client workers' event-loop delay, longest second: ${st.loopDelay.loaded.storm} ms during against ${st.loopDelay.loaded.quiet} ms before${st.loopDelay.probe === null ? '' : `; the probe's ${st.loopDelay.probe.storm} ms against ${st.loopDelay.probe.quiet} ms`}`,
   ];
+}
+
+/** The cores' use, quiet window and storm: what the quiet window left idle, and who took the rest. */
+function cpuLines(cpu: NonNullable<ClusterChaosResult['storm']>['cpu']): string[] {
+  if (cpu === null) return [];
+  const c = (x: number) => x.toFixed(2);
+  const one = (name: string, w: CpuWindow | null) => {
+    if (w === null) return `${name} not sampled`;
+    const roles = (['generator', 'balancer', 'nodes', 'redis', 'publisher', 'other'] as const)
+      .filter((r) => (w.byRole[r] ?? 0) > 0)
+      .map((r) => `${r} ${c(w.byRole[r] ?? 0)}`)
+      .join(', ');
+    return `${name} ${c(w.machine)} busy (${c(cpu.cores - w.machine)} idle): this run ${c(w.run)} (${roles}), other work ${c(w.others)}`;
+  };
+  return [`    cores (of ${cpu.cores}) ${one('quiet', cpu.quiet)}; ${one('storm', cpu.storm)}`];
 }
 
 /** At most `max` points of the sorted recovery times, as percentile → seconds. */

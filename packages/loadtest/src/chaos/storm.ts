@@ -9,6 +9,7 @@
 import { parseDuration } from '../option-values.js';
 import type { ToWorker, WorkerResult } from './cluster-messages.js';
 import type { ChaosNode } from './cluster-processes.js';
+import type { CpuShare, CpuWindow } from './cpu-share.js';
 
 export type StormKind = 'kill' | 'drain';
 
@@ -87,6 +88,11 @@ export interface StormReport {
    * loop delays its clients' arrival times, so a stayer's latency counts it.
    */
   loopDelay: { loaded: { quiet: number; storm: number }; probe: { quiet: number; storm: number } | null };
+  /**
+   * The cores' use (`cpu-share.ts`, Linux): the machine, this run by role and other work, in
+   * the quiet window and during the storm; null where `/proc` is not read.
+   */
+  cpu: { cores: number; quiet: CpuWindow | null; storm: CpuWindow | null } | null;
   /** The nodes' drainSpread, ms (the wait target is it plus 5 s). */
   spreadMs: number;
   /** Pass/fail: stayers' p99 ≤ 2× quiet; with a drain, no client waits past drainSpread + 5 s. */
@@ -168,6 +174,7 @@ export function stormReport(
   recoveries: readonly number[],
   exitMs: number,
   spreadMs = DRAIN_SPREAD_MS,
+  cpu: CpuShare | null = null,
 ): StormReport {
   const back = Math.max(1000, recoveries.at(-1) ?? 0);
   const windows = (of: readonly WorkerResult[]) => {
@@ -220,6 +227,10 @@ export function stormReport(
     bySecond,
     allStayers: all,
     loopDelay: { loaded: delay(loaded), probe: probes.length > 0 ? delay(probes) : null },
+    cpu:
+      cpu === null || cpu.taken === 0
+        ? null
+        : { cores: cpu.cores, quiet: cpu.window(at - QUIET_MS, at), storm: cpu.window(at, at + back) },
     spreadMs,
     targets: {
       stayersP99: stormP99 <= 2 * Math.max(quietP99, 1),
