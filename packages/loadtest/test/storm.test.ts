@@ -54,6 +54,11 @@ describe.runIf(redisServerPath() !== null || ci)('storm, bounded', () => {
     expect(storm.handshakes.filter((h) => h.t >= 0).reduce((n, h) => n + h.n, 0)).toBe(0);
     expect(storm.everyClientBackMs).toBeGreaterThan(0);
     expect(storm.targets.longestWait).toBe(true);
+    // The moved WebSocket clients were seen connected again on the other node, before (or as)
+    // they received again: that figure is not held up by the wait for a room's next message.
+    expect(storm.connectedAgain.count).toBeGreaterThan(0);
+    expect(storm.connectedAgain.count).toBeLessThanOrEqual(storm.moved);
+    expect(storm.connectedAgain.maxMs).toBeLessThanOrEqual(storm.everyClientBackMs);
     // The stayers' figures are the probe worker's (20 of the 40 clients), every stayer's beside.
     expect(storm.probe).toBe(true);
     expect(storm.quietP99).toBeGreaterThan(0);

@@ -47,6 +47,12 @@ export interface WorkerResult {
   recoveries: number[];
   /** The same, of the long-polling clients only. */
   recoveriesLongPolling: number[];
+  /**
+   * ms from a node's death to a moved client being connected again after its connection was
+   * cut (a WebSocket reopened elsewhere; a long-poll that only waits out its advised interval
+   * shows no such moment), of those counted in `recoveries`.
+   */
+  reconnections: number[];
   /** The slowest recoveries (over 15 s), to look into. */
   slow: {
     client: number;

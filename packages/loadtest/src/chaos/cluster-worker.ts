@@ -59,9 +59,17 @@ class Watched {
    */
   back: { ms: number; rehandshook: boolean; provisional: boolean } | null = null;
 
+  /**
+   * ms from `down` until it was connected again after its last cut (a WebSocket open on
+   * another node and its connect answered there), 0 until then: unlike receiving again, not
+   * held up by the wait for its room's next message.
+   */
+  connectedAgain = 0;
+
   /** Its connection was cut: closed, or a long-poll told to come back after an interval. */
   cut(): void {
     this.lastCutAt = Date.now();
+    this.connectedAgain = 0;
     if (this.down === null) return;
     this.cutAt = this.lastCutAt;
     if (this.back?.provisional === true) this.back = null;
@@ -73,6 +81,8 @@ class Watched {
     if (down === null || back === null) return;
     recoveries.push(back.ms);
     if (this.spec.transport === 'long-polling') recoveriesLongPolling.push(back.ms);
+    if (this.connectedAgain > 0) reconnections.push(Math.min(this.connectedAgain, back.ms));
+    this.connectedAgain = 0;
     if ((back.ms > SLOW_MS || back.rehandshook) && slow.length < 50)
       slow.push({
         client: this.spec.index,
@@ -104,6 +114,8 @@ class Watched {
     this.client.on('state', (state) => {
       this.note(state);
       if (state === 'reconnecting') this.cut();
+      else if (state === 'connected' && this.down !== null && this.cutAt > 0)
+        this.connectedAgain ||= Date.now() - this.down.at;
     });
     this.client.on('gap', () => {
       this.gaps++;
@@ -197,6 +209,7 @@ let sessionLoss = false;
 let delivered = 0;
 const recoveries: number[] = [];
 const recoveriesLongPolling: number[] = [];
+const reconnections: number[] = [];
 const SLOW_MS = 15_000;
 const slow: WorkerResult['slow'] = [];
 let expected: number[][] | null = null;
@@ -273,6 +286,7 @@ function verdict(accepted: number[][]): WorkerResult {
     stranded: 0,
     recoveries,
     recoveriesLongPolling,
+    reconnections,
     slow,
     unrecovered: 0,
     losses: [],

@@ -125,6 +125,7 @@ describe("the storm's probe", () => {
           [(at + 500) / 100, stormMs, 100],
         ],
         handshakes: [],
+        reconnections: probe ? [] : [1200, 900, 1500],
         loopDelay: [
           [(at - 5000) / 1000, 10],
           [at / 1000, delay],
@@ -139,6 +140,7 @@ describe("the storm's probe", () => {
     expect(r.allStayers).toEqual({ quietP99: 80, stormP99: 3000 });
     // Per second from the signal, the probe's (the loaded workers' 3 s is not in it).
     expect(r.signalAt).toBe(at);
+    expect(r.connectedAgain).toEqual({ count: 3, p99Ms: 1500, maxMs: 1500 });
     expect(r.bySecond).toEqual([
       { t: -5, p99: 50, n: 100 },
       { t: 0, p99: 90, n: 100 },

@@ -67,6 +67,13 @@ export interface StormReport {
   /** ms from the signal until the last moved client received again (the storm's window). */
   everyClientBackMs: number;
   /**
+   * The moved clients seen connected again on another node after their connection was cut
+   * (WebSocket ones: reopened and their connect answered there), ms from the signal: unlike
+   * receiving again, not held up by the wait for the room's next message (a message every
+   * rooms ÷ rate seconds).
+   */
+  connectedAgain: { count: number; p99Ms: number; maxMs: number };
+  /**
    * Stayers' latency p99, ms: the 10 s before, and during the storm's window — of the
    * probe's clients when the run has a probe (the target's figures), else of all.
    */
@@ -142,6 +149,13 @@ function p99(counts: Map<number, number>): number {
     if (seen >= total * 0.99) return ms;
   }
   return 0;
+}
+
+/** How many moved clients were seen connected again, and the p99 and longest time to it. */
+function connectedAgainOf(parts: readonly WorkerResult[]): StormReport['connectedAgain'] {
+  const all = parts.flatMap((p) => p.reconnections ?? []).sort((a, b) => a - b);
+  const p99Ms = all[Math.max(0, Math.ceil(all.length * 0.99) - 1)] ?? 0;
+  return { count: all.length, p99Ms, maxMs: all.at(-1) ?? 0 };
 }
 
 /** The stayers' p99 and arrivals per second from the signal at `at`, the quiet window to `back` ms after it. */
@@ -220,6 +234,7 @@ export function stormReport(
     handshakes,
     handshakesPeak: Math.max(0, ...handshakes.filter((h) => h.t >= 0).map((h) => h.n)),
     everyClientBackMs: recoveries.at(-1) ?? 0,
+    connectedAgain: connectedAgainOf(parts),
     quietP99,
     stormP99,
     probe: probes.length > 0,
