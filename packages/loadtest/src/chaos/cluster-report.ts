@@ -64,7 +64,7 @@ function stormLines(st: NonNullable<ClusterChaosResult['storm']>): string[] {
     `  storm: node0 ${st.kind === 'kill' ? 'SIGKILLed' : 'drained (SIGTERM)'} at ${st.at.toFixed(1)} s, ${n(st.moved)} clients moved, the node exited after ${s(st.exitMs)}`,
     `    handshakes accepted per second (s from the signal: count) ${hs}; peak ${n(st.handshakesPeak)}/s`,
     `    every moved client receiving again after ${s(st.everyClientBackMs)}${st.kind === 'drain' ? ` (target ≤ drainSpread ${s(st.spreadMs)} + 5 s: ${ok(st.targets.longestWait)})` : ''}`,
-    `    moved clients seen connected again on another node (WebSocket): ${n(st.connectedAgain.count)}, the last after ${s(st.connectedAgain.maxMs)} (p99 ${s(st.connectedAgain.p99Ms)}), before their room's next message`,
+    `    moved clients seen connected again on another node (a WebSocket reopened, or a new session): ${n(st.connectedAgain.count)}, the last after ${s(st.connectedAgain.maxMs)} (p99 ${s(st.connectedAgain.p99Ms)}), before their room's next message`,
     `    stayers' p99${st.probe ? ' (the probe worker)' : ''} ${st.stormP99} ms during the storm against ${st.quietP99} ms in the quiet 10 s before (target ≤ 2×: ${ok(st.targets.stayersP99)})`,
     ...(st.probe
       ? [
