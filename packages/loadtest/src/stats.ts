@@ -334,3 +334,9 @@ export function summarizeRounds(results: Readonly<Record<string, readonly object
   }
   return summary;
 }
+
+/** The `q` quantile (0–1) of ascending `sorted` values, nearest rank; 0 when there are none. */
+export function percentile(sorted: readonly number[], q: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] as number;
+}

@@ -9,6 +9,7 @@
  * Everything it started is stopped by pid at the end, on an error or on a signal.
  */
 import { assignGroups } from '../groups.js';
+import { percentile } from '../stats.js';
 import type { ChaosTransport } from './client-transports.js';
 import { type BalancerKind, type ClusterBalancer, startClusterBalancer } from './cluster-balancer.js';
 import type { WorkerClient, WorkerResult } from './cluster-messages.js';
@@ -119,11 +120,6 @@ export const QUIET_END_MS = 10_000;
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 const sumOf = (counts: ReadonlyMap<number, number>) => [...counts.values()].reduce((x, y) => x + y, 0);
-
-export function percentile(sorted: readonly number[], q: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] as number;
-}
 
 export function clientPlan(o: ClusterChaosOptions): WorkerClient[] {
   const groups = assignGroups(o.clients, o.rooms, o.roomsPerClient, o.seed);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { percentile } from '../stats.js';
 import { parseChaosArgs } from './chaos-cli.js';
-import { type ClusterChaosResult, clientPlan, percentile } from './cluster-chaos.js';
+import { type ClusterChaosResult, clientPlan } from './cluster-chaos.js';
 import { clusterChartSpecs, formatClusterChaos } from './cluster-report.js';
 
 const parsed = parseChaosArgs(['--cluster', '3']);

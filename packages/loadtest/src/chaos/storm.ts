@@ -7,6 +7,7 @@
  */
 
 import { parseDuration } from '../option-values.js';
+import { percentile } from '../stats.js';
 import type { ToWorker, WorkerResult } from './cluster-messages.js';
 import type { ChaosNode } from './cluster-processes.js';
 import type { CpuShare, CpuWindow } from './cpu-share.js';
@@ -153,9 +154,8 @@ function p99(counts: Map<number, number>): number {
 
 /** How many moved clients were seen connected again, and the p99 and longest time to it. */
 function connectedAgainOf(parts: readonly WorkerResult[]): StormReport['connectedAgain'] {
-  const all = parts.flatMap((p) => p.reconnections ?? []).sort((a, b) => a - b);
-  const p99Ms = all[Math.max(0, Math.ceil(all.length * 0.99) - 1)] ?? 0;
-  return { count: all.length, p99Ms, maxMs: all.at(-1) ?? 0 };
+  const all = parts.flatMap((p) => p.reconnections).sort((a, b) => a - b);
+  return { count: all.length, p99Ms: percentile(all, 0.99), maxMs: all.at(-1) ?? 0 };
 }
 
 /** The stayers' p99 and arrivals per second from the signal at `at`, the quiet window to `back` ms after it. */
